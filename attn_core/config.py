@@ -1,0 +1,127 @@
+"""The plain settings object that flows from widgets (or CLI flags) into the engine.
+
+Frozen and made of plain values, so it hashes: pages cache on it, the CLI builds it from flags,
+and the JSON export writes it back out under ``config`` with the same keys as the flags.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+from .errors import AttentionConfigError
+from .masks import MASK_MODES
+from .tokenize import MAX_TOKENS
+
+TUTORIAL_SENTENCE = "Life is short, eat dessert first"
+SCORES = ("dot", "scaled_dot", "additive")
+LAYOUTS = ("tutorial", "standard")
+INITS = ("tutorial", "standard")
+POSITIONS = ("none", "sinusoidal", "learned")
+
+LIMITS = {  # field: (low, high); inclusive, for live use
+    "d_model": (1, 1024),
+    "d_q": (1, 1024),
+    "d_k": (1, 1024),
+    "d_v": (1, 1024),
+    "heads": (1, 32),
+    "window": (1, 4096),
+    "dilation": (1, 512),
+    "global_tokens": (0, 512),
+    "block": (1, 4096),
+    "pad_to": (0, MAX_TOKENS),
+    "features": (1, 4096),
+    "proj_k": (1, 4096),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    sentence: str = TUTORIAL_SENTENCE
+    source: str | None = None  # keys/values come from here when set (cross-attention)
+    seed: int = 123
+    init: str = "tutorial"
+    d_model: int = 16
+    d_q: int = 24
+    d_k: int = 24
+    d_v: int = 28
+    heads: int = 1
+    layout: str = "tutorial"
+    score: str = "scaled_dot"
+    temperature: float = 1.0
+    pos: str = "none"
+    mask: str = "none"
+    causal: bool = False  # AND-ed with any other mask
+    window: int = 2
+    dilation: int = 2
+    global_tokens: int = 1
+    block: int = 2
+    pad_to: int = 0  # padding mode: the batch length; 0 = no padding
+    dropout: float = 0.0
+    residual_norm: bool = False
+    kernel: str = "full"
+    features: int = 16  # performer's random features m
+    proj_k: int = 4  # linformer's projected length k
+    max_tokens: int = MAX_TOKENS
+
+    def resolved(self) -> "Settings":
+        """The settings the engine really uses: the standard layout fixes the head dims."""
+        if self.layout == "standard" and self.heads >= 1 and self.d_model % self.heads == 0:
+            d_head = self.d_model // self.heads
+            return replace(self, d_q=d_head, d_k=d_head, d_v=d_head)
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Settings":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _choice(field: str, value: str, options: tuple[str, ...]) -> None:
+    if value not in options:
+        raise AttentionConfigError(field, f"Unknown {field} '{value}'.", f"Choose one of: {', '.join(options)}.")
+
+
+def validate(s: Settings) -> Settings:
+    """Check every setting and combination; return the resolved settings or raise
+    ``AttentionConfigError`` naming the field and the fix."""
+    _choice("init", s.init, INITS)
+    _choice("layout", s.layout, LAYOUTS)
+    _choice("score", s.score, SCORES)
+    _choice("pos", s.pos, POSITIONS)
+    _choice("mask", s.mask, MASK_MODES)
+    for name, (low, high) in LIMITS.items():
+        value = getattr(s, name)
+        if not low <= value <= high:
+            raise AttentionConfigError(
+                name, f"{name} = {value} is outside the range {low}..{high}.", f"Pick a {name} between {low} and {high}."
+            )
+    if not (math.isfinite(s.temperature) and 0.01 <= s.temperature <= 100):
+        raise AttentionConfigError(
+            "temperature", f"The temperature {s.temperature} cannot be used.", "Pick a temperature between 0.01 and 100."
+        )
+    if not 0.0 <= s.dropout < 1.0:
+        raise AttentionConfigError("dropout", f"Dropout {s.dropout} is not a probability below 1.", "Pick a dropout in [0, 1).")
+    if s.layout == "standard" and s.d_model % s.heads:
+        raise AttentionConfigError(
+            "heads",
+            f"The standard layout splits d_model = {s.d_model} across {s.heads} heads, which does not divide evenly.",
+            f"Choose a number of heads that divides {s.d_model}, or a d_model that is a multiple of {s.heads}.",
+        )
+    r = s.resolved()
+    if r.score in ("dot", "scaled_dot") and r.d_q != r.d_k:
+        raise AttentionConfigError(
+            "d_k",
+            f"A dot-product score needs queries and keys of the same size, but d_q = {r.d_q} and d_k = {r.d_k}.",
+            "Set d_q equal to d_k, or use the additive score, which allows different sizes.",
+        )
+    if r.residual_norm and r.layout == "tutorial" and r.heads * r.d_v != r.d_model:
+        raise AttentionConfigError(
+            "residual_norm",
+            f"The residual adds the input (d_model = {r.d_model}) to the concatenated heads "
+            f"({r.heads} x d_v = {r.heads * r.d_v}), which differ in size.",
+            "Use the standard layout (it projects back with W_o), or set heads x d_v equal to d_model.",
+        )
+    return r

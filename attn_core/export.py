@@ -1,0 +1,75 @@
+"""The trace as one JSON object: a contract that other tools read (and the app offers as a download).
+
+Keys: tokens, token_ids, source_tokens (cross only), config (every resolved setting, keyed like
+the CLI flags), x (L x d_model), x_source (S x d_model), heads (one object per head: W_q, W_k,
+W_v, b_q/b_k/b_v where present, Q, K, V, scores, scaled_scores, mask, weights, context),
+W_o (or null), output; plus scale, empty_rows and the parameter count.
+"""
+from __future__ import annotations
+
+import json
+
+import torch
+
+from .trace import Trace, param_count
+
+
+def _list(t: torch.Tensor | None):
+    return None if t is None else t.detach().cpu().tolist()
+
+
+def to_dict(trace: Trace) -> dict:
+    s = trace.settings
+    w = trace.weights
+    heads = []
+    for h in range(s.heads):
+        head = {
+            "W_q": _list(w.W_q[h]), "W_k": _list(w.W_k[h]), "W_v": _list(w.W_v[h]),
+            "Q": _list(trace.Q[h]), "K": _list(trace.K[h]), "V": _list(trace.V[h]),
+            "scores": _list(trace.scores[h]), "scaled_scores": _list(trace.scaled_scores[h]),
+            "mask": _list(trace.mask), "weights": _list(trace.attn[h]), "context": _list(trace.context[h]),
+            "empty_rows": _list(trace.empty_rows[h]),
+        }
+        for name in ("b_q", "b_k", "b_v"):
+            if getattr(w, name) is not None:
+                head[name] = _list(getattr(w, name)[h])
+        if w.additive is not None:
+            head["additive"] = {"W_a": _list(w.additive.W_a[h]), "U_a": _list(w.additive.U_a[h]), "v": _list(w.additive.v[h])}
+        heads.append(head)
+    out = {
+        "tokens": list(trace.tokens.words),
+        "token_ids": list(trace.tokens.ids),
+        "config": s.to_dict(),
+        "scale": trace.scale,
+        "x": _list(trace.x),
+        "x_source": _list(trace.x_source),
+        "heads": heads,
+        "W_o": _list(w.W_o),
+        "b_o": _list(w.b_o),
+        "output": _list(trace.output),
+        "params": param_count(s),
+    }
+    if trace.source_tokens is not None:
+        out["source_tokens"] = list(trace.source_tokens.words)
+        out["source_token_ids"] = list(trace.source_tokens.ids)
+    return out
+
+
+def to_json(trace: Trace, *, indent: int | None = None) -> str:
+    return json.dumps(to_dict(trace), ensure_ascii=False, indent=indent)
+
+
+def matrix_csv(matrix: torch.Tensor, rows: list[str], cols: list[str]) -> str:
+    """One matrix as CSV with token labels (duplicate labels made unique by their position)."""
+    import csv
+    import io
+
+    def unique(labels: list[str]) -> list[str]:
+        return [f"{i}:{t}" for i, t in enumerate(labels)]
+
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow([""] + unique(cols))
+    for label, row in zip(unique(rows), matrix.detach().cpu().tolist()):
+        writer.writerow([label] + [f"{x:.6g}" if isinstance(x, float) else x for x in row])
+    return buf.getvalue()

@@ -1,0 +1,447 @@
+"""Attention kernels behind one registry: full, sparse (banded/blocked) and linear.
+
+Every kernel has one signature, ``fn(q, k, v, *, causal, scale, **options) -> out``, with
+q (B, H, L, D), k (B, H, S, D), v (B, H, S, Dv) -> out (B, H, L, Dv). The efficient paths never
+build an L x S tensor; ``effective_weights`` gives the L x S matrix each kernel amounts to, for
+display at small L (sparse: softmax under the pattern; linear: normalised feature products).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from . import masks
+from .errors import AttentionConfigError
+
+
+def _scale(q: torch.Tensor, scale: float | None) -> float:
+    return 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+
+
+# ---------------------------------------------------------------------------- full
+
+
+def full_attention(q, k, v, *, causal: bool = False, scale: float | None = None, mask: torch.Tensor | None = None):
+    """Materialised softmax attention: softmax(Q Kᵀ · scale + mask) V, the L x S matrix in memory.
+
+    Vaswani et al. 2017, "Attention Is All You Need". A row with nothing to attend to gives 0.
+    """
+    s = (q @ k.transpose(-2, -1)) * _scale(q, scale)  # (B, H, L, S)
+    allowed = torch.ones(s.shape[-2:], dtype=torch.bool, device=q.device) if mask is None else mask
+    if causal:
+        allowed = allowed & masks.causal(*s.shape[-2:], device=q.device)
+    s = s.masked_fill(~allowed, float("-inf"))
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)  # fully masked rows: 0, not NaN
+    return p @ v
+
+
+def sdpa_attention(q, k, v, *, causal: bool = False, scale: float | None = None, mask: torch.Tensor | None = None):
+    """Fused softmax attention: ``torch.nn.functional.scaled_dot_product_attention`` (Flash /
+    memory-efficient kernels where the device has them). Same math as the materialised path."""
+    if mask is not None:
+        bias = masks.to_bias(mask, q.dtype)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=False, scale=scale) if not causal else \
+            F.scaled_dot_product_attention(q, k, v, attn_mask=bias + masks.to_bias(masks.causal(*mask.shape[-2:], device=q.device), q.dtype), scale=scale)
+        return out.nan_to_num(0.0)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+
+# ---------------------------------------------------------------------------- sparse
+
+
+def _merge(out_a, lse_a, out_b, lse_b):
+    """Combine two partial softmax results over disjoint key sets (flash-attention style)."""
+    lse = torch.logaddexp(lse_a, lse_b)
+    safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
+    wa = torch.exp(lse_a - safe).nan_to_num(0.0).unsqueeze(-1)
+    wb = torch.exp(lse_b - safe).nan_to_num(0.0).unsqueeze(-1)
+    return out_a * wa + out_b * wb, lse
+
+
+_CHUNK_BYTES = 1 << 20  # scores per step: small enough to stay in cache
+
+
+def _local(q, k, v, *, block: int, before: int, after: int, scale: float, band: Callable, min_key: int = 0, n_valid=None):
+    """Blocked local attention: queries in block n see key blocks n-before .. n+after.
+
+    q (N, L, D), k (N, L, D), v (N, L, Dv). ``band(d)`` says which offsets d = i - j are
+    allowed; keys below ``min_key`` or at/after ``n_valid`` ((N,) or int, default L) are not.
+    Key windows are strided views (no copies); scores are made a few blocks at a time, so
+    memory is O(L·d) plus one cache-sized chunk: no L x L tensor, ever.
+    Returns out (N, L, Dv) and the row log-sum-exp (N, L) (-inf for a row with no key).
+    """
+    N, L, D = q.shape
+    Dv = v.shape[-1]
+    nb = -(-L // block)
+    width = (before + 1 + after) * block
+    pad = nb * block - L
+    kp = F.pad(k, (0, 0, before * block, after * block + pad)).contiguous()
+    vp = F.pad(v, (0, 0, before * block, after * block + pad)).contiguous()
+    qb = F.pad(q, (0, 0, 0, pad)).reshape(N, nb, block, D)
+    kw = kp.as_strided((N, nb, width, D), (kp.stride(0), block * D, D, 1))  # (N, nb, width, D) view
+    vw = vp.as_strided((N, nb, width, Dv), (vp.stride(0), block * Dv, Dv, 1))
+
+    c = torch.arange(width, device=q.device) - before * block  # key offset from the block start
+    r = torch.arange(block, device=q.device)
+    bias = torch.zeros(block, width, dtype=q.dtype, device=q.device)
+    bias.masked_fill_(~band(r.view(-1, 1) - c.view(1, -1)), float("-inf"))  # (block, width)
+    limit = torch.as_tensor(L if n_valid is None else n_valid, device=q.device).reshape(-1, 1, 1, 1)
+    lo_edge = min_key + before * block  # blocks before this start may see keys < min_key
+    hi_edge = int(limit.min()) - (1 + after) * block  # blocks after this may see keys >= n_valid
+
+    out = torch.empty(N, nb, block, Dv, dtype=q.dtype, device=q.device)
+    lse = torch.empty(N, nb, block, 1, dtype=q.dtype, device=q.device)
+    step = max(1, _CHUNK_BYTES // (N * block * width * q.element_size()))
+    for n0 in range(0, nb, step):
+        n1 = min(nb, n0 + step)
+        s = torch.matmul(qb[:, n0:n1], kw[:, n0:n1].transpose(-1, -2))  # (N, n, block, width)
+        s.mul_(scale).add_(bias)
+        if n0 * block < lo_edge or n1 * block > hi_edge:
+            j = torch.arange(n0, n1, device=q.device).view(1, -1, 1, 1) * block + c.view(1, 1, 1, -1)
+            s.masked_fill_((j < min_key) | (j >= limit), float("-inf"))
+        m = s.amax(dim=-1, keepdim=True)
+        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+        s.sub_(m).exp_()
+        total = s.sum(dim=-1, keepdim=True)
+        torch.matmul(s, vw[:, n0:n1], out=out[:, n0:n1])
+        out[:, n0:n1].div_(total.clamp_min(torch.finfo(q.dtype).tiny))
+        lse[:, n0:n1] = m + total.log()
+    return out.view(N, nb * block, Dv)[:, :L], lse.view(N, nb * block)[:, :L]
+
+
+def _band(window: int, causal: bool) -> Callable:
+    return (lambda d: (d >= 0) & (d <= window)) if causal else (lambda d: d.abs() <= window)
+
+
+def _block_for(window: int, length: int) -> tuple[int, int]:
+    """Block size and look-around for a window: blocks of about w/2 (at least 16) keep the wasted
+    part of each key window small while the matrix products stay large."""
+    block = max(16, min(64, window // 2 or 1), 1)
+    block = min(block, max(length, 1))
+    return block, -(-window // block)
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    return t.reshape(-1, *t.shape[-2:])
+
+
+def _self_only(name: str, q, k) -> None:
+    if q.shape[-2] != k.shape[-2]:
+        raise AttentionConfigError("kernel", f"The {name} kernel is for self-attention (L = S).", "Use full attention for cross-attention.")
+
+
+def _check_window(window: int, L: int) -> None:
+    masks.check_positive("window", window, "window")
+
+
+def sliding_window_attention(q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2):
+    """Sliding window (local) attention: token i attends to j with |i - j| <= w.
+
+    Computed in blocks, each query block seeing the key blocks within reach of its window (only
+    those before it when causal), like lucidrains' local-attention; scores are made a few blocks
+    at a time: O(L·w·d) time, O(L·d) memory beyond a cache-sized chunk.
+    Beltagy et al. 2020, "Longformer"; Child et al. 2019, "Sparse Transformers".
+    """
+    _self_only("sliding window", q, k)
+    _check_window(window, q.shape[-2])
+    B, H, L, _ = q.shape
+    block, look = _block_for(window, L)
+    out, _ = _local(_flat(q), _flat(k), _flat(v), block=block, before=look, after=0 if causal else look,
+                    scale=_scale(q, scale), band=_band(window, causal))
+    return out.view(B, H, L, -1)
+
+
+def dilated_attention(q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2, dilation: int = 2):
+    """Dilated sliding window: token i attends to j = i ± t·r for t = 0..w (r the dilation).
+
+    The positions with the same remainder mod r form r interleaved sequences; each runs the
+    sliding window of size w. Receptive field w·r on each side at the cost of w.
+    Child et al. 2019 ("strided" pattern); Beltagy et al. 2020 (dilated windows).
+    """
+    _self_only("dilated", q, k)
+    masks.check_positive("dilation", dilation, "dilation")
+    _check_window(window, q.shape[-2])
+    B, H, L, D = q.shape
+    r = dilation
+    Lp = -(-L // r) * r
+    pad = Lp - L
+
+    def split(t):  # (B, H, L, d) -> (B·H·r, Lp/r, d), position p = m·r + rem
+        t = F.pad(t, (0, 0, 0, pad))
+        return t.view(B, H, Lp // r, r, t.shape[-1]).transpose(2, 3).reshape(B * H * r, Lp // r, t.shape[-1])
+
+    n_valid = torch.tensor([-(-(L - rem) // r) for rem in range(r)], device=q.device).repeat(B * H)
+    m = Lp // r
+    block, look = _block_for(window, m)
+    out, _ = _local(split(q), split(k), split(v), block=block, before=look, after=0 if causal else look,
+                    scale=_scale(q, scale), band=_band(window, causal), n_valid=n_valid)
+    out = out.view(B, H, r, m, -1).transpose(2, 3).reshape(B, H, Lp, -1)
+    return out[:, :, :L]
+
+
+def global_window_attention(q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2, global_tokens: int = 1):
+    """Global + sliding window (Longformer / BigBird): the first g tokens attend to all tokens and
+    all tokens attend to them; everyone else sees a window of w on each side.
+
+    Three parts, merged by their log-sum-exp: the band (keys j >= g), the g global keys for every
+    row, and full rows for the g global queries. O(L·(w + g)·d) time and memory.
+    Beltagy et al. 2020, "Longformer"; Zaheer et al. 2020, "Big Bird".
+    """
+    _self_only("global + window", q, k)
+    _check_window(window, q.shape[-2])
+    B, H, L, D = q.shape
+    g = min(global_tokens, L)
+    sc = _scale(q, scale)
+    block, look = _block_for(window, L)
+    out, lse = _local(_flat(q), _flat(k), _flat(v), block=block, before=look, after=0 if causal else look,
+                      scale=sc, band=_band(window, causal), min_key=g)
+    out, lse = out.view(B, H, L, -1), lse.view(B, H, L)
+    if g == 0:
+        return out
+    sg = (q @ k[:, :, :g].transpose(-2, -1)) * sc  # (B, H, L, g)
+    if causal:
+        sg = sg.masked_fill(~masks.causal(L, g, device=q.device), float("-inf"))
+    lse_g = torch.logsumexp(sg, dim=-1)
+    pg = torch.exp(sg - torch.where(torch.isfinite(lse_g), lse_g, torch.zeros_like(lse_g)).unsqueeze(-1))
+    out, _ = _merge(out, lse, pg @ v[:, :, :g], lse_g)
+    rows = sdpa_attention(q[:, :, :g], k, v, scale=sc, mask=masks.causal(g, L, device=q.device) if causal else None)
+    return torch.cat([rows, out[:, :, g:]], dim=2)
+
+
+def block_attention(q, k, v, *, causal: bool = False, scale: float | None = None, block: int = 2):
+    """Block-local attention: the sequence is cut into blocks of b tokens, and attention stays
+    inside each block. O(L·b·d) time, O(L·b) memory. Qiu et al. 2020, "Blockwise Self-Attention"."""
+    _self_only("block", q, k)
+    masks.check_positive("block", block, "block size")
+    B, H, L, _ = q.shape
+    b = min(block, L)
+    band = (lambda d: d >= 0) if causal else (lambda d: d == d)  # same block: any offset inside it
+    out, _ = _local(_flat(q), _flat(k), _flat(v), block=b, before=0, after=0, scale=_scale(q, scale), band=band)
+    return out.view(B, H, L, -1)
+
+
+# ---------------------------------------------------------------------------- linear
+
+
+def _linear(phi_q, phi_k, v, *, causal: bool, chunk: int = 64):
+    """Σ_j φ(q_i)·φ(k_j) v_j / Σ_j φ(q_i)·φ(k_j) without the L x S matrix.
+
+    Non-causal: (φ(K)ᵀ V) once, O(L·d·dv). Causal: chunks of ``chunk`` rows; inside a chunk the
+    small masked product, across chunks an exclusive prefix sum of per-chunk φ(K)ᵀ V states
+    (n_chunks x d x dv, never one per position).
+    """
+    if not causal:
+        kv = torch.einsum("bhsd,bhse->bhde", phi_k, v)  # (B, H, D, Dv)
+        z = phi_k.sum(dim=2)  # (B, H, D)
+        num = phi_q @ kv
+        den = (phi_q @ z.unsqueeze(-1)).clamp_min(1e-30)
+        return num / den
+    B, H, L, D = phi_q.shape
+    c = min(chunk, L)
+    nc = -(-L // c)
+    pad = nc * c - L
+    if pad:
+        phi_q, phi_k, v = (F.pad(t, (0, 0, 0, pad)) for t in (phi_q, phi_k, v))  # padded φ(k) rows are 0
+    qc = phi_q.view(B, H, nc, c, D)
+    kc = phi_k.view(B, H, nc, c, D)
+    vc = v.view(B, H, nc, c, v.shape[-1])
+    kv = torch.einsum("bhncd,bhnce->bhnde", kc, vc)  # (B, H, nc, D, Dv)
+    kv_before = kv.cumsum(dim=2) - kv  # exclusive prefix
+    z = kc.sum(dim=3)  # (B, H, nc, D)
+    z_before = z.cumsum(dim=2) - z
+    a = (qc @ kc.transpose(-2, -1)).tril_()  # (B, H, nc, c, c), inclusive of the diagonal
+    num = a @ vc + qc @ kv_before
+    den = a.sum(-1, keepdim=True) + qc @ z_before.unsqueeze(-1)
+    out = num / den.clamp_min(1e-30)
+    return out.reshape(B, H, nc * c, -1)[:, :, :L]
+
+
+def elu_features(x: torch.Tensor) -> torch.Tensor:
+    return F.elu(x) + 1.0
+
+
+def linear_elu_attention(q, k, v, *, causal: bool = False, scale: float | None = None):
+    """Linear attention with φ(x) = elu(x) + 1: out_i = φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / φ(q_i)ᵀ Σ_j φ(k_j).
+
+    O(L·d·dv) time, O(d·dv) state; the causal form uses chunked prefix sums.
+    Katharopoulos et al. 2020, "Transformers are RNNs". (``scale`` is not used: φ replaces exp.)
+    """
+    return _linear(elu_features(q), elu_features(k), v, causal=causal)
+
+
+def causal_linear_attention(q, k, v, *, causal: bool = True, scale: float | None = None):
+    """Causal linear attention (elu + 1 features), computed by chunked prefix sums: the
+    recurrent, decoder-style form. Katharopoulos et al. 2020, "Transformers are RNNs"."""
+    return _linear(elu_features(q), elu_features(k), v, causal=True)
+
+
+def orthogonal_features(m: int, d: int, *, seed: int, device=None, dtype=torch.float32) -> torch.Tensor:
+    """FAVOR+ random features: (m, d), rows in blocks of d mutually orthogonal directions, each
+    row's length drawn like a Gaussian vector's norm (chi with d degrees of freedom)."""
+    g = torch.Generator().manual_seed(seed)
+    blocks = []
+    for _ in range(-(-m // d)):
+        qm, _ = torch.linalg.qr(torch.randn(d, d, generator=g))
+        blocks.append(qm.T)
+    w = torch.cat(blocks)[:m]
+    norms = torch.randn(m, d, generator=g).norm(dim=1, keepdim=True)
+    return (w * norms).to(device=device, dtype=dtype)
+
+
+def performer_features(x: torch.Tensor, omega: torch.Tensor, *, is_query: bool) -> torch.Tensor:
+    """Positive random features φ(x) = exp(ωᵀx - |x|²/2) / √m with x scaled by d^(-1/4); a
+    stabiliser is subtracted inside exp (per row for queries, one constant for keys): it cancels
+    in the ratio."""
+    d = x.shape[-1]
+    x = x * d ** -0.25
+    proj = x @ omega.T  # (B, H, L, m)
+    sq = (x * x).sum(-1, keepdim=True) / 2
+    stab = proj.amax(dim=-1, keepdim=True) if is_query else proj.amax(dim=(-2, -1), keepdim=True)
+    return torch.exp(proj - sq - stab) / math.sqrt(omega.shape[0]) + 1e-6
+
+
+def performer_attention(q, k, v, *, causal: bool = False, scale: float | None = None, features: int = 64, seed: int = 0):
+    """Performer (FAVOR+): softmax attention approximated with m positive orthogonal random
+    features, E[φ(q)·φ(k)] = exp(q·k/√d). O(L·m·d) time. Choromanski et al. 2021,
+    "Rethinking Attention with Performers". (Uses the 1/√d scaling of softmax attention.)"""
+    if features < 1:
+        raise AttentionConfigError("features", f"Performer needs at least 1 random feature (m = {features}).", "Set m to 1 or more.")
+    omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
+    return _linear(performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False), v, causal=causal)
+
+
+def linformer_projection(k_rows: int, S: int, *, seed: int, device=None, dtype=torch.float32) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(k_rows, S, generator=g) / math.sqrt(k_rows)).to(device=device, dtype=dtype)
+
+
+def linformer_attention(q, k, v, *, causal: bool = False, scale: float | None = None, proj_k: int = 64, seed: int = 0):
+    """Linformer: keys and values projected along the sequence to k rows, K' = E K, V' = F V,
+    then softmax(Q K'ᵀ / √d) V'. O(L·k·d) time and memory. Wang et al. 2020, "Linformer"."""
+    S = k.shape[-2]
+    if causal:
+        raise AttentionConfigError("causal", "Linformer mixes all positions into k rows, so it cannot be causal.", "Turn causal off, or pick another kernel.")
+    if not 1 <= proj_k <= S:
+        raise AttentionConfigError("proj_k", f"Linformer's k = {proj_k} must be between 1 and the sequence length {S}.", f"Set k between 1 and {S}.")
+    E = linformer_projection(proj_k, S, seed=seed, device=q.device, dtype=q.dtype)
+    Fm = linformer_projection(proj_k, S, seed=seed + 1, device=q.device, dtype=q.dtype)
+    return F.scaled_dot_product_attention(q, E @ k, Fm @ v, scale=scale)
+
+
+# ---------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    fn: Callable
+    label: str
+    family: str  # full | sparse | linear | low_rank
+    formula: str  # LaTeX
+    time: str
+    memory: str
+    paper: str
+    options: tuple[str, ...] = ()
+    always_causal: bool = False
+    pattern: Callable | None = None  # (L, S, causal, **opts) -> (L, S) bool, for sparse kernels
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def doc(self) -> str:
+        import inspect
+
+        return inspect.getdoc(self.fn) or ""
+
+
+def _pattern(mode: str, opt_names: dict[str, str]):
+    def build(L: int, S: int, causal: bool, **opts) -> torch.Tensor:
+        kwargs = {mask_kw: opts[opt] for opt, mask_kw in opt_names.items()}
+        return masks.build_mask(mode, L, S, also_causal=causal, **kwargs)
+
+    return build
+
+
+KERNELS: dict[str, Kernel] = {
+    k.name: k
+    for k in [
+        Kernel("full", full_attention, "Full (materialised)", "full",
+               r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V", "O(L·S·d)", "O(L·S)",
+               "Vaswani et al. 2017, Attention Is All You Need"),
+        Kernel("sdpa", sdpa_attention, "Full (fused SDPA)", "full",
+               r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V", "O(L·S·d)", "O(L) to O(L·S) by backend",
+               "Dao et al. 2022, FlashAttention; PyTorch scaled_dot_product_attention"),
+        Kernel("sliding_window", sliding_window_attention, "Sliding window", "sparse",
+               r"\mathrm{softmax}_{|i-j|\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·w·d)", "O(L·w)",
+               "Beltagy et al. 2020, Longformer", ("window",), pattern=_pattern("sliding_window", {"window": "window"})),
+        Kernel("dilated", dilated_attention, "Dilated window", "sparse",
+               r"\mathrm{softmax}_{j=i\pm t r,\ t\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·w·d)", "O(L·w)",
+               "Child et al. 2019, Sparse Transformers; Beltagy et al. 2020", ("window", "dilation"),
+               pattern=_pattern("dilated", {"window": "window", "dilation": "dilation"})),
+        Kernel("global_window", global_window_attention, "Global + window", "sparse",
+               r"\mathrm{softmax}_{|i-j|\le w\ \lor\ i<g\ \lor\ j<g}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·(w+g)·d)", "O(L·(w+g))",
+               "Beltagy et al. 2020, Longformer; Zaheer et al. 2020, Big Bird", ("window", "global_tokens"),
+               pattern=_pattern("global_window", {"window": "window", "global_tokens": "global_tokens"})),
+        Kernel("block", block_attention, "Block-local", "sparse",
+               r"\mathrm{softmax}_{\lfloor i/b\rfloor=\lfloor j/b\rfloor}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·b·d)", "O(L·b)",
+               "Qiu et al. 2020, Blockwise Self-Attention", ("block",), pattern=_pattern("block", {"block": "block_size"})),
+        Kernel("linear_elu", linear_elu_attention, "Linear (elu+1)", "linear",
+               r"\frac{\phi(q_i)^\top \sum_j \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_j \phi(k_j)},\ \phi(x)=\mathrm{elu}(x)+1", "O(L·d²)", "O(L·d + d²)",
+               "Katharopoulos et al. 2020, Transformers are RNNs"),
+        Kernel("causal_linear", causal_linear_attention, "Causal linear (elu+1)", "linear",
+               r"\frac{\phi(q_i)^\top \sum_{j\le i} \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_{j\le i} \phi(k_j)}", "O(L·d²)", "O(L·d + (L/c)·d²)",
+               "Katharopoulos et al. 2020, Transformers are RNNs", always_causal=True),
+        Kernel("performer", performer_attention, "Performer (FAVOR+)", "linear",
+               r"\phi(x)=\tfrac{1}{\sqrt m}\exp\!\left(\omega^\top x-\tfrac{\|x\|^2}{2}\right),\ \omega\ \text{orthogonal random}", "O(L·m·d)", "O(L·m + m·d)",
+               "Choromanski et al. 2021, Rethinking Attention with Performers", ("features",)),
+        Kernel("linformer", linformer_attention, "Linformer", "low_rank",
+               r"\mathrm{softmax}\!\left(\frac{Q (EK)^\top}{\sqrt{d_k}}\right)(FV),\ E,F\in\mathbb{R}^{k\times S}", "O(L·k·d)", "O(L·k)",
+               "Wang et al. 2020, Linformer", ("proj_k",)),
+    ]
+}
+
+KERNEL_OPTIONS = ("window", "dilation", "global_tokens", "block", "features", "proj_k")
+
+
+def kernel_options(kernel: Kernel, **available) -> dict:
+    """The subset of ``available`` options this kernel takes (seed included where it draws)."""
+    opts = {name: available[name] for name in kernel.options if name in available}
+    if kernel.name in ("performer", "linformer") and "seed" in available:
+        opts["seed"] = available["seed"]
+    return opts
+
+
+def effective_weights(name: str, q, k, *, causal: bool = False, scale: float | None = None, **opts) -> torch.Tensor:
+    """The L x S matrix a kernel amounts to, for display at small L: out = weights @ v exactly.
+
+    Sparse kernels: softmax restricted to the pattern. Linear kernels: φ(q_i)·φ(k_j)
+    normalised per row. Linformer: softmax(Q (EK)ᵀ) F, which mixes values with signed weights.
+    """
+    kern = KERNELS[name]
+    causal = causal or kern.always_causal
+    L, S = q.shape[-2], k.shape[-2]
+    sc = _scale(q, scale)
+    if kern.family in ("full", "sparse"):
+        mask = kern.pattern(L, S, causal, **opts) if kern.pattern else (masks.causal(L, S) if causal else masks.full(L, S))
+        s = (q @ k.transpose(-2, -1)) * sc
+        return torch.softmax(s.masked_fill(~mask.to(q.device), float("-inf")), dim=-1).nan_to_num(0.0)
+    if name == "linformer":
+        E = linformer_projection(opts["proj_k"], S, seed=opts.get("seed", 0), device=q.device, dtype=q.dtype)
+        Fm = linformer_projection(opts["proj_k"], S, seed=opts.get("seed", 0) + 1, device=q.device, dtype=q.dtype)
+        return torch.softmax((q @ (E @ k).transpose(-2, -1)) * sc, dim=-1) @ Fm
+    if name == "performer":
+        omega = orthogonal_features(opts["features"], q.shape[-1], seed=opts.get("seed", 0), device=q.device, dtype=q.dtype)
+        a = performer_features(q, omega, is_query=True) @ performer_features(k, omega, is_query=False).transpose(-2, -1)
+    else:
+        a = elu_features(q) @ elu_features(k).transpose(-2, -1)
+    if causal:
+        a = a.masked_fill(~masks.causal(L, S, device=q.device), 0.0)
+    return a / a.sum(-1, keepdim=True).clamp_min(1e-30)
+
+
+def run_kernel(name: str, q, k, v, *, causal: bool = False, scale: float | None = None, **opts) -> torch.Tensor:
+    kern = KERNELS[name]
+    return kern.fn(q, k, v, causal=causal or kern.always_causal, scale=scale, **opts)

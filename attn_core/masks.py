@@ -1,0 +1,139 @@
+"""Attention masks: one convention, bool with True = may attend (as in PyTorch SDPA).
+
+Shapes: L query length, S key length. Every builder returns a (L, S) bool tensor; ``padding``
+returns (B, L, S). Builders compose with ``and_masks`` / ``or_masks``. A bool mask becomes an
+additive bias in exactly one place, ``to_bias``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from .errors import AttentionConfigError
+
+MASK_MODES = ("none", "causal", "padding", "sliding_window", "dilated", "global_window", "block")
+
+
+def _grid(L: int, S: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    i = torch.arange(L, device=device).unsqueeze(1)  # (L, 1)
+    j = torch.arange(S, device=device).unsqueeze(0)  # (1, S)
+    return i, j
+
+
+def full(L: int, S: int, device=None) -> torch.Tensor:
+    return torch.ones(L, S, dtype=torch.bool, device=device)
+
+
+def causal(L: int, S: int, device=None) -> torch.Tensor:
+    """j <= i, aligned top-left like ``scaled_dot_product_attention(is_causal=True)``."""
+    i, j = _grid(L, S, device)
+    return j <= i
+
+
+def sliding_window(L: int, S: int, *, window: int, device=None) -> torch.Tensor:
+    """|i - j| <= window: each token sees ``window`` neighbours on each side."""
+    i, j = _grid(L, S, device)
+    return (i - j).abs() <= window
+
+
+def dilated(L: int, S: int, *, window: int, dilation: int, device=None) -> torch.Tensor:
+    """Every ``dilation``-th neighbour, ``window`` of them on each side."""
+    i, j = _grid(L, S, device)
+    d = i - j
+    return (d.abs() <= window * dilation) & (d % dilation == 0)
+
+
+def global_window(L: int, S: int, *, window: int, global_tokens: int, device=None) -> torch.Tensor:
+    """Longformer/BigBird: a sliding window, plus the first ``global_tokens`` tokens that
+    attend to everything and are attended by everything."""
+    i, j = _grid(L, S, device)
+    return sliding_window(L, S, window=window, device=device) | (i < global_tokens) | (j < global_tokens)
+
+
+def block(L: int, S: int, *, block_size: int, device=None) -> torch.Tensor:
+    """Block-local: tokens attend only inside their own block of ``block_size``."""
+    i, j = _grid(L, S, device)
+    return (i // block_size) == (j // block_size)
+
+
+def padding(lengths: list[int], L: int | None = None, S: int | None = None, device=None) -> torch.Tensor:
+    """(B, L, S) for a batch padded to S = max(lengths): key j is visible iff j < length.
+
+    Padded query rows still attend to the real keys (as ``key_padding_mask`` does), so no row
+    is empty.
+    """
+    S = max(lengths) if S is None else S
+    L = S if L is None else L
+    j = torch.arange(S, device=device)
+    keys = j.unsqueeze(0) < torch.tensor(lengths, device=device).unsqueeze(1)  # (B, S)
+    return keys.unsqueeze(1).expand(len(lengths), L, S).clone()
+
+
+def and_masks(*masks: torch.Tensor) -> torch.Tensor:
+    out = masks[0]
+    for m in masks[1:]:
+        out = out & m
+    return out
+
+
+def or_masks(*masks: torch.Tensor) -> torch.Tensor:
+    out = masks[0]
+    for m in masks[1:]:
+        out = out | m
+    return out
+
+
+def to_bias(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The one bool -> additive conversion: 0 where allowed, -inf where masked."""
+    bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
+    return bias.masked_fill(~mask, float("-inf"))
+
+
+def empty_rows(mask: torch.Tensor) -> torch.Tensor:
+    """(..., L) True where a query row may attend to nothing."""
+    return ~mask.any(dim=-1)
+
+
+def check_positive(field: str, value: int, what: str) -> None:
+    if value < 1:
+        raise AttentionConfigError(field, f"The {what} is {value}; it must be at least 1.", f"Set {what} to 1 or more.")
+
+
+def build_mask(
+    mode: str,
+    L: int,
+    S: int,
+    *,
+    window: int = 2,
+    dilation: int = 2,
+    global_tokens: int = 1,
+    block_size: int = 2,
+    n_real: int | None = None,
+    also_causal: bool = False,
+    device=None,
+) -> torch.Tensor:
+    """The (L, S) mask for one of ``MASK_MODES``; ``padding`` masks keys at or after ``n_real``."""
+    builders: dict[str, Callable[[], torch.Tensor]] = {
+        "none": lambda: full(L, S, device),
+        "causal": lambda: causal(L, S, device),
+        "padding": lambda: padding([S if n_real is None else n_real], L, S, device)[0],
+        "sliding_window": lambda: sliding_window(L, S, window=window, device=device),
+        "dilated": lambda: dilated(L, S, window=window, dilation=dilation, device=device),
+        "global_window": lambda: global_window(L, S, window=window, global_tokens=global_tokens, device=device),
+        "block": lambda: block(L, S, block_size=block_size, device=device),
+    }
+    if mode not in builders:
+        raise AttentionConfigError("mask", f"Unknown mask '{mode}'.", f"Choose one of: {', '.join(MASK_MODES)}.")
+    if mode in ("sliding_window", "dilated", "global_window"):
+        check_positive("window", window, "window")
+    if mode == "dilated":
+        check_positive("dilation", dilation, "dilation")
+    if mode == "global_window" and global_tokens < 0:
+        raise AttentionConfigError("global_tokens", "The number of global tokens cannot be negative.", "Set it to 0 or more.")
+    if mode == "block":
+        check_positive("block", block_size, "block size")
+    mask = builders[mode]()
+    if also_causal and mode != "causal":
+        mask = mask & causal(L, S, device)
+    return mask

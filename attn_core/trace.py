@@ -1,0 +1,190 @@
+"""The teaching path: every intermediate of (multi-head, self or cross) attention, kept by name.
+
+``run_trace(settings) -> Trace``. Pages plot the fields; the CLI prints them or exports them
+as JSON. Shapes: H heads, L query length, S key length (L == S for self-attention).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from . import steps
+from .config import Settings, validate
+from .errors import AttentionConfigError
+from .kernels import KERNELS, effective_weights, kernel_options
+from .masks import build_mask
+from .steps import AdditiveParams, Softmax
+from .tokenize import PAD, Tokens, build_vocab, tokenize
+
+
+@dataclass(frozen=True)
+class Weights:
+    W_q: torch.Tensor  # (H, d_q, d_model)
+    W_k: torch.Tensor  # (H, d_k, d_model)
+    W_v: torch.Tensor  # (H, d_v, d_model)
+    b_q: torch.Tensor | None  # (H, d_q)
+    b_k: torch.Tensor | None  # (H, d_k)
+    b_v: torch.Tensor | None  # (H, d_v)
+    W_o: torch.Tensor | None  # (d_model, H * d_v), standard layout only
+    b_o: torch.Tensor | None  # (d_model,)
+    additive: AdditiveParams | None
+
+
+def draw_weights(s: Settings) -> Weights:
+    """Seeded projections. ``tutorial`` init draws torch.rand in the tutorial's order (W_q, W_k,
+    W_v) right after seeding; ``standard`` is nn.Linear's uniform(±1/√fan_in)."""
+    g = torch.Generator().manual_seed(s.seed)
+    H, dm = s.heads, s.d_model
+
+    def draw(*shape: int, fan_in: int) -> torch.Tensor:
+        r = torch.rand(*shape, generator=g)
+        return r if s.init == "tutorial" else (r * 2 - 1) / math.sqrt(fan_in)
+
+    W_q, W_k, W_v = draw(H, s.d_q, dm, fan_in=dm), draw(H, s.d_k, dm, fan_in=dm), draw(H, s.d_v, dm, fan_in=dm)
+    b_q = b_k = b_v = W_o = b_o = None
+    if s.layout == "standard":
+        W_o = draw(dm, H * s.d_v, fan_in=H * s.d_v)
+        if s.init == "standard":
+            b_q, b_k, b_v = draw(H, s.d_q, fan_in=dm), draw(H, s.d_k, fan_in=dm), draw(H, s.d_v, fan_in=dm)
+            b_o = draw(dm, fan_in=H * s.d_v)
+    additive = steps.draw_additive(H, s.d_q, s.d_k, seed=s.seed) if s.score == "additive" else None
+    return Weights(W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o, additive)
+
+
+def param_count(s: Settings) -> dict[str, int]:
+    """Parameters of the layer as configured, and the overview's 4·d_model² for comparison."""
+    s = s.resolved()
+    H, dm = s.heads, s.d_model
+    proj = H * dm * (s.d_q + s.d_k + s.d_v)
+    bias = H * (s.d_q + s.d_k + s.d_v) if s.layout == "standard" and s.init == "standard" else 0
+    out = dm * H * s.d_v if s.layout == "standard" else 0
+    out_bias = dm if s.layout == "standard" and s.init == "standard" else 0
+    additive = H * (s.d_k * s.d_q + s.d_k * s.d_k + s.d_k) if s.score == "additive" else 0
+    total = proj + bias + out + out_bias + additive
+    return {"projections": proj, "biases": bias + out_bias, "output": out, "additive": additive, "total": total, "formula_4d2": 4 * dm * dm}
+
+
+@dataclass(frozen=True)
+class Trace:
+    settings: Settings  # resolved
+    tokens: Tokens  # query side (padded where the mask is 'padding')
+    source_tokens: Tokens | None  # key/value side for cross-attention
+    n_real: int  # key-side tokens before padding
+    x_embed: torch.Tensor  # (L, d_model) token embeddings
+    pos: torch.Tensor  # (max(L, S), d_model) positional encoding (zeros for 'none')
+    x: torch.Tensor  # (L, d_model) query-side input = x_embed + pos
+    x_source: torch.Tensor  # (S, d_model) key/value-side input (x itself for self-attention)
+    weights: Weights
+    Q: torch.Tensor  # (H, L, d_q)
+    K: torch.Tensor  # (H, S, d_k)
+    V: torch.Tensor  # (H, S, d_v)
+    scores: torch.Tensor  # (H, L, S) raw: q · k (or the additive score)
+    scale: float  # what the raw scores are multiplied by
+    scaled_scores: torch.Tensor  # (H, L, S) what enters the mask and the softmax
+    mask: torch.Tensor  # (L, S) bool, True = may attend
+    softmax: Softmax  # stages over (H, L, S)
+    attn: torch.Tensor  # (H, L, S) the weights used for the sum (after dropout, if any)
+    context: torch.Tensor  # (H, L, d_v) attn @ V
+    concat: torch.Tensor  # (L, H * d_v)
+    projected: torch.Tensor | None  # (L, d_model) concat @ W_oᵀ + b_o, standard layout
+    output: torch.Tensor  # the layer's output, after the optional residual + LayerNorm
+
+    @property
+    def is_cross(self) -> bool:
+        return self.source_tokens is not None
+
+    @property
+    def key_tokens(self) -> Tokens:
+        return self.source_tokens or self.tokens
+
+    @property
+    def empty_rows(self) -> torch.Tensor:
+        return self.softmax.empty  # (H, L)
+
+
+def _kernel_settings(s: Settings) -> dict:
+    return {"window": s.window, "dilation": s.dilation, "global_tokens": s.global_tokens, "block": s.block,
+            "features": s.features, "proj_k": s.proj_k, "seed": s.seed}
+
+
+def _padded(tokens: Tokens, length: int) -> Tokens:
+    extra = max(0, length - len(tokens.words))
+    return Tokens(tokens.words + (PAD,) * extra, tokens.vocab, tokens.ids + (-1,) * extra)
+
+
+def run_trace(settings: Settings) -> Trace:
+    """Validate, tokenize, embed, project, score, mask, softmax, sum, combine heads."""
+    s = validate(settings)
+    q_words = tokenize(s.sentence, field="sentence", max_tokens=s.max_tokens).words
+    kv_words = tokenize(s.source, field="source", max_tokens=s.max_tokens).words if s.source is not None else None
+    vocab = build_vocab(q_words, *([kv_words] if kv_words else []))
+    tokens = tokenize(s.sentence, vocab=vocab, max_tokens=s.max_tokens)
+    source = tokenize(s.source, vocab=vocab, field="source", max_tokens=s.max_tokens) if s.source is not None else None
+
+    if s.kernel not in KERNELS:
+        raise AttentionConfigError("kernel", f"Unknown kernel '{s.kernel}'.", f"Choose one of: {', '.join(KERNELS)}.")
+    if s.kernel != "full" and s.score == "additive":
+        raise AttentionConfigError("kernel", f"The {s.kernel} kernel works on dot-product scores.", "Use the scaled_dot score, or the full kernel.")
+    if s.kernel == "linformer" and not 1 <= s.proj_k <= len((source or tokens).words):
+        n = len((source or tokens).words)
+        raise AttentionConfigError("proj_k", f"Linformer's k = {s.proj_k} is larger than the {n} key tokens.", f"Set k between 1 and {n}.")
+    if s.kernel == "linformer" and s.causal:
+        raise AttentionConfigError("causal", "Linformer mixes all positions into k rows, so it cannot be causal.", "Turn causal off, or pick another kernel.")
+    if KERNELS[s.kernel].family == "sparse" and source is not None:
+        raise AttentionConfigError("kernel", f"The {s.kernel} kernel is a pattern over one sequence (self-attention).", "Use the full kernel for cross-attention.")
+    padding = s.mask == "padding"
+    key_side = source or tokens
+    n_real = len(key_side.words)
+    if padding and s.pad_to > n_real:
+        key_side = _padded(key_side, s.pad_to)
+        if source is None:
+            tokens = key_side
+        else:
+            source = key_side
+
+    pad_id = len(vocab)  # PAD gets its own zero row after the real vocabulary
+    ids = lambda t: [pad_id if i < 0 else i for i in t.ids]  # noqa: E731
+    L, S = len(tokens.ids), len(key_side.ids)
+    pos = steps.positions(s.pos, max(L, S), s.d_model, seed=s.seed)
+    x_embed = steps.embed(ids(tokens), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id)
+    x = x_embed + pos[:L]
+    if source is None:
+        x_source = x
+    else:
+        x_source = steps.embed(ids(source), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id) + pos[:S]
+
+    w = draw_weights(s)
+    Q = steps.project(x, w.W_q, w.b_q)  # (H, L, d_q)
+    K = steps.project(x_source, w.W_k, w.b_k)  # (H, S, d_k)
+    V = steps.project(x_source, w.W_v, w.b_v)  # (H, S, d_v)
+
+    raw = steps.scores(Q, K, kind=s.score, additive=w.additive)  # (H, L, S)
+    scale = steps.score_scale(s.score, s.d_k, s.temperature)
+    scaled = raw * scale
+    kern = KERNELS[s.kernel]
+    opts = kernel_options(kern, **_kernel_settings(s))
+    if kern.pattern is not None:  # a sparse kernel: its pattern is the mask
+        mask = kern.pattern(L, S, s.causal, **opts)
+    else:
+        mask = build_mask(
+            s.mask, L, S, window=s.window, dilation=s.dilation, global_tokens=s.global_tokens,
+            block_size=s.block, n_real=n_real, also_causal=s.causal or kern.always_causal,
+        )
+    sm = steps.staged_softmax(scaled, mask)
+    weights = sm.weights
+    if kern.family in ("linear", "low_rank"):  # what the kernel amounts to, shown in place of softmax
+        weights = effective_weights(s.kernel, Q.unsqueeze(0), K.unsqueeze(0), causal=s.causal, scale=scale, **opts)[0]
+    attn = steps.dropout(weights, s.dropout, seed=s.seed)
+    context = attn @ V  # (H, L, d_v)
+
+    concat = context.transpose(0, 1).reshape(L, -1)  # (L, H * d_v)
+    projected = None
+    out = concat
+    if w.W_o is not None:
+        projected = concat @ w.W_o.T + (w.b_o if w.b_o is not None else 0.0)
+        out = projected
+    if s.residual_norm:
+        out = steps.layer_norm(x + out)
+    return Trace(s, tokens, source, n_real, x_embed, pos, x, x_source, w, Q, K, V, raw, scale, scaled, mask, sm, attn, context, concat, projected, out)
