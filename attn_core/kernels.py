@@ -34,8 +34,9 @@ def full_attention(q, k, v, *, causal: bool = False, scale: float | None = None,
     allowed = torch.ones(s.shape[-2:], dtype=torch.bool, device=q.device) if mask is None else mask
     if causal:
         allowed = allowed & masks.causal(*s.shape[-2:], device=q.device)
-    s = s.masked_fill(~allowed, float("-inf"))
-    p = torch.softmax(s, dim=-1).nan_to_num(0.0)  # fully masked rows: 0, not NaN
+    if mask is None and not causal:
+        return torch.softmax(s, dim=-1) @ v
+    p = torch.softmax(s.masked_fill_(~allowed, float("-inf")), dim=-1).nan_to_num_(0.0)  # empty rows: 0, not NaN
     return p @ v
 
 
@@ -62,7 +63,7 @@ def _merge(out_a, lse_a, out_b, lse_b):
     return out_a * wa + out_b * wb, lse
 
 
-_CHUNK_BYTES = 1 << 20  # scores per step: small enough to stay in cache
+_CHUNK_BYTES = {"cpu": 1 << 20, "default": 256 << 20}  # scores per step: cache-sized on the CPU, few launches on a GPU
 
 
 def _local(q, k, v, *, block: int, before: int, after: int, scale: float, band: Callable, min_key: int = 0, n_valid=None):
@@ -95,7 +96,8 @@ def _local(q, k, v, *, block: int, before: int, after: int, scale: float, band: 
 
     out = torch.empty(N, nb, block, Dv, dtype=q.dtype, device=q.device)
     lse = torch.empty(N, nb, block, 1, dtype=q.dtype, device=q.device)
-    step = max(1, _CHUNK_BYTES // (N * block * width * q.element_size()))
+    chunk = _CHUNK_BYTES.get(q.device.type, _CHUNK_BYTES["default"])
+    step = max(1, chunk // (N * block * width * q.element_size()))
     for n0 in range(0, nb, step):
         n1 = min(nb, n0 + step)
         s = torch.matmul(qb[:, n0:n1], kw[:, n0:n1].transpose(-1, -2))  # (N, n, block, width)

@@ -1,0 +1,435 @@
+"""Time and memory of the kernels in ``KERNELS`` on the best device present, honestly.
+
+Timing: ``torch.utils.benchmark.Timer(...).blocked_autorange()`` with ``num_threads`` set to the
+real thread count (its default is 1), one warm-up call first, the device synchronised; median
+and interquartile range. Memory: CUDA ``max_memory_allocated`` after ``reset_peak_memory_stats``;
+CPU the profiler's allocation events (peak of the running total during one call); MPS the
+analytic estimate, labelled as such. Before each run its memory is estimated and a run that
+would not fit the budget is skipped with the reason; an out-of-memory error becomes a row.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Callable, Iterator
+
+import torch
+
+from .kernels import KERNELS, kernel_options
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+DEFAULT_KERNELS = ("full", "sdpa", "sliding_window", "linear_elu", "causal_linear", "performer", "linformer")
+DEFAULT_LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384)
+BUDGET_FRACTION = 0.5  # of the memory free now
+SWEEP_LOCK = threading.Lock()  # one sweep per process (server): concurrent timings mean nothing
+
+
+# ---------------------------------------------------------------------------- device
+
+
+def best_device() -> str:
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def available_devices() -> list[str]:
+    return [d for d in ("cuda", "mps") if d == best_device() or (d == "cuda" and torch.cuda.is_available())] + ["cpu"]
+
+
+def _cpu_available_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+def free_bytes(device: str) -> int:
+    if device == "cuda":
+        return torch.cuda.mem_get_info()[0]
+    if device == "mps":
+        return int(torch.mps.recommended_max_memory() - torch.mps.driver_allocated_memory())
+    return _cpu_available_bytes()
+
+
+def device_info(device: str) -> dict:
+    """What the page shows about the device: its name, memory and threads."""
+    info = {"device": device, "threads": torch.get_num_threads(), "torch": torch.__version__}
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        info.update(name=props.name, total_bytes=props.total_memory, free_bytes=free_bytes(device))
+    elif device == "mps":
+        info.update(name="Apple GPU (MPS)", total_bytes=int(torch.mps.recommended_max_memory()), free_bytes=free_bytes(device))
+    else:
+        import platform
+
+        info.update(name=platform.processor() or platform.machine(), cores=os.cpu_count(), free_bytes=free_bytes(device))
+    return info
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+
+
+# ---------------------------------------------------------------------------- analytic models
+
+
+@dataclass(frozen=True)
+class Shape:
+    batch: int = 1
+    heads: int = 4
+    d_head: int = 64
+    window: int = 128
+    features: int = 64
+    proj_k: int = 64
+    causal: bool = False
+
+
+def estimate_flops(kernel: str, L: int, sh: Shape) -> float:
+    """Multiply-adds x 2 of the kernel's main products (softmax and elementwise work left out)."""
+    bh, d = sh.batch * sh.heads, sh.d_head
+    k = KERNELS[kernel]
+    if k.family == "full":
+        pairs = L * L / (2 if sh.causal else 1)
+    elif k.family == "sparse":
+        pairs = L * (2 * sh.window + 1) / (2 if sh.causal else 1)
+    elif kernel == "linformer":
+        return bh * (4 * L * sh.proj_k * d + 4 * sh.proj_k * L * d)
+    elif kernel == "performer":
+        return bh * (4 * L * sh.features * d + 4 * L * sh.features * d)
+    else:  # linear elu: φ(K)ᵀV and φ(Q)·state
+        return bh * 4 * L * d * d
+    return bh * 4 * pairs * d
+
+
+def estimate_bytes(kernel: str, L: int, sh: Shape, dtype_bytes: int) -> int:
+    """Peak extra bytes one call allocates, analytically: inputs are not counted."""
+    bh, d = sh.batch * sh.heads, sh.d_head
+    io = bh * L * d * dtype_bytes  # one (B, H, L, D) tensor
+    k = KERNELS[kernel]
+    if kernel == "full":
+        return 2 * bh * L * L * dtype_bytes + 2 * io  # scores and probabilities
+    if kernel == "sdpa":
+        return bh * L * L * dtype_bytes + 2 * io  # worst case: the math backend materialises the scores
+    if k.family == "sparse":
+        return 5 * io + (1 << 20) * 2
+    if kernel == "linformer":
+        return 2 * bh * L * sh.proj_k * dtype_bytes + 4 * io
+    m = sh.features if kernel == "performer" else d
+    chunks = -(-L // 64)
+    state = bh * chunks * m * d * dtype_bytes * 2 if (sh.causal or k.always_causal) else bh * m * d * dtype_bytes
+    return 4 * bh * L * m * dtype_bytes + state + 2 * io
+
+
+# ---------------------------------------------------------------------------- measuring
+
+
+def peak_bytes_cpu(fn: Callable[[], object]) -> int:
+    """Peak of the running total of allocations during one call, from the profiler's events."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        out = fn()
+        del out
+    events = []
+
+    def walk(node) -> None:
+        extra = getattr(node, "extra_fields", None)
+        if extra is not None and hasattr(extra, "alloc_size"):
+            events.append((node.start_time_ns, extra.alloc_size))
+        for child in node.children:
+            walk(child)
+
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        walk(root)
+    total = peak = 0
+    for _, size in sorted(events):
+        total += size
+        peak = max(peak, total)
+    return peak
+
+
+def peak_bytes_cuda(fn: Callable[[], object]) -> int:
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    out = fn()
+    torch.cuda.synchronize()
+    del out
+    return torch.cuda.max_memory_allocated() - base
+
+
+def time_fn(fn: Callable[[], object], device: str, *, min_run_time: float = 0.3) -> tuple[float, float, int]:
+    """(median s, IQR s, number of measurements) from blocked_autorange, device synchronised."""
+    from torch.utils import benchmark
+
+    def call():
+        fn()
+        synchronize(device)
+
+    timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
+    m = timer.blocked_autorange(min_run_time=min_run_time)
+    return m.median, m.iqr, len(m.times)
+
+
+def matmul_gflops(device: str, dtype: torch.dtype = torch.float32, n: int = 1024) -> float:
+    """This device's measured matmul throughput: the ceiling the kernels are compared with."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    (a @ b), synchronize(device)
+    median, _, _ = time_fn(lambda: a @ b, device, min_run_time=0.2)
+    return 2 * n**3 / median / 1e9
+
+
+# ---------------------------------------------------------------------------- the sweep
+
+
+@dataclass
+class Row:
+    kernel: str
+    seq_len: int
+    batch: int
+    heads: int
+    d_head: int
+    device: str
+    dtype: str
+    causal: bool
+    median_ms: float | None = None
+    iqr_ms: float | None = None
+    runs: int = 0
+    peak_bytes: int | None = None
+    peak_method: str = ""
+    est_bytes: int = 0
+    gflops: float | None = None
+    compile_s: float | None = None
+    status: str = "ok"
+
+
+CSV_COLUMNS = [f.name for f in fields(Row)]
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    kernels: tuple[str, ...] = DEFAULT_KERNELS
+    lengths: tuple[int, ...] = DEFAULT_LENGTHS
+    shape: Shape = field(default_factory=Shape)
+    device: str = "cpu"
+    dtype: str = "fp32"
+    seed: int = 0
+    min_run_time: float = 0.3
+    budget_bytes: int | None = None  # default: BUDGET_FRACTION of the free memory
+
+
+def validate_sweep(cfg: SweepConfig) -> None:
+    from .errors import AttentionConfigError
+
+    unknown = [k for k in cfg.kernels if k not in KERNELS]
+    if unknown:
+        raise AttentionConfigError("kernels", f"Unknown kernel(s): {', '.join(unknown)}.", f"Choose from: {', '.join(KERNELS)}.")
+    if not cfg.kernels or not cfg.lengths:
+        raise AttentionConfigError("kernels", "Nothing to run.", "Pick at least one kernel and one length.")
+    if any(L < 1 for L in cfg.lengths):
+        raise AttentionConfigError("lengths", "Sequence lengths must be positive.", "Use lengths such as 256,512,1024.")
+    if cfg.dtype not in DTYPES:
+        raise AttentionConfigError("dtype", f"Unknown dtype '{cfg.dtype}'.", f"Choose one of: {', '.join(DTYPES)}.")
+    if cfg.device not in ("cpu", "cuda", "mps") or (cfg.device != "cpu" and cfg.device not in available_devices()):
+        raise AttentionConfigError("device", f"The device '{cfg.device}' is not available here.", f"Use one of: {', '.join(available_devices())}.")
+    if cfg.device == "cpu" and cfg.dtype == "fp16":
+        raise AttentionConfigError("dtype", "fp16 attention on the CPU is slow and not what the GPU paths run.", "Use fp32 or bf16 on the CPU.")
+    sh = cfg.shape
+    for name in ("batch", "heads", "d_head", "window", "features", "proj_k"):
+        if getattr(sh, name) < 1:
+            raise AttentionConfigError(name, f"{name} must be at least 1.", f"Set {name} to 1 or more.")
+
+
+def _skip_reason(kernel: str, L: int, cfg: SweepConfig, est: int, budget: int) -> str | None:
+    if kernel == "linformer" and cfg.shape.causal:
+        return "skipped: Linformer cannot be causal"
+    if kernel == "linformer" and cfg.shape.proj_k > L:
+        return f"skipped: k = {cfg.shape.proj_k} > L"
+    if est > budget:
+        return f"skipped: needs ~{est / 2**30:.1f} GiB, budget {budget / 2**30:.1f} GiB"
+    return None
+
+
+def run_one(kernel: str, L: int, cfg: SweepConfig, budget: int) -> Row:
+    sh, dev, dt = cfg.shape, cfg.device, DTYPES[cfg.dtype]
+    row = Row(kernel, L, sh.batch, sh.heads, sh.d_head, dev, cfg.dtype, sh.causal or KERNELS[kernel].always_causal)
+    row.est_bytes = estimate_bytes(kernel, L, sh, torch.finfo(dt).bits // 8)
+    reason = _skip_reason(kernel, L, cfg, row.est_bytes, budget)
+    if reason:
+        row.status = reason
+        return row
+    g = torch.Generator(device="cpu").manual_seed(cfg.seed)
+    q, k, v = (torch.randn(sh.batch, sh.heads, L, sh.d_head, generator=g).to(dev, dt) for _ in range(3))
+    opts = kernel_options(KERNELS[kernel], window=sh.window, features=sh.features, proj_k=sh.proj_k, seed=cfg.seed)
+    fn = lambda: KERNELS[kernel].fn(q, k, v, causal=row.causal, **opts)  # noqa: E731
+    try:
+        fn(), synchronize(dev)  # warm-up
+        if dev == "cuda":
+            row.peak_bytes, row.peak_method = peak_bytes_cuda(fn), "cuda max_memory_allocated"
+        elif dev == "cpu":
+            row.peak_bytes, row.peak_method = peak_bytes_cpu(fn), "cpu profiler allocations"
+        else:
+            row.peak_bytes, row.peak_method = row.est_bytes, "analytic estimate"
+        median, iqr, runs = time_fn(fn, dev, min_run_time=cfg.min_run_time)
+        row.median_ms, row.iqr_ms, row.runs = median * 1e3, iqr * 1e3, runs
+        row.gflops = estimate_flops(kernel, L, replace_causal(sh, row.causal)) / median / 1e9
+    except torch.OutOfMemoryError:
+        row.status = "error: out of memory"
+    except RuntimeError as err:
+        text = str(err).splitlines()[0][:160]
+        row.status = "error: out of memory" if "out of memory" in text.lower() else f"error: {text}"
+    finally:
+        del q, k, v
+        if dev == "cuda":
+            torch.cuda.empty_cache()
+    return row
+
+
+def replace_causal(sh: Shape, causal: bool) -> Shape:
+    from dataclasses import replace
+
+    return replace(sh, causal=causal)
+
+
+def sweep(cfg: SweepConfig, *, should_stop: Callable[[], bool] = lambda: False) -> Iterator[Row]:
+    """Rows one by one, kernel by kernel and length by length (shortest first). Stops early when
+    ``should_stop()`` says so. Callers that share a process hold ``SWEEP_LOCK``."""
+    validate_sweep(cfg)
+    budget = cfg.budget_bytes if cfg.budget_bytes is not None else int(BUDGET_FRACTION * free_bytes(cfg.device))
+    for kernel in cfg.kernels:
+        for L in sorted(cfg.lengths):
+            if should_stop():
+                return
+            yield run_one(kernel, L, cfg, budget)
+
+
+# ---------------------------------------------------------------------------- analysis
+
+
+def fit_slope(lengths: list[float], values: list[float]) -> float | None:
+    """Least-squares slope of log(value) against log(length): ≈2 for O(L²), ≈1 for O(L)."""
+    pts = [(math.log(x), math.log(y)) for x, y in zip(lengths, values) if x and y and x > 0 and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    if sxx == 0:
+        return None
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx
+
+
+def crossover(baseline: dict[int, float], other: dict[int, float]) -> int | None:
+    """The smallest measured L from which ``other`` is faster than ``baseline`` at every longer
+    length measured for both; None if it never is (or no common length)."""
+    common = sorted(set(baseline) & set(other))
+    result = None
+    for L in reversed(common):
+        if other[L] < baseline[L]:
+            result = L
+        else:
+            break
+    return result
+
+
+def rows_to_csv(rows: list[Row], path_or_buf) -> None:
+    own = isinstance(path_or_buf, (str, os.PathLike))
+    fh = open(path_or_buf, "w", newline="") if own else path_or_buf
+    try:
+        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(asdict(r))
+    finally:
+        if own:
+            fh.close()
+
+
+def format_table(rows: list[Row]) -> str:
+    head = f"{'kernel':<15} {'L':>6} {'median ms':>10} {'iqr ms':>8} {'peak MiB':>9} {'GFLOP/s':>8}  status"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        med = f"{r.median_ms:10.3f}" if r.median_ms is not None else f"{'-':>10}"
+        iqr = f"{r.iqr_ms:8.3f}" if r.iqr_ms is not None else f"{'-':>8}"
+        peak = f"{r.peak_bytes / 2**20:9.1f}" if r.peak_bytes is not None else f"{'-':>9}"
+        gf = f"{r.gflops:8.1f}" if r.gflops is not None else f"{'-':>8}"
+        lines.append(f"{r.kernel:<15} {r.seq_len:>6} {med} {iqr} {peak} {gf}  {r.status}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers") from None
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("bench", help="time and memory of attention kernels against sequence length")
+    p.add_argument("--kernels", default=",".join(DEFAULT_KERNELS), help=f"comma-separated, from: {','.join(KERNELS)}")
+    p.add_argument("--lengths", type=_int_list, default=DEFAULT_LENGTHS)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--d-head", type=int, default=64, dest="d_head")
+    p.add_argument("--window", type=int, default=128)
+    p.add_argument("--features", type=int, default=64)
+    p.add_argument("--proj-k", type=int, default=64, dest="proj_k")
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--device", choices=["cpu", "cuda", "mps"], default=None)
+    p.add_argument("--dtype", choices=list(DTYPES), default="fp32")
+    p.add_argument("--min-run-time", type=float, default=0.3, dest="min_run_time")
+    p.add_argument("--csv", help="write one row per (kernel, L) to this file")
+
+
+def cmd_bench(args) -> int:
+    cfg = SweepConfig(
+        kernels=tuple(k.strip() for k in args.kernels.split(",") if k.strip()),
+        lengths=tuple(args.lengths),
+        shape=Shape(batch=args.batch, heads=args.heads, d_head=args.d_head, window=args.window,
+                    features=args.features, proj_k=args.proj_k, causal=args.causal),
+        device=args.device or best_device(),
+        dtype=args.dtype,
+        min_run_time=args.min_run_time,
+    )
+    validate_sweep(cfg)
+    info = device_info(cfg.device)
+    print(f"# device {info['device']} ({info.get('name', '')}), {info['threads']} threads, torch {info['torch']}", flush=True)
+    rows: list[Row] = []
+    start = time.perf_counter()
+    with SWEEP_LOCK:
+        for row in sweep(cfg):
+            rows.append(row)
+            print(format_table([row]).splitlines()[-1], flush=True)
+    print(f"# {len(rows)} rows in {time.perf_counter() - start:.1f} s", flush=True)
+    for kernel in cfg.kernels:
+        ok = [r for r in rows if r.kernel == kernel and r.median_ms]
+        slope = fit_slope([r.seq_len for r in ok], [r.median_ms for r in ok])
+        if slope is not None:
+            print(f"# slope {kernel}: {slope:.2f}")
+    if args.csv:
+        rows_to_csv(rows, args.csv)
+        print(f"# wrote {args.csv}", file=sys.stderr)
+    return 0

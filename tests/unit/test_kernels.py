@@ -1,0 +1,115 @@
+"""Every efficient kernel against full softmax attention with the matching mask (the oracle).
+
+Runs on the CPU; set ATTN_TEST_DEVICE=cuda to run the same checks on a GPU.
+"""
+import os
+
+import pytest
+import torch
+
+from attn_core import masks
+from attn_core.bench import peak_bytes_cpu
+from attn_core.errors import AttentionConfigError
+from attn_core.kernels import KERNELS, effective_weights, full_attention, run_kernel
+
+DEVICE = os.environ.get("ATTN_TEST_DEVICE", "cpu")
+SPARSE = [
+    ("sliding_window", dict(window=3), lambda L, c, o: masks.build_mask("sliding_window", L, L, window=o["window"], also_causal=c)),
+    ("sliding_window", dict(window=40), lambda L, c, o: masks.build_mask("sliding_window", L, L, window=o["window"], also_causal=c)),
+    ("dilated", dict(window=2, dilation=3), lambda L, c, o: masks.build_mask("dilated", L, L, window=2, dilation=3, also_causal=c)),
+    ("global_window", dict(window=2, global_tokens=3), lambda L, c, o: masks.build_mask("global_window", L, L, window=2, global_tokens=3, also_causal=c)),
+    ("block", dict(block=7), lambda L, c, o: masks.build_mask("block", L, L, block_size=7, also_causal=c)),
+]
+
+
+def qkv(B, H, L, D, Dv, seed=0, S=None):
+    g = torch.Generator().manual_seed(seed)
+    S = L if S is None else S
+    return (torch.randn(B, H, L, D, generator=g).to(DEVICE), torch.randn(B, H, S, D, generator=g).to(DEVICE),
+            torch.randn(B, H, S, Dv, generator=g).to(DEVICE))
+
+
+@pytest.mark.parametrize("name,opts,mask_fn", SPARSE, ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize("L", [1, 6, 37, 129, 300])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sparse_kernel_equals_masked_full_attention(name, opts, mask_fn, L, causal):
+    q, k, v = qkv(2, 3, L, 16, 12, seed=L)
+    out = run_kernel(name, q, k, v, causal=causal, **opts)
+    ref = full_attention(q, k, v, mask=mask_fn(L, causal, opts).to(DEVICE))
+    assert out.shape == ref.shape
+    assert torch.allclose(out, ref, atol=1e-5), (out - ref).abs().max()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_full_paths_agree(causal):
+    q, k, v = qkv(2, 4, 50, 32, 16)
+    assert torch.allclose(run_kernel("full", q, k, v, causal=causal), run_kernel("sdpa", q, k, v, causal=causal), atol=1e-5)
+
+
+def _quadratic_linear(q, k, v, causal):
+    phi_q, phi_k = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+    a = phi_q @ phi_k.transpose(-1, -2)
+    if causal:
+        a = a * masks.causal(q.shape[-2], k.shape[-2], device=q.device)
+    return (a / a.sum(-1, keepdim=True)) @ v
+
+
+@pytest.mark.parametrize("L", [1, 5, 64, 100, 257])
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_attention_equals_its_quadratic_form(L, causal):
+    q, k, v = qkv(2, 2, L, 16, 8, seed=L)
+    assert torch.allclose(run_kernel("linear_elu", q, k, v, causal=causal), _quadratic_linear(q, k, v, causal), atol=1e-5)
+
+
+def test_causal_linear_kernel_is_always_causal():
+    q, k, v = qkv(1, 2, 70, 8, 8)
+    assert torch.allclose(run_kernel("causal_linear", q, k, v), _quadratic_linear(q, k, v, True), atol=1e-5)
+
+
+@pytest.mark.parametrize("name,opts", [("performer", dict(features=32, seed=1)), ("linformer", dict(proj_k=8, seed=1)), ("linear_elu", {})])
+def test_effective_weights_reproduce_the_output(name, opts):
+    q, k, v = qkv(1, 2, 30, 16, 8)
+    w = effective_weights(name, q, k, **opts)
+    assert torch.allclose(run_kernel(name, q, k, v, **opts), w @ v, atol=1e-5)
+
+
+def test_performer_error_shrinks_as_features_grow():
+    errors = {}
+    for m in (4, 32, 256):
+        total = 0.0
+        for seed in range(8):
+            q, k, v = qkv(1, 2, 64, 16, 16, seed=100 + seed)
+            q, k = q * 0.5, k * 0.5
+            total += (run_kernel("performer", q, k, v, features=m, seed=seed) - full_attention(q, k, v)).abs().mean().item()
+        errors[m] = total / 8
+    assert errors[4] > errors[32] > errors[256], errors
+
+
+def test_sparse_kernels_reject_cross_attention():
+    q, k, v = qkv(1, 1, 8, 4, 4, S=5)
+    with pytest.raises(AttentionConfigError, match="self-attention"):
+        run_kernel("sliding_window", q, k, v, window=2)
+
+
+def test_linformer_rejects_causal_and_large_k():
+    q, k, v = qkv(1, 1, 8, 4, 4)
+    with pytest.raises(AttentionConfigError, match="cannot be causal"):
+        run_kernel("linformer", q, k, v, causal=True, proj_k=4)
+    with pytest.raises(AttentionConfigError, match="between 1 and 8"):
+        run_kernel("linformer", q, k, v, proj_k=9)
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="CPU allocation profiler")
+def test_sliding_window_at_65536_never_builds_an_l_by_l_tensor():
+    L = 65536
+    q, k, v = qkv(1, 1, L, 16, 16)
+    peak = peak_bytes_cpu(lambda: run_kernel("sliding_window", q, k, v, window=64))
+    dense = L * L * 4  # one L x L float tensor: 16 GiB
+    assert 0 < peak < 256 * 2**20, peak
+    assert dense / peak > 50
+
+
+def test_registry_entries_document_themselves():
+    for k in KERNELS.values():
+        assert k.paper and k.formula and k.time.startswith("O(") and k.memory.startswith("O(")
+        assert len(k.doc) > 40
