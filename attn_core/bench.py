@@ -323,6 +323,30 @@ def sweep(cfg: SweepConfig, *, should_stop: Callable[[], bool] = lambda: False) 
             yield run_one(kernel, L, cfg, budget)
 
 
+def exclusive_sweep(cfg: SweepConfig, *, on_queued: Callable[[], None] = lambda: None,
+                    should_stop: Callable[[], bool] = lambda: False, poll_s: float = 0.5) -> Iterator[Row]:
+    """``sweep`` holding ``SWEEP_LOCK``: a second caller waits (``on_queued`` is told once)
+    until the first is done, so two sweeps never time each other."""
+    validate_sweep(cfg)
+    if not SWEEP_LOCK.acquire(blocking=False):
+        on_queued()
+        while not SWEEP_LOCK.acquire(timeout=poll_s):
+            if should_stop():
+                return
+    try:
+        yield from sweep(cfg, should_stop=should_stop)
+    finally:
+        SWEEP_LOCK.release()
+
+
+def fit_range(rows: list[Row], kernel: str, *, low: int = 2048) -> tuple[list[int], list[float]]:
+    """(lengths, medians) of the kernel's measured rows, from ``low`` up when there are 2 such."""
+    ok = sorted((r.seq_len, r.median_ms) for r in rows if r.kernel == kernel and r.median_ms)
+    upper = [p for p in ok if p[0] >= low]
+    pts = upper if len(upper) >= 2 else ok
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
 # ---------------------------------------------------------------------------- analysis
 
 

@@ -63,7 +63,7 @@ def _merge(out_a, lse_a, out_b, lse_b):
     return out_a * wa + out_b * wb, lse
 
 
-_CHUNK_BYTES = {"cpu": 1 << 20, "default": 256 << 20}  # scores per step: cache-sized on the CPU, few launches on a GPU
+_CHUNK_BYTES = {"cpu": 2 << 20, "default": 256 << 20}  # scores per step: cache-sized on the CPU, few launches on a GPU
 
 
 def _local(q, k, v, *, block: int, before: int, after: int, scale: float, band: Callable, min_key: int = 0, n_valid=None):

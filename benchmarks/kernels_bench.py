@@ -23,7 +23,9 @@ from attn_core.kernels import KERNELS  # noqa: E402
 
 
 def measure(name, fn, device, *, memory=True):
-    fn(), bench.synchronize(device)
+    for _ in range(3):  # warm-up: thread pools, allocator caches
+        fn()
+    bench.synchronize(device)
     peak = None
     if memory:
         peak = bench.peak_bytes_cuda(fn) if device == "cuda" else bench.peak_bytes_cpu(fn)

@@ -1,0 +1,76 @@
+"""Efficient kernels beside full attention on one sentence: weights, errors, error curves.
+
+Uses head 0 of the trace's Q, K, V (scaled dot product, single head), so every kernel sees
+exactly the input the Step-by-step page shows.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from .config import Settings
+from .errors import AttentionConfigError
+from .kernels import KERNELS, effective_weights, kernel_options, run_kernel
+from .trace import run_trace
+
+SWEEP_PARAM = {"sliding_window": "window", "dilated": "window", "global_window": "window", "block": "block",
+               "performer": "features", "linformer": "proj_k"}
+
+
+def _options(s: Settings, name: str) -> dict:
+    return kernel_options(KERNELS[name], window=s.window, dilation=s.dilation, global_tokens=s.global_tokens, block=s.block,
+                          features=s.features, proj_k=s.proj_k, seed=s.seed)
+
+
+def check_options(s: Settings, name: str, L: int) -> None:
+    if name == "linformer" and not 1 <= s.proj_k <= L:
+        raise AttentionConfigError("proj_k", f"Linformer's k = {s.proj_k} must be between 1 and the {L} tokens.", f"Set k between 1 and {L}.")
+    if name == "performer" and s.features < 1:
+        raise AttentionConfigError("features", "Performer needs at least 1 random feature.", "Set m to 1 or more.")
+    if name == "linformer" and s.causal:
+        raise AttentionConfigError("causal", "Linformer cannot be causal.", "Turn causal off to compare Linformer.")
+
+
+def compare(settings: Settings, names: list[str]) -> dict:
+    """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
+    base = run_trace(replace(settings, source=None, heads=1, layout="tutorial", score="scaled_dot", mask="none", pad_to=0,
+                             kernel="full", dropout=0.0, d_k=settings.d_q if settings.d_q != settings.d_k else settings.d_k))
+    q, k, v = base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0)  # (1, 1, L, d)
+    s, L = base.settings, q.shape[-2]
+    causal = settings.causal
+    scale = base.scale
+    ref_out = run_kernel("full", q, k, v, causal=causal, scale=scale)[0, 0]
+    ref_w = effective_weights("full", q, k, causal=causal, scale=scale)[0, 0]
+    out = {"tokens": list(base.tokens.words), "kernels": {}}
+    for name in names:
+        check_options(s, name, L)
+        opts = _options(s, name)
+        o = run_kernel(name, q, k, v, causal=causal, scale=scale, **opts)[0, 0]
+        w = effective_weights(name, q, k, causal=causal, scale=scale, **opts)[0, 0]
+        kern = KERNELS[name]
+        pattern = kern.pattern(L, L, causal, **opts) if kern.pattern else None
+        out["kernels"][name] = {"weights": w, "pattern": pattern, **errors(ref_out, ref_w, o, w)}
+    return out
+
+
+def errors(ref_out: torch.Tensor, ref_w: torch.Tensor, o: torch.Tensor, w: torch.Tensor) -> dict:
+    eps = 1e-12
+    p, qd = ref_w.clamp_min(0), w.clamp_min(0)
+    p, qd = p / p.sum(-1, keepdim=True).clamp_min(eps), qd / qd.sum(-1, keepdim=True).clamp_min(eps)
+    kl = (p * (torch.log(p + eps) - torch.log(qd + eps))).sum(-1).mean()
+    cos = torch.nn.functional.cosine_similarity(ref_out.flatten(), o.flatten(), dim=0)
+    return {"max_abs": float((ref_out - o).abs().max()), "kl": float(kl), "cos": float(cos)}
+
+
+def error_curve(settings: Settings, name: str, values: list[int]) -> list[dict]:
+    """Distance from full attention as the kernel's main parameter varies (window, m, k, b)."""
+    param = SWEEP_PARAM[name]
+    rows = []
+    for value in values:
+        try:
+            res = compare(replace(settings, **{param: value}), [name])["kernels"][name]
+            rows.append({param: value, "max_abs": res["max_abs"], "kl": res["kl"], "cos": res["cos"]})
+        except AttentionConfigError:
+            continue
+    return rows

@@ -1,0 +1,203 @@
+"""Every UI string, in English and Simplified Chinese. Option values stay language-neutral;
+labels go through ``label()`` in a ``format_func``."""
+from __future__ import annotations
+
+import streamlit as st
+
+LANGS = {"en": "English", "zh": "简体中文"}
+
+STRINGS: dict[str, tuple[str, str]] = {
+    # app and navigation
+    "app_title": ("Attention Explorer", "注意力机制探索器"),
+    "page_steps": ("Step by step", "逐步计算"),
+    "page_multihead": ("Multi-head", "多头注意力"),
+    "page_cross": ("Cross-attention", "交叉注意力"),
+    "page_tutorial": ("Tutorial", "教程复现"),
+    "page_variants": ("Variants", "注意力变体"),
+    "page_complexity": ("Complexity", "复杂度"),
+    "language": ("Language", "语言"),
+    # sidebar
+    "sec_input": ("Input", "输入"),
+    "sentence": ("Sentence", "句子"),
+    "sentence_help": ("Words are split on spaces; Chinese/Japanese characters are tokens of their own.", "按空格切分单词；中文/日文每个字是一个词元。"),
+    "source": ("Second sentence (cross-attention, padding batch)", "第二个句子（交叉注意力、填充批次）"),
+    "sec_dims": ("Dimensions", "维度"),
+    "heads": ("Heads", "头数"),
+    "layout": ("Multi-head layout", "多头布局"),
+    "d_model": ("d_model (embedding size)", "d_model（嵌入维度）"),
+    "d_q": ("d_q", "d_q"),
+    "d_k": ("d_k", "d_k"),
+    "d_v": ("d_v", "d_v"),
+    "standard_dims": ("Standard layout: each head uses d_model / heads = {d} for d_q, d_k and d_v.", "标准布局：每个头的 d_q、d_k、d_v 都是 d_model / 头数 = {d}。"),
+    "sec_scores": ("Scores and mask", "分数与掩码"),
+    "score": ("Score function", "打分函数"),
+    "temperature": ("Softmax temperature", "Softmax 温度"),
+    "mask": ("Mask", "掩码"),
+    "causal": ("Also causal (no looking ahead)", "同时因果（不能看未来）"),
+    "window": ("Window w (each side)", "窗口 w（每侧）"),
+    "dilation": ("Dilation", "膨胀间隔"),
+    "global_tokens": ("Global tokens g", "全局词元数 g"),
+    "block": ("Block size b", "块大小 b"),
+    "sec_model": ("Model", "模型"),
+    "pos": ("Positional encoding", "位置编码"),
+    "init": ("Weight initialisation", "权重初始化"),
+    "seed": ("Seed", "随机种子"),
+    "dropout": ("Dropout on the weights", "对权重做 Dropout"),
+    "dropout_p": ("Dropout p", "Dropout 概率 p"),
+    "residual_norm": ("Residual + LayerNorm", "残差 + 层归一化"),
+    "fix_prefix": ("Fix:", "修改建议："),
+    "invalid": ("These settings cannot be computed: {msg}", "当前设置无法计算：{msg}"),
+    "reset": ("Reset to the tutorial's settings", "恢复教程默认设置"),
+    # option labels
+    "opt_dot": ("dot  q·k", "点积 q·k"),
+    "opt_scaled_dot": ("scaled dot  q·k/√d_k", "缩放点积 q·k/√d_k"),
+    "opt_additive": ("additive (Bahdanau)", "加性（Bahdanau）"),
+    "opt_none": ("none", "无"),
+    "opt_causal": ("causal", "因果"),
+    "opt_padding": ("padding (batch with the second sentence)", "填充（与第二个句子组成批次）"),
+    "opt_sliding_window": ("sliding window", "滑动窗口"),
+    "opt_dilated": ("dilated window", "膨胀窗口"),
+    "opt_global_window": ("global + window", "全局 + 窗口"),
+    "opt_block": ("block-local", "分块局部"),
+    "opt_sinusoidal": ("sinusoidal", "正弦"),
+    "opt_learned": ("learned (random)", "可学习（随机）"),
+    "opt_tutorial": ("tutorial (torch.rand)", "教程（torch.rand）"),
+    "opt_standard": ("standard (nn.Linear)", "标准（nn.Linear）"),
+    "opt_layout_tutorial": ("tutorial: own weights per head, concatenated", "教程：每头独立权重，拼接"),
+    "opt_layout_standard": ("standard: d_model split across heads + W_o", "标准：d_model 按头切分 + W_o"),
+    # step page
+    "steps_intro": ("Change anything in the sidebar: every step below recomputes. Hover a cell for its exact value.", "修改侧边栏中的任何设置，下面每一步都会重新计算。将鼠标悬停在单元格上可查看精确数值。"),
+    "your_sentence": ("Your sentence, as typed:", "你输入的句子："),
+    "focus": ("Focus token (query)", "关注的词元（查询）"),
+    "head": ("Head", "头"),
+    "step": ("Step", "步骤"),
+    "st_tokens": ("1 Tokens & embeddings", "1 词元与嵌入"),
+    "st_qkv": ("2 Q, K, V", "2 Q、K、V"),
+    "st_scores": ("3 Scores & scaling", "3 分数与缩放"),
+    "st_mask": ("4 Mask", "4 掩码"),
+    "st_softmax": ("5 Softmax in stages", "5 分阶段 Softmax"),
+    "st_output": ("6 Weights & context", "6 权重与上下文"),
+    "tokens_table": ("Tokens and ids (vocabulary = sorted unique words)", "词元与编号（词表 = 排序后的唯一单词）"),
+    "token": ("token", "词元"),
+    "id": ("id", "编号"),
+    "position": ("position", "位置"),
+    "embeddings": ("Embeddings x (+ positional encoding)", "嵌入 x（+ 位置编码）"),
+    "weights_of": ("Weight matrix {name}", "权重矩阵 {name}"),
+    "raw_scores": ("Raw scores Q Kᵀ", "原始分数 Q Kᵀ"),
+    "scaled_scores": ("Scaled scores (what enters the softmax)", "缩放后的分数（送入 softmax）"),
+    "why_scale": ("Why scale? q·k adds up d_k products, so its spread grows like √d_k. Without ÷√d_k the softmax saturates: one weight near 1, the rest near 0, and gradients vanish. Here the largest weight of the focus row is {unscaled:.4f} without scaling and {scaled:.4f} with it.", "为什么要缩放？q·k 是 d_k 个乘积之和，其尺度随 √d_k 增长。若不除以 √d_k，softmax 会饱和：一个权重接近 1，其余接近 0，梯度消失。这里关注行的最大权重不缩放时为 {unscaled:.4f}，缩放后为 {scaled:.4f}。"),
+    "mask_matrix": ("Mask (1 = may attend)", "掩码（1 = 可关注）"),
+    "mask_count": ("{n} of {total} query–key pairs may attend.", "{total} 个查询-键对中有 {n} 个可以关注。"),
+    "empty_rows": ("{n} query rows have nothing to attend to: their weights are 0 (flagged), never NaN.", "有 {n} 个查询行没有可关注的位置：其权重为 0（已标记），不会出现 NaN。"),
+    "sm_max": ("Row max", "行最大值"),
+    "sm_exp": ("exp(x − max)", "exp(x − max)"),
+    "sm_sum": ("Row sum", "行和"),
+    "attn_weights": ("Attention weights", "注意力权重"),
+    "context": ("Context vectors (weights @ V)", "上下文向量（权重 @ V）"),
+    "focus_row": ("Focus '{tok}': its weights over the keys", "关注词元“{tok}”：它对各个键的权重"),
+    "focus_scores": ("Focus '{tok}': raw and scaled scores", "关注词元“{tok}”：原始与缩放后的分数"),
+    "focus_context": ("Focus '{tok}': context vector", "关注词元“{tok}”：上下文向量"),
+    "code": ("PyTorch", "PyTorch 代码"),
+    "download_json": ("Download the trace (JSON)", "下载完整计算过程（JSON）"),
+    "download_csv": ("Download {name} (CSV)", "下载 {name}（CSV）"),
+    "shape": ("shape", "形状"),
+    "dropout_note": ("Dropout is on: the weights used for the sum are the dropped, rescaled ones.", "Dropout 已开启：用于加权求和的是经过随机丢弃并重新缩放的权重。"),
+    # multi-head
+    "mh_intro": ("Each head projects the same tokens with its own weights and attends on its own; the heads' contexts are concatenated{proj}.", "每个头用自己的权重投影相同的词元并独立计算注意力；各头的上下文向量被拼接{proj}。"),
+    "mh_proj": (" and projected back to d_model by W_o", "，再由 W_o 投影回 d_model"),
+    "concat": ("Concatenated heads", "拼接后的多头输出"),
+    "projected": ("Output projection concat @ W_oᵀ", "输出投影 concat @ W_oᵀ"),
+    "output": ("Layer output", "层输出"),
+    "params": ("Parameters", "参数量"),
+    "params_formula": ("Overview's rule 4·d_model² = {f:,}; this layer has {n:,} ({b:,} of them biases).", "概述中的公式 4·d_model² = {f:,}；本层共有 {n:,} 个参数（其中偏置 {b:,} 个）。"),
+    "params_tutorial": ("The tutorial layout has no W_o; its heads have their own d_q, d_k, d_v, so 4·d_model² = {f:,} does not apply: this layer has {n:,}.", "教程布局没有 W_o，每个头有自己的 d_q、d_k、d_v，因此 4·d_model² = {f:,} 不适用：本层共有 {n:,} 个参数。"),
+    "heads_to_show": ("Heads to show", "显示的头"),
+    # cross
+    "cross_intro": ("Queries come from the second sentence, keys and values from the first: an L × S matrix (L = {L}, S = {S}).", "查询来自第二个句子，键和值来自第一个句子：L × S 矩阵（L = {L}，S = {S}）。"),
+    "line_view": ("Who attends to whom (line width = weight)", "谁关注谁（线宽 = 权重）"),
+    "min_weight": ("Hide lines below", "隐藏权重低于此值的连线"),
+    "queries": ("queries", "查询"),
+    "keys": ("keys", "键"),
+    # tutorial
+    "tut_intro": ("The source tutorial, “attention from theory to code”, reproduced step by step by this app's engine. Every number it prints is recomputed here.", "原教程《注意力机制从理论到代码实现》，由本应用的引擎逐步复现。教程中打印的每个数字都在这里重新计算。"),
+    "tut_printed": ("tutorial prints", "教程输出"),
+    "tut_computed": ("computed here", "此处计算"),
+    "tut_match": ("match", "一致"),
+    "tut_s1": ("3.1 Input: vocabulary and ids", "3.1 输入：词表与编号"),
+    "tut_s2": ("3.2 Embedding (seed 123, nn.Embedding(6, 16))", "3.2 词嵌入（种子 123，nn.Embedding(6, 16)）"),
+    "tut_s3": ("3.3 Weight matrices (seed 123 again; d_q = d_k = 24, d_v = 28)", "3.3 权重矩阵（再次设置种子 123；d_q = d_k = 24，d_v = 28）"),
+    "tut_s4": ("3.4–3.5 The query 'is': scores and weights", "3.4–3.5 查询 “is”：分数与权重"),
+    "tut_s5": ("3.6 Context vector", "3.6 上下文向量"),
+    "tut_s6": ("4 Multi-head attention (3 heads)", "4 多头注意力（3 个头）"),
+    "tut_s7": ("5 Cross-attention (a second sequence of 8 random vectors)", "5 交叉注意力（第二个序列为 8 个随机向量）"),
+    "tut_seed_note": ("Note: the printed numbers come out only when the seed is set again right before the three weight matrices are drawn; the tutorial shows the seed once.", "注意：只有在抽取三个权重矩阵之前再次设置随机种子，才能得到教程中打印的数字；原文只显示了一次设置种子。"),
+    "tut_dessert": ("'is' attends most to 'dessert' ({w:.4f}).", "“is” 对 “dessert” 的注意力权重最高（{w:.4f}）。"),
+    "tut_open": ("Open these settings in Step by step", "在“逐步计算”页打开这些设置"),
+    # variants
+    "var_intro": ("Efficient kernels beside full attention on the current sentence and settings (single head, scaled dot).", "在当前句子和设置下，将高效注意力与完整注意力并排比较（单头、缩放点积）。"),
+    "var_pick": ("Kernels to compare (two or more)", "要比较的注意力（至少两个）"),
+    "var_need_two": ("Pick at least two kernels to compare.", "请至少选择两个进行比较。"),
+    "features": ("Performer features m", "Performer 随机特征数 m"),
+    "proj_k": ("Linformer k", "Linformer 投影长度 k"),
+    "var_err": ("Distance from full attention", "与完整注意力的差距"),
+    "max_abs": ("max |Δ output|", "最大 |Δ 输出|"),
+    "kl": ("mean KL of weight rows", "权重行平均 KL"),
+    "cos": ("cosine of outputs", "输出余弦相似度"),
+    "cost_time": ("time", "时间"),
+    "cost_memory": ("memory", "内存"),
+    "paper": ("paper", "论文"),
+    "how": ("How it is computed", "计算方法"),
+    "curve": ("Error against {p}", "误差随 {p} 的变化"),
+    "pattern": ("Pattern", "稀疏模式"),
+    "window_too_big": ("The window w = {w} covers the whole sentence ({L} tokens): the sliding window equals full attention. Make w smaller than {L} to see sparsity.", "窗口 w = {w} 覆盖了整个句子（{L} 个词元）：滑动窗口等同于完整注意力。将 w 设为小于 {L} 的值才能看到稀疏性。"),
+    # complexity
+    "cx_intro": ("Time and memory of full, sparse and linear attention on this machine. Each row is measured honestly: warm-up first, the median of many runs, memory from the device's own counters.", "在本机上测量完整、稀疏与线性注意力的时间和内存。每一行都如实测量：先预热，取多次运行的中位数，内存来自设备自身的计数。"),
+    "cx_device": ("Device", "设备"),
+    "cx_kernels": ("Kernels", "注意力实现"),
+    "cx_lengths": ("Sequence lengths", "序列长度"),
+    "cx_batch": ("Batch", "批大小"),
+    "cx_heads": ("Heads", "头数"),
+    "cx_dhead": ("d_head", "d_head"),
+    "cx_dtype": ("dtype", "数据类型"),
+    "cx_causal": ("Causal", "因果"),
+    "cx_window": ("Window", "窗口"),
+    "cx_run": ("Run the sweep", "运行测量"),
+    "cx_stop": ("Stop", "停止"),
+    "cx_running": ("Measuring {kernel} at L = {L} ({i}/{n})", "正在测量 {kernel}，L = {L}（{i}/{n}）"),
+    "cx_queued": ("Another sweep is running on this server; yours is queued and starts when it ends (timings of two sweeps at once would mean nothing).", "本服务器上正在运行另一次测量；你的测量已排队，待其结束后开始（同时运行两次测量，计时将毫无意义）。"),
+    "cx_stopped": ("Stopped. The rows measured so far are shown.", "已停止。下面显示的是已测得的结果。"),
+    "cx_cached": ("Shown from this server's cache of the same configuration.", "显示的是本服务器对相同配置的缓存结果。"),
+    "cx_time": ("Time (ms) against L", "时间（毫秒）随 L 的变化"),
+    "cx_mem": ("Peak memory (MiB) against L", "峰值内存（MiB）随 L 的变化"),
+    "cx_theory": ("dotted: theoretical FLOPs, scaled to the first point", "虚线：理论 FLOPs，按第一个点缩放"),
+    "cx_slopes": ("Fitted slopes (log time / log L): ≈2 means O(L²), ≈1 means O(L)", "拟合斜率（log 时间 / log L）：≈2 表示 O(L²)，≈1 表示 O(L)"),
+    "cx_cross": ("Crossovers: from which L each kernel beats full attention (fused SDPA) here", "交叉点：从哪个 L 开始各实现快于完整注意力（融合 SDPA）"),
+    "cx_never": ("not within the measured lengths", "在测量范围内未出现"),
+    "cx_gflops": ("Achieved GFLOP/s against this device's matmul ({peak:.0f} GFLOP/s measured)", "实际 GFLOP/s 与本设备矩阵乘法吞吐（实测 {peak:.0f} GFLOP/s）的对比"),
+    "cx_rule": ("The overview's rule of thumb: < 512 tokens full attention is fine; 512–2048 local/sparse; > 2048 linear-class. Measured here: {verdict}", "概述中的经验法则：少于 512 个词元用完整注意力即可；512–2048 用局部/稀疏注意力；超过 2048 用线性类注意力。本机实测：{verdict}"),
+    "cx_params": ("A multi-head layer with d_model = {d} has 4·d_model² = {p:,} weights, whatever L is; its attention matrix has H·L² entries.", "d_model = {d} 的多头注意力层有 4·d_model² = {p:,} 个权重，与 L 无关；其注意力矩阵有 H·L² 个元素。"),
+    "cx_csv": ("Download the table (CSV)", "下载表格（CSV）"),
+    "cx_none": ("Choose kernels and lengths, then run the sweep.", "选择实现与长度，然后运行测量。"),
+    "cx_bad": ("Cannot run: {msg}", "无法运行：{msg}"),
+}
+
+
+def lang() -> str:
+    value = st.session_state.get("lang", "en")
+    return value if value in LANGS else "en"
+
+
+def t(key: str, **fmt) -> str:
+    en, zh = STRINGS[key]
+    text = zh if lang() == "zh" else en
+    return text.format(**fmt) if fmt else text
+
+
+def label(prefix: str = "opt_"):
+    """A ``format_func`` that shows an option value through the catalogue."""
+
+    def fmt(value) -> str:
+        key = f"{prefix}{value}"
+        return t(key) if key in STRINGS else str(value)
+
+    return fmt

@@ -1,0 +1,141 @@
+"""Sidebar controls (drawn once, in app.py) and the cached trace every page reads.
+
+Widgets -> a plain ``Settings`` -> ``attn_core.run_trace`` (cached on plain values) -> figures.
+Only plain values live in ``st.session_state``; tensors stay in the resource cache.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from attn_core import AttentionConfigError, Settings, Trace, run_trace
+from attn_core.config import INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, TUTORIAL_SENTENCE
+from attn_core.masks import MASK_MODES
+from attn_core.tokenize import split_words
+
+from .i18n import LANGS, label, t
+
+DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
+DEFAULTS = Settings()
+BIND = dict(bind="query-params")
+
+
+def _number(key: str, default: int, *, low: int | None = None, high: int | None = None, container=st.sidebar) -> int:
+    low = LIMITS[key][0] if low is None and key in LIMITS else low
+    high = LIMITS[key][1] if high is None and key in LIMITS else high
+    return int(container.number_input(t(key), min_value=low, max_value=high, value=default, step=1, key=key, **BIND))
+
+
+def reset_to_defaults() -> None:
+    for key in ("sentence", "source", "heads", "layout", "d_model", "d_q", "d_k", "d_v", "score", "temperature", "mask",
+                "causal", "window", "dilation", "global_tokens", "block", "pos", "init", "seed", "dropout_on", "dropout",
+                "residual_norm"):
+        st.session_state.pop(key, None)
+
+
+def sidebar_ui() -> tuple[Settings, dict]:
+    """Draw the shared controls; return the settings and a slot per field for its message."""
+    sb = st.sidebar
+    slots: dict[str, object] = {}
+    sb.radio(t("language"), list(LANGS), format_func=LANGS.get, key="lang", horizontal=True, **BIND)
+
+    sb.subheader(t("sec_input"))
+    sentence = sb.text_area(t("sentence"), value=TUTORIAL_SENTENCE, key="sentence", help=t("sentence_help"), height=80, **BIND)
+    slots["sentence"] = sb.empty()
+    source = sb.text_input(t("source"), value=DEFAULT_SOURCE, key="source", **BIND)
+    slots["source"] = sb.empty()
+
+    sb.subheader(t("sec_dims"))
+    heads = _number("heads", DEFAULTS.heads)
+    slots["heads"] = sb.empty()
+    layout = sb.radio(t("layout"), LAYOUTS, format_func=label("opt_layout_"), key="layout", **BIND)
+    d_model = _number("d_model", DEFAULTS.d_model)
+    slots["d_model"] = sb.empty()
+    cols = sb.columns(3)
+    d_q = _number("d_q", DEFAULTS.d_q, container=cols[0])
+    d_k = _number("d_k", DEFAULTS.d_k, container=cols[1])
+    d_v = _number("d_v", DEFAULTS.d_v, container=cols[2])
+    if layout == "standard" and heads and d_model % heads == 0:
+        sb.caption(t("standard_dims", d=d_model // heads))
+    slots["d_q"] = slots["d_k"] = slots["d_v"] = sb.empty()
+
+    sb.subheader(t("sec_scores"))
+    score = sb.selectbox(t("score"), SCORES, index=SCORES.index(DEFAULTS.score), format_func=label(), key="score", **BIND)
+    temperature = float(sb.number_input(t("temperature"), min_value=0.01, max_value=100.0, value=1.0, step=0.1, key="temperature", **BIND))
+    slots["temperature"] = sb.empty()
+    mask = sb.selectbox(t("mask"), MASK_MODES, format_func=label(), key="mask", **BIND)
+    causal = sb.checkbox(t("causal"), value=False, key="causal", **BIND) if mask != "causal" else False
+    slots["causal"] = sb.empty()
+    window, dilation, global_tokens, block = DEFAULTS.window, DEFAULTS.dilation, DEFAULTS.global_tokens, DEFAULTS.block
+    if mask in ("sliding_window", "dilated", "global_window"):
+        window = _number("window", DEFAULTS.window)
+    if mask == "dilated":
+        dilation = _number("dilation", DEFAULTS.dilation)
+    if mask == "global_window":
+        global_tokens = _number("global_tokens", DEFAULTS.global_tokens)
+    if mask == "block":
+        block = _number("block", DEFAULTS.block)
+    slots["window"] = slots["dilation"] = slots["global_tokens"] = slots["block"] = slots["mask"] = sb.empty()
+
+    sb.subheader(t("sec_model"))
+    pos = sb.selectbox(t("pos"), POSITIONS, format_func=label(), key="pos", **BIND)
+    init = sb.radio(t("init"), INITS, format_func=label(), key="init", horizontal=True, **BIND)
+    seed = int(sb.number_input(t("seed"), min_value=0, max_value=2**31 - 1, value=DEFAULTS.seed, step=1, key="seed", **BIND))
+    dropout = 0.0
+    if sb.checkbox(t("dropout"), value=False, key="dropout_on", **BIND):
+        dropout = float(sb.slider(t("dropout_p"), 0.05, 0.9, 0.1, 0.05, key="dropout", **BIND))
+    slots["dropout"] = sb.empty()
+    residual_norm = sb.checkbox(t("residual_norm"), value=False, key="residual_norm", **BIND)
+    slots["residual_norm"] = sb.empty()
+    sb.button(t("reset"), on_click=reset_to_defaults, key="reset")
+
+    pad_to = 0
+    if mask == "padding":
+        pad_to = min(max(len(split_words(sentence)), len(split_words(source))), LIMITS["pad_to"][1])
+    settings = Settings(
+        sentence=sentence, source=None, seed=seed, init=init, d_model=d_model, d_q=d_q, d_k=d_k, d_v=d_v, heads=heads,
+        layout=layout, score=score, temperature=temperature, pos=pos, mask=mask, causal=bool(causal), window=window,
+        dilation=dilation, global_tokens=global_tokens, block=block, pad_to=pad_to, dropout=dropout,
+        residual_norm=bool(residual_norm),
+    )
+    st.session_state["settings"] = settings.to_dict()
+    st.session_state["source_text"] = source
+    return settings, slots
+
+
+def show_error(err: AttentionConfigError, slots: dict) -> None:
+    """The message next to the control at fault (or at the top of the sidebar)."""
+    slot = slots.get(err.field) or slots.get("sentence")
+    slot.error(f"{err.message}\n\n**{t('fix_prefix')}** {err.fix}" if err.fix else err.message, icon="⚠️")
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _trace(items: tuple) -> Trace:
+    return run_trace(Settings(**dict(items)))
+
+
+def trace_for(settings: Settings) -> Trace:
+    """The cached trace for plain settings; raises AttentionConfigError for bad ones."""
+    return _trace(tuple(sorted(settings.to_dict().items())))
+
+
+def current_settings() -> Settings:
+    data = st.session_state.get("settings")
+    return Settings.from_dict(data) if data else DEFAULTS
+
+
+def cross_settings(settings: Settings) -> Settings:
+    """Queries from the second sentence, keys and values from the first."""
+    return replace(settings, sentence=st.session_state.get("source_text", DEFAULT_SOURCE), source=settings.sentence,
+                   pad_to=0, mask="none" if settings.mask == "padding" else settings.mask)
+
+
+def current_trace(settings: Settings | None = None) -> Trace | None:
+    """The trace, or None after showing the reason on the page (the rest of the page goes on)."""
+    settings = settings or current_settings()
+    try:
+        return trace_for(settings)
+    except AttentionConfigError as err:
+        st.warning(t("invalid", msg=str(err)), icon="⚠️")
+        return None

@@ -1,0 +1,107 @@
+"""Step by step: tokens -> embeddings -> Q, K, V -> scores -> scaling -> mask -> softmax -> context."""
+import streamlit as st
+
+from attn_core.export import matrix_csv, to_json
+from explorer import figures as fig
+from explorer.i18n import t
+from explorer.state import current_settings, current_trace
+
+st.title(t("page_steps"))
+st.caption(t("steps_intro"))
+settings = current_settings()
+st.caption(t("your_sentence"))
+st.text(settings.sentence)
+trace = current_trace(settings)
+if trace is None:
+    st.stop()
+
+s = trace.settings
+q_words, k_words = list(trace.tokens.words), list(trace.key_tokens.words)
+q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
+L, S = len(q_words), len(k_words)
+
+c1, c2, c3 = st.columns([2, 1, 3])
+focus = c1.selectbox(t("focus"), range(L), index=min(1, L - 1), format_func=lambda i: q_labels[i], key="focus")
+head = c2.number_input(t("head"), 0, s.heads - 1, 0, key="head_steps") if s.heads > 1 else 0
+steps = ["st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output"]
+step = c3.radio(t("step"), steps, format_func=t, horizontal=True, key="step", index=5)
+W = trace.weights
+tok = q_words[focus]
+
+
+def show(figure, name: str, matrix=None, rows=None, cols=None):
+    st.plotly_chart(figure, width="stretch", key=f"chart_{name}")
+    if matrix is not None:
+        st.download_button(t("download_csv", name=name), matrix_csv(matrix, rows, cols), f"{name}.csv", "text/csv", key=f"dl_{name}")
+
+
+if step == "st_tokens":
+    st.subheader(t("tokens_table"))
+    st.dataframe({t("position"): list(range(L)), t("token"): q_words, t("id"): list(trace.tokens.ids)}, hide_index=True)
+    st.latex(r"x_i = E[\mathrm{id}_i] + PE_i \qquad E \in \mathbb{R}^{|V| \times d_{model}}")
+    st.code(f"embed = torch.nn.Embedding({len(trace.tokens.vocab)}, {s.d_model})\nx = embed(ids)  # {tuple(trace.x.shape)}", language="python")
+    dims = [str(i) for i in range(s.d_model)]
+    show(fig.heatmap(trace.x, dims, q_labels, title=t("embeddings"), x_title="dim", y_title=t("token"), colorscale="RdBu", zmid=0), "x", trace.x, q_words, dims)
+elif step == "st_qkv":
+    st.latex(r"Q = X W_q^\top,\quad K = X W_k^\top,\quad V = X W_v^\top")
+    st.code(
+        f"W_q = torch.rand({s.d_q}, {s.d_model})   # head {head}: {tuple(W.W_q[head].shape)}\n"
+        f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\nK = x @ W_k.T   # {tuple(trace.K[head].shape)}\nV = x @ W_v.T   # {tuple(trace.V[head].shape)}",
+        language="python")
+    which = st.radio(t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="qkv_which")
+    mats = {"Q": (trace.Q[head], q_labels, q_words), "K": (trace.K[head], k_labels, k_words), "V": (trace.V[head], k_labels, k_words),
+            "W_q": (W.W_q[head], None, None), "W_k": (W.W_k[head], None, None), "W_v": (W.W_v[head], None, None)}
+    m, rl, rw = mats[which]
+    rl = rl or [str(i) for i in range(m.shape[0])]
+    rw = rw or rl
+    cols = [str(i) for i in range(m.shape[1])]
+    show(fig.heatmap(m, cols, rl, title=f"{which} {tuple(m.shape)}", x_title="dim", y_title="", colorscale="RdBu", zmid=0), which, m, rw, cols)
+elif step == "st_scores":
+    formula = {"dot": r"e_{ij} = q_i^\top k_j", "scaled_dot": r"e_{ij} = \frac{q_i^\top k_j}{\sqrt{d_k}}",
+               "additive": r"e_{ij} = v^\top \tanh(W_a q_i + U_a k_j)"}[s.score]
+    st.latex(formula + (rf"\ /\ T,\ T = {s.temperature:g}" if s.temperature != 1 else ""))
+    st.code(f"scores = Q @ K.T            # {tuple(trace.scores[head].shape)}\nscaled = scores * {trace.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})", language="python")
+    a, b = st.columns(2)
+    with a:
+        show(fig.heatmap(trace.scores[head], k_labels, q_labels, title=t("raw_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0), "scores", trace.scores[head], q_words, k_words)
+    with b:
+        show(fig.heatmap(trace.scaled_scores[head], k_labels, q_labels, title=t("scaled_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0), "scaled_scores", trace.scaled_scores[head], q_words, k_words)
+    row = trace.scores[head, focus]
+    unscaled = float(row.softmax(-1).max()) if s.score != "additive" else float(row.softmax(-1).max())
+    scaled = float(trace.softmax.weights[head, focus].max())
+    st.info(t("why_scale", unscaled=unscaled, scaled=scaled))
+    show(fig.grouped_bars({"raw": trace.scores[head, focus].tolist(), "scaled": trace.scaled_scores[head, focus].tolist()}, k_labels,
+                          title=t("focus_scores", tok=tok)), "focus_scores")
+elif step == "st_mask":
+    st.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & \text{mask}_{ij} \\ -\infty & \text{otherwise}\end{cases}")
+    st.code(f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})  # bool {tuple(trace.mask.shape)}, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))", language="python")
+    st.caption(t("mask_count", n=int(trace.mask.sum()), total=L * S))
+    show(fig.heatmap(trace.mask.int(), k_labels, q_labels, title=t("mask_matrix"), x_title="key", y_title="query", colorscale="Blues"), "mask", trace.mask.int(), q_words, k_words)
+elif step == "st_softmax":
+    st.latex(r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i")
+    st.code("m = scaled.amax(-1, keepdim=True)\np = (scaled - m).exp()   # masked entries -> 0\nZ = p.sum(-1, keepdim=True)\nweights = p / Z", language="python")
+    sm = trace.softmax
+    a, b = st.columns([1, 3])
+    with a:
+        st.dataframe({t("token"): q_words, t("sm_max"): sm.row_max[head].tolist(), t("sm_sum"): sm.row_sum[head].tolist()}, hide_index=True)
+    with b:
+        show(fig.heatmap(sm.exp[head], k_labels, q_labels, title=t("sm_exp"), x_title="key", y_title="query"), "exp", sm.exp[head], q_words, k_words)
+else:
+    st.latex(r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j")
+    st.code(f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\ncontext = weights @ V               # {tuple(trace.context[head].shape)}", language="python")
+    if s.dropout > 0:
+        st.caption(t("dropout_note"))
+    a, b = st.columns(2)
+    with a:
+        show(fig.heatmap(trace.attn[head], k_labels, q_labels, title=t("attn_weights"), x_title="key", y_title="query"), "weights", trace.attn[head], q_words, k_words)
+    with b:
+        dims = [str(i) for i in range(trace.context.shape[-1])]
+        show(fig.heatmap(trace.context[head], dims, q_labels, title=t("context"), x_title="dim", y_title="query", colorscale="RdBu", zmid=0), "context", trace.context[head], q_words, dims)
+
+if bool(trace.empty_rows.any()):
+    st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))
+st.plotly_chart(fig.bars(trace.attn[head, focus].tolist(), k_labels, title=t("focus_row", tok=tok), highlight=int(trace.attn[head, focus].argmax())),
+                width="stretch", key="chart_focus")
+with st.expander(t("focus_context", tok=tok)):
+    st.dataframe({"dim": list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()}, hide_index=True)
+st.download_button(t("download_json"), to_json(trace), "attention_trace.json", "application/json", key="dl_json")

@@ -1,0 +1,81 @@
+"""Variants: efficient kernels side by side with full attention on the current sentence."""
+from dataclasses import replace
+
+import streamlit as st
+
+from attn_core import AttentionConfigError, Settings
+from attn_core.compare import SWEEP_PARAM, compare, error_curve
+from attn_core.kernels import KERNELS
+from explorer import figures as fig
+from explorer.i18n import t
+from explorer.state import current_settings
+
+st.title(t("page_variants"))
+st.caption(t("var_intro"))
+settings = current_settings()
+names = [k for k in KERNELS if k != "sdpa"]
+picked = st.multiselect(t("var_pick"), names, default=["full", "sliding_window", "linear_elu"],
+                        format_func=lambda k: KERNELS[k].label, key="var_kernels", max_selections=4)
+c = st.columns(5)
+window = int(c[0].number_input(t("window"), 1, 512, 1, key="var_window"))
+dilation = int(c[1].number_input(t("dilation"), 1, 64, 2, key="var_dilation"))
+block = int(c[2].number_input(t("block"), 1, 512, 2, key="var_block"))
+features = int(c[3].number_input(t("features"), 1, 1024, 16, key="var_features"))
+proj_k = int(c[4].number_input(t("proj_k"), 1, 512, 3, key="var_proj_k"))
+s = replace(settings, window=window, dilation=dilation, block=block, features=features, proj_k=proj_k)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _compare(items: tuple, kernels: tuple):
+    res = compare(Settings(**dict(items)), list(kernels))
+    return {"tokens": res["tokens"], "kernels": {k: {**v, "weights": v["weights"].tolist(),
+                                                      "pattern": None if v["pattern"] is None else v["pattern"].int().tolist()}
+                                                  for k, v in res["kernels"].items()}}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _curve(items: tuple, kernel: str, values: tuple):
+    return error_curve(Settings(**dict(items)), kernel, list(values))
+
+
+
+if len(picked) < 2:
+    st.info(t("var_need_two"))
+    st.stop()
+try:
+    res = _compare(tuple(sorted(s.to_dict().items())), tuple(picked))
+except AttentionConfigError as err:
+    st.error(f"{err.message} {t('fix_prefix')} {err.fix}", icon="⚠️")
+    st.stop()
+
+labels = fig.labels(res["tokens"])
+L = len(labels)
+if any(KERNELS[k].family == "sparse" for k in picked) and window >= L - 1:
+    st.warning(t("window_too_big", w=window, L=L))
+cols = st.columns(len(picked))
+for col, name in zip(cols, picked):
+    k, r = KERNELS[name], res["kernels"][name]
+    with col:
+        st.markdown(f"**{k.label}**")
+        st.latex(k.formula)
+        st.caption(f"{t('cost_time')} {k.time} · {t('cost_memory')} {k.memory}  \n{t('paper')}: {k.paper}")
+        st.plotly_chart(fig.heatmap(r["weights"], labels, labels, title=t("attn_weights"), x_title="key", y_title="query", height=340),
+                        width="stretch", key=f"var_w_{name}")
+        if r["pattern"] is not None:
+            st.plotly_chart(fig.heatmap(r["pattern"], labels, labels, title=t("pattern"), colorscale="Blues", height=300),
+                            width="stretch", key=f"var_p_{name}")
+        st.metric(t("max_abs"), f"{r['max_abs']:.4g}")
+        st.metric(t("kl"), f"{r['kl']:.4g}")
+        st.metric(t("cos"), f"{r['cos']:.4f}")
+        with st.expander(t("how")):
+            st.text(k.doc)
+
+sweepable = [n for n in picked if n in SWEEP_PARAM]
+if sweepable:
+    name = st.selectbox(t("curve", p="…"), sweepable, format_func=lambda n: KERNELS[n].label, key="var_curve")
+    param = SWEEP_PARAM[name]
+    values = tuple(range(1, L + 1)) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    rows = _curve(tuple(sorted(s.to_dict().items())), name, values)
+    if rows:
+        st.plotly_chart(fig.line([r[param] for r in rows], {t("max_abs"): [r["max_abs"] for r in rows], t("kl"): [r["kl"] for r in rows]},
+                                 title=t("curve", p=param), x_title=param, log_x=param == "features"), width="stretch", key="var_curve_chart")

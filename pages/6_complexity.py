@@ -1,0 +1,123 @@
+"""Complexity: time and memory of full vs sparse vs linear attention on this machine."""
+from dataclasses import asdict
+
+import pandas as pd
+import streamlit as st
+
+from attn_core import AttentionConfigError
+from attn_core import bench
+from attn_core.kernels import KERNELS
+from explorer import figures as fig
+from explorer.i18n import t
+
+st.title(t("page_complexity"))
+st.caption(t("cx_intro"))
+
+devices = bench.available_devices()
+c = st.columns([1, 3])
+device = c[0].selectbox(t("cx_device"), devices, key="cx_device")
+info = bench.device_info(device)
+mem = info.get("total_bytes") or info.get("free_bytes")
+c[1].caption(f"{info.get('name', device)} · {info['threads']} threads · {mem / 2**30:.1f} GiB · torch {info['torch']}")
+
+kernels = st.multiselect(t("cx_kernels"), list(KERNELS), default=list(bench.DEFAULT_KERNELS),
+                         format_func=lambda k: KERNELS[k].label, key="cx_kernels")
+lengths = st.multiselect(t("cx_lengths"), [2**p for p in range(6, 17)], default=[256, 512, 1024, 2048, 4096],
+                         key="cx_lengths")
+c = st.columns(6)
+batch = int(c[0].number_input(t("cx_batch"), 1, 64, 1, key="cx_batch"))
+heads = int(c[1].number_input(t("cx_heads"), 1, 64, 4, key="cx_heads"))
+d_head = int(c[2].number_input(t("cx_dhead"), 8, 256, 64, step=8, key="cx_dhead"))
+window = int(c[3].number_input(t("cx_window"), 1, 4096, 128, key="cx_window"))
+dtypes = ["fp32", "bf16"] + (["fp16"] if device != "cpu" else [])
+dtype = c[4].selectbox(t("cx_dtype"), dtypes, key="cx_dtype")
+causal = c[5].checkbox(t("cx_causal"), key="cx_causal")
+cfg = bench.SweepConfig(kernels=tuple(kernels), lengths=tuple(sorted(lengths)), device=device, dtype=dtype,
+                        shape=bench.Shape(batch=batch, heads=heads, d_head=d_head, window=window, causal=causal))
+
+
+@st.cache_resource(show_spinner=False)
+def _results() -> dict:
+    """Finished sweeps of this server, per configuration."""
+    return {}
+
+
+@st.cache_resource(show_spinner=False)
+def _matmul_gflops(device: str, dtype: str) -> float:
+    return bench.matmul_gflops(device, bench.DTYPES[dtype])
+
+
+try:
+    bench.validate_sweep(cfg)
+except AttentionConfigError as err:
+    st.error(t("cx_bad", msg=str(err)), icon="⚠️")
+    st.stop()
+
+b1, b2 = st.columns([1, 6])
+run = b1.button(t("cx_run"), type="primary", key="cx_run")
+b2.button(t("cx_stop"), key="cx_stop")  # a click reruns the page, which ends a running sweep
+rows: list[bench.Row] | None = _results().get(cfg)
+if run:
+    status, progress, table = st.empty(), st.progress(0.0), st.empty()
+    rows, n = [], len(cfg.kernels) * len(cfg.lengths)
+    st.session_state["cx_partial"] = []
+    for i, row in enumerate(bench.exclusive_sweep(cfg, on_queued=lambda: status.info(t("cx_queued"))), start=1):
+        rows.append(row)
+        st.session_state["cx_partial"] = [asdict(r) for r in rows]
+        progress.progress(i / n, text=t("cx_running", kernel=row.kernel, L=row.seq_len, i=i, n=n))
+        table.dataframe(pd.DataFrame([asdict(r) for r in rows]), hide_index=True)
+    status.empty(), progress.empty(), table.empty()
+    _results()[cfg] = rows
+    st.session_state.pop("cx_partial", None)
+elif rows is not None:
+    st.caption(t("cx_cached"))
+elif st.session_state.get("cx_partial"):
+    rows = [bench.Row(**r) for r in st.session_state["cx_partial"]]
+    st.info(t("cx_stopped"))
+
+if not rows:
+    st.info(t("cx_none"))
+    st.stop()
+
+df = pd.DataFrame([asdict(r) for r in rows])
+st.dataframe(df, hide_index=True)
+buf = pd.io.common.StringIO()
+bench.rows_to_csv(rows, buf)
+st.download_button(t("cx_csv"), buf.getvalue(), "attention_benchmark.csv", "text/csv", key="cx_download")
+
+ok = [r for r in rows if r.median_ms]
+names = list(dict.fromkeys(r.kernel for r in ok))
+series_t = {k: ([r.seq_len for r in ok if r.kernel == k], [r.median_ms for r in ok if r.kernel == k]) for k in names}
+series_m = {k: ([r.seq_len for r in ok if r.kernel == k and r.peak_bytes], [r.peak_bytes / 2**20 for r in ok if r.kernel == k and r.peak_bytes])
+            for k in names}
+theory = {}
+for k, (xs, ys) in series_t.items():
+    if xs:
+        f0 = bench.estimate_flops(k, xs[0], cfg.shape)
+        theory[k] = (xs, [ys[0] * bench.estimate_flops(k, x, cfg.shape) / f0 for x in xs])
+a, b = st.columns(2)
+with a:
+    st.plotly_chart(fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory), width="stretch", key="cx_time_chart")
+    st.caption(t("cx_theory"))
+with b:
+    st.plotly_chart(fig.loglog(series_m, title=t("cx_mem"), y_title="MiB"), width="stretch", key="cx_mem_chart")
+
+st.subheader(t("cx_slopes"))
+slopes = {k: bench.fit_slope(*bench.fit_range(rows, k)) for k in names}
+st.dataframe({"kernel": list(slopes), "slope": [None if v is None else round(v, 2) for v in slopes.values()]}, hide_index=True)
+
+st.subheader(t("cx_cross"))
+base = "sdpa" if "sdpa" in names else ("full" if "full" in names else None)
+cross = {}
+if base:
+    ref = dict(zip(*series_t[base]))
+    cross = {k: bench.crossover(ref, dict(zip(*series_t[k]))) for k in names if k not in ("full", "sdpa")}
+    st.dataframe({"kernel": list(cross), f"faster than {base} from L =": [v if v else t("cx_never") for v in cross.values()]}, hide_index=True)
+
+peak = _matmul_gflops(device, dtype)
+st.subheader(t("cx_gflops", peak=peak))
+st.dataframe(df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]].assign(**{"% of matmul": lambda d: (100 * d["gflops"] / peak).round(1)}),
+             hide_index=True)
+verdict = ", ".join(f"{KERNELS[k].label}: L ≥ {v}" for k, v in cross.items() if v) or t("cx_never")
+st.info(t("cx_rule", verdict=verdict))
+st.caption(t("cx_params", d=heads * d_head, p=4 * (heads * d_head) ** 2))
