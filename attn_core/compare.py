@@ -35,7 +35,7 @@ def check_options(s: Settings, name: str, L: int) -> None:
 def compare(settings: Settings, names: list[str]) -> dict:
     """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
     base = run_trace(replace(settings, source=None, heads=1, layout="tutorial", score="scaled_dot", mask="none", pad_to=0,
-                             kernel="full", dropout=0.0, d_k=settings.d_q if settings.d_q != settings.d_k else settings.d_k))
+                             kernel="full", dropout=0.0, residual_norm=False, d_k=settings.d_q if settings.d_q != settings.d_k else settings.d_k))
     q, k, v = base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0)  # (1, 1, L, d)
     s, L = base.settings, q.shape[-2]
     causal = settings.causal

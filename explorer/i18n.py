@@ -183,21 +183,24 @@ STRINGS: dict[str, tuple[str, str]] = {
 
 
 def lang() -> str:
-    value = st.session_state.get("lang", "en")
+    """The language: the switch's value once drawn, else the URL's ?lang=, else English."""
+    value = st.session_state.get("lang_widget") or st.query_params.get("lang", "en")
     return value if value in LANGS else "en"
 
 
-def t(key: str, **fmt) -> str:
+def t(key: str, *, language: str | None = None, **fmt) -> str:
     en, zh = STRINGS[key]
-    text = zh if lang() == "zh" else en
+    text = zh if (language or lang()) == "zh" else en
     return text.format(**fmt) if fmt else text
 
 
 def label(prefix: str = "opt_"):
-    """A ``format_func`` that shows an option value through the catalogue."""
+    """A ``format_func`` that shows an option value through the catalogue, in the language of
+    the run that drew the widget (a widget's labels must not change after it is drawn)."""
+    language = lang()
 
     def fmt(value) -> str:
         key = f"{prefix}{value}"
-        return t(key) if key in STRINGS else str(value)
+        return t(key, language=language) if key in STRINGS else str(value)
 
     return fmt

@@ -14,7 +14,7 @@ from attn_core.config import INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, TUTORIAL
 from attn_core.masks import MASK_MODES
 from attn_core.tokenize import split_words
 
-from .i18n import LANGS, label, t
+from .i18n import LANGS, label, lang, t
 
 DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
 DEFAULTS = Settings()
@@ -27,7 +27,32 @@ def _number(key: str, default: int, *, low: int | None = None, high: int | None 
     return int(container.number_input(t(key), min_value=low, max_value=high, value=default, step=1, key=key, **BIND))
 
 
+def _choice(widget, title: str, options, key: str, *, default, format_func, **kwargs):
+    """A select box or radio whose language-neutral value lives in ``st.session_state[key]``
+    and in the URL (``?key=value``).
+
+    The widget itself is keyed per language (``key__en``, ``key__zh``): its labels change with
+    the language, and a fresh widget starting from the stored value keeps the setting across
+    a switch. (``bind="query-params"`` would put the translated label in the URL.)
+    """
+    options = list(options)
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key, default)
+    if st.session_state[key] not in options:
+        st.session_state[key] = default
+    value = widget(title, options, index=options.index(st.session_state[key]), format_func=format_func,
+                   key=f"{key}__{lang()}", **kwargs)
+    st.session_state[key] = value
+    if value == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = value
+    return value
+
+
 def reset_to_defaults() -> None:
+    for key in [k for k in st.session_state if "__" in k] + ["layout", "score", "mask", "pos", "init"]:
+        st.session_state.pop(key, None)
     for key in ("sentence", "source", "heads", "layout", "d_model", "d_q", "d_k", "d_v", "score", "temperature", "mask",
                 "causal", "window", "dilation", "global_tokens", "block", "pos", "init", "seed", "dropout_on", "dropout",
                 "residual_norm"):
@@ -38,7 +63,12 @@ def sidebar_ui() -> tuple[Settings, dict]:
     """Draw the shared controls; return the settings and a slot per field for its message."""
     sb = st.sidebar
     slots: dict[str, object] = {}
-    sb.radio(t("language"), list(LANGS), format_func=LANGS.get, key="lang", horizontal=True, **BIND)
+    current = lang()
+    chosen = sb.radio(t("language"), list(LANGS), index=list(LANGS).index(current), format_func=LANGS.get, key="lang_widget", horizontal=True)
+    if chosen == "en":
+        st.query_params.pop("lang", None)
+    else:
+        st.query_params["lang"] = chosen
 
     sb.subheader(t("sec_input"))
     sentence = sb.text_area(t("sentence"), value=TUTORIAL_SENTENCE, key="sentence", help=t("sentence_help"), height=80, **BIND)
@@ -49,7 +79,7 @@ def sidebar_ui() -> tuple[Settings, dict]:
     sb.subheader(t("sec_dims"))
     heads = _number("heads", DEFAULTS.heads)
     slots["heads"] = sb.empty()
-    layout = sb.radio(t("layout"), LAYOUTS, format_func=label("opt_layout_"), key="layout", **BIND)
+    layout = _choice(sb.radio, t("layout"), LAYOUTS, "layout", default=DEFAULTS.layout, format_func=label("opt_layout_"))
     d_model = _number("d_model", DEFAULTS.d_model)
     slots["d_model"] = sb.empty()
     cols = sb.columns(3)
@@ -61,10 +91,10 @@ def sidebar_ui() -> tuple[Settings, dict]:
     slots["d_q"] = slots["d_k"] = slots["d_v"] = sb.empty()
 
     sb.subheader(t("sec_scores"))
-    score = sb.selectbox(t("score"), SCORES, index=SCORES.index(DEFAULTS.score), format_func=label(), key="score", **BIND)
+    score = _choice(sb.selectbox, t("score"), SCORES, "score", default=DEFAULTS.score, format_func=label())
     temperature = float(sb.number_input(t("temperature"), min_value=0.01, max_value=100.0, value=1.0, step=0.1, key="temperature", **BIND))
     slots["temperature"] = sb.empty()
-    mask = sb.selectbox(t("mask"), MASK_MODES, format_func=label(), key="mask", **BIND)
+    mask = _choice(sb.selectbox, t("mask"), MASK_MODES, "mask", default=DEFAULTS.mask, format_func=label())
     causal = sb.checkbox(t("causal"), value=False, key="causal", **BIND) if mask != "causal" else False
     slots["causal"] = sb.empty()
     window, dilation, global_tokens, block = DEFAULTS.window, DEFAULTS.dilation, DEFAULTS.global_tokens, DEFAULTS.block
@@ -79,8 +109,8 @@ def sidebar_ui() -> tuple[Settings, dict]:
     slots["window"] = slots["dilation"] = slots["global_tokens"] = slots["block"] = slots["mask"] = sb.empty()
 
     sb.subheader(t("sec_model"))
-    pos = sb.selectbox(t("pos"), POSITIONS, format_func=label(), key="pos", **BIND)
-    init = sb.radio(t("init"), INITS, format_func=label(), key="init", horizontal=True, **BIND)
+    pos = _choice(sb.selectbox, t("pos"), POSITIONS, "pos", default=DEFAULTS.pos, format_func=label())
+    init = _choice(sb.radio, t("init"), INITS, "init", default=DEFAULTS.init, format_func=label(), horizontal=True)
     seed = int(sb.number_input(t("seed"), min_value=0, max_value=2**31 - 1, value=DEFAULTS.seed, step=1, key="seed", **BIND))
     dropout = 0.0
     if sb.checkbox(t("dropout"), value=False, key="dropout_on", **BIND):

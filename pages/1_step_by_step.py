@@ -3,7 +3,7 @@ import streamlit as st
 
 from attn_core.export import matrix_csv, to_json
 from explorer import figures as fig
-from explorer.i18n import t
+from explorer.i18n import label, lang, t
 from explorer.state import current_settings, current_trace
 
 st.title(t("page_steps"))
@@ -21,10 +21,11 @@ q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 L, S = len(q_words), len(k_words)
 
 c1, c2, c3 = st.columns([2, 1, 3])
-focus = c1.selectbox(t("focus"), range(L), index=min(1, L - 1), format_func=lambda i: q_labels[i], key="focus")
+focus = c1.selectbox(t("focus"), range(L), index=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i],
+                     key=f"focus__{abs(hash(tuple(q_words)))}")  # a new sentence starts a new focus
 head = c2.number_input(t("head"), 0, s.heads - 1, 0, key="head_steps") if s.heads > 1 else 0
 steps = ["st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output"]
-step = c3.radio(t("step"), steps, format_func=t, horizontal=True, key="step", index=5)
+step = c3.radio(t("step"), steps, format_func=label(""), horizontal=True, key=f"step__{lang()}", index=5)
 W = trace.weights
 tok = q_words[focus]
 
@@ -48,7 +49,7 @@ elif step == "st_qkv":
         f"W_q = torch.rand({s.d_q}, {s.d_model})   # head {head}: {tuple(W.W_q[head].shape)}\n"
         f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\nK = x @ W_k.T   # {tuple(trace.K[head].shape)}\nV = x @ W_v.T   # {tuple(trace.V[head].shape)}",
         language="python")
-    which = st.radio(t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="qkv_which")
+    which = st.radio(t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key=f"qkv_which__{lang()}")
     mats = {"Q": (trace.Q[head], q_labels, q_words), "K": (trace.K[head], k_labels, k_words), "V": (trace.V[head], k_labels, k_words),
             "W_q": (W.W_q[head], None, None), "W_k": (W.W_k[head], None, None), "W_v": (W.W_v[head], None, None)}
     m, rl, rw = mats[which]

@@ -3,7 +3,7 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
-from explorer.i18n import t
+from explorer.i18n import lang, t
 from explorer.state import current_settings, current_trace
 
 st.title(t("page_multihead"))
@@ -16,8 +16,8 @@ q_labels, k_labels = fig.labels(trace.tokens.words), fig.labels(trace.key_tokens
 st.caption(t("mh_intro", proj=t("mh_proj") if trace.projected is not None else ""))
 
 default = list(range(min(s.heads, 4)))
-shown = st.multiselect(t("heads_to_show"), list(range(s.heads)), default=default, format_func=lambda h: f"{t('head')} {h}",
-                       max_selections=4, key="mh_heads")
+shown = st.multiselect(t("heads_to_show"), list(range(s.heads)), default=default, format_func=lambda h, word=t("head"): f"{word} {h}",
+                       max_selections=4, key=f"mh_heads__{lang()}")
 cols = st.columns(max(len(shown), 1))
 for col, h in zip(cols, shown):
     with col:

@@ -1,0 +1,29 @@
+import os
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
+TIMEOUT = 120  # the first run imports torch
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches():
+    st.cache_data.clear()
+    yield
+
+
+@pytest.fixture
+def app():
+    def make(page: str | None = None, query: dict | None = None) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
+        at.run()
+        if page:
+            at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    return make

@@ -1,0 +1,166 @@
+"""Every page under AppTest: runs clean, and a changed control changes the plotted data."""
+import json
+
+import pytest
+import torch
+
+from attn_core import Settings, run_trace
+from attn_core.tutorial import PRINTED
+
+PAGES = ["pages/1_step_by_step.py", "pages/2_multi_head.py", "pages/3_cross_attention.py", "pages/4_tutorial.py",
+         "pages/5_variants.py", "pages/6_complexity.py"]
+NON_DEFAULT = {"sentence": "我爱 attention 机制 and the attention", "heads": "4", "layout": "standard", "d_model": "32",
+               "mask": "global_window", "window": "1", "global_tokens": "2", "pos": "sinusoidal", "init": "standard",
+               "score": "additive", "causal": "true", "lang": "zh", "dropout_on": "true", "residual_norm": "true"}
+
+
+def charts(at):
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def chart(at, title_part: str):
+    for spec in charts(at):
+        title = spec.get("layout", {}).get("title", {})
+        if title_part in (title.get("text", "") if isinstance(title, dict) else str(title)):
+            return spec
+    raise AssertionError(f"no chart titled '{title_part}'")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_at_defaults(app, page):
+    at = app(page)
+    assert not at.error
+    if page != "pages/6_complexity.py":
+        assert charts(at)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_at_non_default_settings(app, page):
+    at = app(page, query=NON_DEFAULT)
+    assert at.session_state["settings"]["mask"] == "global_window"
+    assert at.session_state["settings"]["heads"] == 4
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_weights_heatmap_is_the_engines(app):
+    at = app()
+    spec = chart(at, "Attention weights")
+    expect = run_trace(Settings()).attn[0]
+    assert torch.allclose(torch.tensor(spec["data"][0]["z"]), expect, atol=1e-6)
+    assert spec["data"][0]["y"] == ["0 Life", "1 is", "2 short", "3 eat", "4 dessert", "5 first"]
+
+
+def test_changing_the_sentence_and_a_dimension_changes_the_plot(app):
+    at = app()
+    at.sidebar.text_area(key="sentence").set_value("attention is all you need").run()
+    at.sidebar.number_input(key="d_v").set_value(5).run()
+    assert not at.exception
+    spec = chart(at, "Context vectors")
+    expect = run_trace(Settings(sentence="attention is all you need", d_v=5)).context[0]
+    z = torch.tensor(spec["data"][0]["z"])
+    assert z.shape == (5, 5) and torch.allclose(z, expect, atol=1e-6)
+
+
+def test_mask_change_reaches_the_mask_step(app):
+    at = app()
+    at.sidebar.selectbox(key="mask__en").set_value("causal").run()
+    at.radio(key="step__en").set_value("st_mask").run()
+    z = torch.tensor(chart(at, "Mask")["data"][0]["z"])
+    assert torch.equal(z, torch.tril(torch.ones(6, 6)).to(z.dtype))
+
+
+def test_invalid_combination_shows_the_fix_and_keeps_settings(app):
+    at = app()
+    at.sidebar.text_area(key="sentence").set_value("the cat sat").run()
+    at.sidebar.number_input(key="d_q").set_value(10).run()
+    assert not at.exception
+    messages = " ".join(e.value for e in at.sidebar.error)
+    assert "d_q = 10" in messages and "Set d_q equal to d_k" in messages
+    assert any("cannot be computed" in w.value for w in at.warning)
+    assert at.sidebar.text_area(key="sentence").value == "the cat sat"
+    at.sidebar.number_input(key="d_k").set_value(10).run()
+    assert not at.sidebar.error and charts(at)
+
+
+@pytest.mark.parametrize("changes,text", [
+    ({"layout": "standard", "heads": 3}, "divides 16"),
+    ({"sentence": " ,,, "}, "Type at least one word"),
+    ({"sentence": "a " * 600}, "Shorten it"),
+])
+def test_other_invalid_inputs(app, changes, text):
+    at = app()
+    for key, value in changes.items():
+        widget = at.sidebar.text_area(key=key) if key == "sentence" else (
+            at.sidebar.radio(key=f"{key}__en") if key == "layout" else at.sidebar.number_input(key=key))
+        widget.set_value(value).run()
+    assert not at.exception
+    assert text in " ".join(e.value for e in at.sidebar.error)
+
+
+def test_url_opens_those_settings(app):
+    at = app(query={"sentence": "one two three", "d_model": "8", "mask": "causal", "lang": "zh"})
+    assert at.sidebar.text_area(key="sentence").value == "one two three"
+    assert at.sidebar.number_input(key="d_model").value == 8
+    spec = chart(at, "注意力权重")
+    expect = run_trace(Settings(sentence="one two three", d_model=8, mask="causal")).attn[0]
+    assert torch.allclose(torch.tensor(spec["data"][0]["z"]), expect, atol=1e-6)
+
+
+def test_switching_language_keeps_settings(app):
+    at = app()
+    at.sidebar.number_input(key="heads").set_value(2).run()
+    at.sidebar.selectbox(key="mask__en").set_value("causal").run()
+    at.sidebar.radio(key="lang_widget").set_value("zh").run()
+    assert not at.exception
+    assert at.title[0].value == "逐步计算"
+    assert at.sidebar.selectbox(key="mask__zh").value == "causal"
+    assert at.sidebar.number_input(key="heads").value == 2
+    at.switch_page("pages/2_multi_head.py").run()
+    assert at.session_state["settings"]["heads"] == 2 and at.session_state["settings"]["mask"] == "causal"
+    titles = [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
+    assert [x for x in titles if x.startswith("头 ")] == ["头 0", "头 1"]
+
+
+def test_multihead_page_shows_each_head_and_the_parameter_count(app):
+    at = app("pages/2_multi_head.py", query={"heads": "4", "layout": "standard", "d_model": "16", "init": "standard"})
+    t = run_trace(Settings(heads=4, layout="standard", d_model=16, init="standard"))
+    for h in range(4):
+        assert torch.allclose(torch.tensor(chart(at, f"Head {h}")["data"][0]["z"]), t.attn[h], atol=1e-6)
+    assert any("4·d_model² = 1,024" in i.value for i in at.info)
+
+
+def test_cross_page_is_l_by_s(app):
+    at = app("pages/3_cross_attention.py")
+    z = chart(at, "Attention weights")["data"][0]["z"]
+    assert len(z) == 8 and len(z[0]) == 6  # 8 German query words over the 6 English source words
+
+
+def test_tutorial_page_shows_the_printed_numbers(app):
+    at = app("pages/4_tutorial.py")
+    table = next(d.value for d in at.dataframe if "match" in d.value.columns)
+    assert list(table["match"]) == ["✓", "✓"]
+    spec = chart(at, "attention_weights_2")
+    assert [round(v, 4) for v in spec["data"][0]["y"]] == PRINTED["attention_weights_2"]
+
+
+def test_variants_page_errors_and_bad_parameters(app):
+    at = app("pages/5_variants.py")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics  # full vs itself is 0; others are measured
+    at.number_input(key="var_window").set_value(1).run()
+    at.multiselect(key="var_kernels").set_value(["full", "linformer"]).run()
+    at.number_input(key="var_proj_k").set_value(50).run()
+    assert not at.exception
+    assert any("Set k between 1 and 6" in e.value for e in at.error)
+
+
+def test_complexity_page_tiny_sweep(app):
+    at = app("pages/6_complexity.py")
+    at.multiselect(key="cx_lengths").set_value([64, 128, 256]).run()
+    at.button(key="cx_run").click().run(timeout=300)
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert set(table["kernel"]) == {"full", "sdpa", "sliding_window", "linear_elu", "causal_linear", "performer", "linformer"}
+    assert set(table["seq_len"]) == {64, 128, 256}
+    assert (table["median_ms"] > 0).all()
+    assert len(charts(at)) == 2
