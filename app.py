@@ -7,12 +7,10 @@ import streamlit as st
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
-from explorer.boot import settle_first_run  # noqa: E402
 from explorer.i18n import t  # noqa: E402
 from explorer.state import show_error, sidebar_ui, trace_for  # noqa: E402
 from attn_core import AttentionConfigError  # noqa: E402
 
-settle_first_run()
 
 pages = [
     st.Page("pages/1_step_by_step.py", title=t("page_steps"), icon="🧮", default=True, url_path="steps"),

@@ -1,0 +1,85 @@
+"""Real browser flows against `streamlit run app.py` on 127.0.0.1 (Debian Chromium via Playwright)."""
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import ARTIFACTS
+
+WAIT = 60_000
+
+
+def open_app(page, url, path=""):
+    page.goto(f"{url}/{path}")
+    page.wait_for_selector(".stPlotlyChart, [data-testid='stPlotlyChart'], h1", timeout=WAIT)
+    expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
+
+
+def settle(page):
+    """Wait until the script run that the last change started has finished."""
+    page.wait_for_timeout(300)
+    expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
+
+
+def test_first_change_after_a_fresh_start_sticks_and_updates_the_charts(server, page):
+    open_app(page, server)
+    expect(page.locator("svg text", has_text="4 dessert").first).to_be_visible(timeout=WAIT)
+    box = page.locator("textarea[aria-label='Sentence']")
+    box.fill("the cat sat on a mat")
+    box.press("Control+Enter")
+    settle(page)
+    expect(page.locator("svg text", has_text="5 mat").first).to_be_visible(timeout=WAIT)
+    page.wait_for_timeout(1500)  # a lost first change would revert here
+    assert box.input_value() == "the cat sat on a mat"
+    assert "sentence=the+cat+sat" in page.url
+    d_v = page.locator("input[aria-label='d_v']")
+    d_v.fill("5")
+    d_v.press("Enter")
+    settle(page)
+    expect(page.get_by_text("# (6, 5)").first).to_be_visible(timeout=WAIT)
+    assert page.locator("textarea[aria-label='Sentence']").input_value() == "the cat sat on a mat"
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    page.screenshot(path=os.path.join(ARTIFACTS, "step_by_step.png"), full_page=True)
+
+
+def test_script_typed_as_the_sentence_is_shown_as_text(server, page):
+    open_app(page, server)
+    payload = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
+    box = page.locator("textarea[aria-label='Sentence']")
+    box.fill(payload)
+    box.press("Control+Enter")
+    settle(page)
+    expect(page.get_by_test_id("stText").filter(has_text=payload)).to_be_visible(timeout=WAIT)
+    assert page.evaluate("window.__pwned === undefined")
+    page.screenshot(path=os.path.join(ARTIFACTS, "script_as_text.png"), full_page=True)
+
+
+def test_shared_link_opens_the_same_view_in_chinese(server, page):
+    open_app(page, server, "?sentence=one+two+three&mask=causal&lang=zh&heads=2")
+    expect(page.locator("h1", has_text="逐步计算")).to_be_visible(timeout=WAIT)
+    expect(page.locator("svg text", has_text="2 three").first).to_be_visible(timeout=WAIT)
+    page.screenshot(path=os.path.join(ARTIFACTS, "shared_link_zh.png"), full_page=True)
+
+
+@pytest.mark.parametrize("path,text", [
+    ("multihead", "Concatenated heads"), ("cross", "Who attends to whom"), ("tutorial", "'is' attends most to 'dessert' (0.4917)."),
+    ("variants", "Distance from full attention"),
+])
+def test_each_page_renders_its_charts(server, page, path, text):
+    open_app(page, server, path)
+    if path in ("multihead", "cross"):
+        expect(page.locator("svg text", has_text=text).first).to_be_visible(timeout=WAIT)
+    elif path == "variants":
+        expect(page.get_by_text("max |Δ output|").first).to_be_visible(timeout=WAIT)
+    else:
+        expect(page.get_by_text(text).first).to_be_visible(timeout=WAIT)
+    expect(page.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").first).to_be_attached(timeout=WAIT)
+    page.screenshot(path=os.path.join(ARTIFACTS, f"{path}.png"), full_page=True)
+
+
+def test_complexity_sweep_runs_in_the_browser(server, page):
+    open_app(page, server, "complexity")
+    page.get_by_role("button", name="Run the sweep").click()
+    expect(page.get_by_text("Fitted slopes").first).to_be_attached(timeout=240_000)
+    expect(page.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").nth(1)).to_be_attached(timeout=WAIT)
+    page.screenshot(path=os.path.join(ARTIFACTS, "complexity.png"), full_page=True)
