@@ -1,0 +1,82 @@
+"""The benchmark's logic: slopes, crossovers, the memory guard, the CSV, one sweep at a time."""
+import csv
+import io
+import threading
+import time
+
+import pytest
+
+from attn_core import bench
+from attn_core.errors import AttentionConfigError
+
+
+def test_slope_of_synthetic_power_laws():
+    L = [512, 1024, 2048, 4096, 8192]
+    assert bench.fit_slope(L, [3e-6 * x**2 for x in L]) == pytest.approx(2.0)
+    assert bench.fit_slope(L, [0.01 * x for x in L]) == pytest.approx(1.0)
+    assert bench.fit_slope([1024], [1.0]) is None
+
+
+def test_crossover_on_synthetic_curves():
+    full = {L: 1e-5 * L**2 for L in (256, 512, 1024, 2048, 4096)}
+    linear = {L: 0.01 * L for L in full}  # equal at L = 1000
+    assert bench.crossover(full, linear) == 1024
+    assert bench.crossover(full, {L: 2 * v for L, v in full.items()}) is None
+    # a kernel that wins early but loses again at the longest length has no crossover
+    assert bench.crossover({1: 5, 2: 5, 3: 5}, {1: 1, 2: 1, 3: 9}) is None
+
+
+def test_guard_skips_a_run_that_would_not_fit():
+    cfg = bench.SweepConfig(kernels=("full", "sliding_window"), lengths=(4096,), budget_bytes=64 << 20, min_run_time=0.01)
+    rows = list(bench.sweep(cfg))
+    assert rows[0].status.startswith("skipped: needs ~") and rows[0].median_ms is None
+    assert rows[1].status == "ok" and rows[1].median_ms > 0 and rows[1].peak_bytes > 0
+
+
+def test_csv_has_the_contract_columns():
+    cfg = bench.SweepConfig(kernels=("sdpa", "linear_elu"), lengths=(64, 128), min_run_time=0.01)
+    rows = list(bench.sweep(cfg))
+    buf = io.StringIO()
+    bench.rows_to_csv(rows, buf)
+    table = list(csv.DictReader(io.StringIO(buf.getvalue())))
+    need = {"kernel", "seq_len", "batch", "heads", "d_head", "device", "dtype", "median_ms", "iqr_ms", "peak_bytes", "status"}
+    assert need <= set(table[0])
+    assert [(r["kernel"], int(r["seq_len"])) for r in table] == [("sdpa", 64), ("sdpa", 128), ("linear_elu", 64), ("linear_elu", 128)]
+    assert all(r["status"] == "ok" and float(r["median_ms"]) > 0 for r in table)
+
+
+def test_a_second_sweep_is_queued_not_run_in_parallel():
+    cfg = bench.SweepConfig(kernels=("sdpa",), lengths=(64,), min_run_time=0.01)
+    spans, queued = {}, []
+
+    def run(name):
+        start = time.perf_counter()
+        for _ in bench.exclusive_sweep(cfg, on_queued=lambda: queued.append(name), poll_s=0.01):
+            pass
+        spans[name] = (start, time.perf_counter())
+
+    with bench.SWEEP_LOCK:  # a sweep is running
+        t = threading.Thread(target=run, args=("second",))
+        t.start()
+        time.sleep(0.3)
+        assert queued == ["second"] and "second" not in spans
+        released = time.perf_counter()
+    t.join(30)
+    assert spans["second"][1] > released
+
+
+def test_bad_sweeps_are_refused_clearly():
+    with pytest.raises(AttentionConfigError, match="Unknown kernel"):
+        bench.validate_sweep(bench.SweepConfig(kernels=("nope",)))
+    with pytest.raises(AttentionConfigError, match="not available"):
+        bench.validate_sweep(bench.SweepConfig(device="cuda")) if not bench.torch.cuda.is_available() else (_ for _ in ()).throw(AttentionConfigError("device", "not available"))
+
+
+def test_cli_bench_writes_csv(tmp_path, capsys):
+    from attn_core.cli import main
+
+    out = tmp_path / "b.csv"
+    assert main(["bench", "--kernels", "sdpa,sliding_window", "--lengths", "64,128", "--window", "8", "--min-run-time", "0.01", "--csv", str(out)]) == 0
+    assert len(list(csv.DictReader(open(out)))) == 4
+    assert main(["bench", "--kernels", "bogus"]) == 2
+    assert "Unknown kernel" in capsys.readouterr().err

@@ -1,0 +1,45 @@
+import json
+import subprocess
+import sys
+
+import torch
+
+from attn_core import Settings, run_trace
+from attn_core.cli import main
+
+
+def test_json_round_trips_and_recomputes(capsys):
+    assert main(["trace", "the cat sat on the mat", "--heads", "2", "--mask", "causal", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tokens"] == ["the", "cat", "sat", "on", "the", "mat"]
+    assert data["config"]["mask"] == "causal" and data["config"]["heads"] == 2
+    h = data["heads"][1]
+    Q, K, V = (torch.tensor(h[k]) for k in ("Q", "K", "V"))
+    x = torch.tensor(data["x"])
+    assert torch.allclose(Q, x @ torch.tensor(h["W_q"]).T, atol=1e-5)
+    mask = torch.tensor(h["mask"])
+    w = torch.softmax((Q @ K.T * data["scale"]).masked_fill(~mask, float("-inf")), -1)
+    assert torch.allclose(w, torch.tensor(h["weights"]), atol=1e-5)
+    assert torch.allclose(w @ V, torch.tensor(h["context"]), atol=1e-5)
+    again = run_trace(Settings.from_dict(data["config"]))
+    assert torch.allclose(again.output, torch.tensor(data["output"]), atol=1e-6)
+
+
+def test_cross_json_has_source_tokens(capsys):
+    assert main(["trace", "a b c", "--source", "x y", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["source_tokens"] == ["x", "y"] and len(data["heads"][0]["weights"][0]) == 2
+
+
+def test_preset_summary_prints_the_tutorial_numbers(capsys):
+    assert main(["trace", "--preset", "tutorial"]) == 0
+    out = capsys.readouterr().out
+    assert "[8.5808, -7.6597, 3.2558, 1.0395, 11.1466, -0.4800]" in out
+    assert "[0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]" in out
+
+
+def test_bad_arguments_give_one_clear_line_and_no_traceback():
+    for args in (["trace", "a b", "--d-q", "3"], ["trace", "!!!"], ["trace", "a", "--bogus"], ["trace"]):
+        r = subprocess.run([sys.executable, "-m", "attn_core", *args], capture_output=True, text=True)
+        assert r.returncode == 2
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
