@@ -44,10 +44,10 @@ def sdpa_attention(q, k, v, *, causal: bool = False, scale: float | None = None,
     """Fused softmax attention: ``torch.nn.functional.scaled_dot_product_attention`` (Flash /
     memory-efficient kernels where the device has them). Same math as the materialised path."""
     if mask is not None:
-        bias = masks.to_bias(mask, q.dtype)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=False, scale=scale) if not causal else \
-            F.scaled_dot_product_attention(q, k, v, attn_mask=bias + masks.to_bias(masks.causal(*mask.shape[-2:], device=q.device), q.dtype), scale=scale)
-        return out.nan_to_num(0.0)
+        if causal:
+            mask = mask & masks.causal(*mask.shape[-2:], device=q.device)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=masks.to_bias(mask, q.dtype), scale=scale)
+        return out.nan_to_num(0.0)  # a fully masked row: 0, not NaN
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
 
 
