@@ -18,24 +18,29 @@ def _list(t: torch.Tensor | None):
     return None if t is None else t.detach().cpu().tolist()
 
 
+def head_dict(trace, h: int) -> dict:
+    """Head ``h`` of a trace (anything with the ``Trace`` fields: weights, Q, K, V, scores,
+    scaled_scores, mask, attn, context, empty_rows), as plain lists."""
+    w = trace.weights
+    head = {
+        "W_q": _list(w.W_q[h]), "W_k": _list(w.W_k[h]), "W_v": _list(w.W_v[h]),
+        "Q": _list(trace.Q[h]), "K": _list(trace.K[h]), "V": _list(trace.V[h]),
+        "scores": _list(trace.scores[h]), "scaled_scores": _list(trace.scaled_scores[h]),
+        "mask": _list(trace.mask), "weights": _list(trace.attn[h]), "context": _list(trace.context[h]),
+        "empty_rows": _list(trace.empty_rows[h]),
+    }
+    for name in ("b_q", "b_k", "b_v"):
+        if getattr(w, name) is not None:
+            head[name] = _list(getattr(w, name)[h])
+    if w.additive is not None:
+        head["additive"] = {"W_a": _list(w.additive.W_a[h]), "U_a": _list(w.additive.U_a[h]), "v": _list(w.additive.v[h])}
+    return head
+
+
 def to_dict(trace: Trace) -> dict:
     s = trace.settings
     w = trace.weights
-    heads = []
-    for h in range(s.heads):
-        head = {
-            "W_q": _list(w.W_q[h]), "W_k": _list(w.W_k[h]), "W_v": _list(w.W_v[h]),
-            "Q": _list(trace.Q[h]), "K": _list(trace.K[h]), "V": _list(trace.V[h]),
-            "scores": _list(trace.scores[h]), "scaled_scores": _list(trace.scaled_scores[h]),
-            "mask": _list(trace.mask), "weights": _list(trace.attn[h]), "context": _list(trace.context[h]),
-            "empty_rows": _list(trace.empty_rows[h]),
-        }
-        for name in ("b_q", "b_k", "b_v"):
-            if getattr(w, name) is not None:
-                head[name] = _list(getattr(w, name)[h])
-        if w.additive is not None:
-            head["additive"] = {"W_a": _list(w.additive.W_a[h]), "U_a": _list(w.additive.U_a[h]), "v": _list(w.additive.v[h])}
-        heads.append(head)
+    heads = [head_dict(trace, h) for h in range(s.heads)]
     out = {
         "tokens": list(trace.tokens.words),
         "token_ids": list(trace.tokens.ids),
