@@ -5,7 +5,7 @@ switches), the language switch, and st.navigation over the scripts in pages/.
 """
 import streamlit as st
 
-st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
 
 from explorer.i18n import t  # noqa: E402
 from explorer.state import show_error, sidebar_ui, trace_for  # noqa: E402
@@ -13,12 +13,13 @@ from attn_core import AttentionConfigError  # noqa: E402
 
 
 pages = [
-    st.Page("pages/1_step_by_step.py", title=t("page_steps"), icon="🧮", default=True, url_path="steps"),
-    st.Page("pages/2_multi_head.py", title=t("page_multihead"), icon="🧠", url_path="multihead"),
-    st.Page("pages/3_cross_attention.py", title=t("page_cross"), icon="🔀", url_path="cross"),
-    st.Page("pages/4_tutorial.py", title=t("page_tutorial"), icon="📘", url_path="tutorial"),
-    st.Page("pages/5_variants.py", title=t("page_variants"), icon="🧩", url_path="variants"),
-    st.Page("pages/6_complexity.py", title=t("page_complexity"), icon="⏱️", url_path="complexity"),
+    st.Page("pages/1_steps.py", title=t("page_steps"), icon=":material/calculate:", default=True, url_path="steps"),
+    st.Page("pages/2_multihead.py", title=t("page_multihead"), icon=":material/hub:", url_path="multihead"),
+    st.Page("pages/3_cross.py", title=t("page_cross"), icon=":material/compare_arrows:", url_path="cross"),
+    st.Page("pages/4_tutorial.py", title=t("page_tutorial"), icon=":material/menu_book:", url_path="tutorial"),
+    st.Page("pages/5_variants.py", title=t("page_variants"), icon=":material/extension:", url_path="variants"),
+    st.Page("pages/6_complexity.py", title=t("page_complexity"), icon=":material/timer:", url_path="complexity"),
+    st.Page("pages/7_model.py", title=t("page_model"), icon=":material/model_training:", url_path="model"),
 ]
 nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))

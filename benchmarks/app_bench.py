@@ -27,7 +27,7 @@ with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
     fh.write(MINIMAL)
 base = warm_median(AppTest.from_file(fh.name, default_timeout=60))
 print(f"minimal one-chart page: {base * 1e3:7.1f} ms")
-for page in ["pages/1_step_by_step.py", "pages/2_multi_head.py", "pages/3_cross_attention.py", "pages/4_tutorial.py",
+for page in ["pages/1_steps.py", "pages/2_multihead.py", "pages/3_cross.py", "pages/4_tutorial.py",
              "pages/5_variants.py", "pages/6_complexity.py"]:
     at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=120)
     at.run()

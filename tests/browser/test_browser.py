@@ -13,6 +13,8 @@ def open_app(page, url, path=""):
     page.goto(f"{url}/{path}")
     page.wait_for_selector(".stPlotlyChart, [data-testid='stPlotlyChart'], h1", timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
+    # A deep link on a fresh server must not meet the legacy pages/ path's "Page not found"
+    assert page.get_by_text("Page not found").count() == 0
 
 
 def settle(page):
@@ -83,3 +85,18 @@ def test_complexity_sweep_runs_in_the_browser(server, page):
     expect(page.get_by_text("Fitted slopes").first).to_be_attached(timeout=240_000)
     expect(page.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").nth(1)).to_be_attached(timeout=WAIT)
     page.screenshot(path=os.path.join(ARTIFACTS, "complexity.png"), full_page=True)
+
+
+def test_real_model_page_takes_a_head_apart(server, page):
+    open_app(page, server, "model?sentence=The+animal+didn%27t+cross+the+street+because+it+was+too+tired")
+    expect(page.get_by_text("matches the model's own attention probabilities").first).to_be_visible(timeout=WAIT)
+    expect(page.locator("svg text", has_text="Layer 0, head 0").first).to_be_visible(timeout=WAIT)
+    layer = page.locator("input[aria-label='Layer']")
+    layer.fill("4")
+    layer.press("Enter")
+    settle(page)
+    expect(page.locator("svg text", has_text="Layer 4, head 0").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text("matches the model's own attention probabilities").first).to_be_visible(timeout=WAIT)
+    assert "rm_layer=4" in page.url
+    expect(page.locator("svg text", has_text="3 didn").first).to_be_attached(timeout=WAIT)
+    page.screenshot(path=os.path.join(ARTIFACTS, "real_model.png"), full_page=True)

@@ -2,8 +2,11 @@
 import streamlit as st
 
 from explorer import figures as fig
+from explorer.boot import run_through_app
 from explorer.i18n import t
 from explorer.state import cross_settings, current_settings, current_trace
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page_cross"))
 settings = cross_settings(current_settings())

@@ -3,8 +3,11 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
+from explorer.boot import run_through_app
 from explorer.i18n import lang, t
 from explorer.state import current_settings, current_trace
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page_multihead"))
 settings = current_settings()

@@ -1,10 +1,14 @@
 """Step by step: tokens -> embeddings -> Q, K, V -> scores -> scaling -> mask -> softmax -> context."""
 import streamlit as st
 
-from attn_core.export import matrix_csv, to_json
+from attn_core.export import to_json
 from explorer import figures as fig
+from explorer.boot import run_through_app
 from explorer.i18n import label, lang, t
 from explorer.state import current_settings, current_trace
+from explorer.views import matrix_chart
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page_steps"))
 st.caption(t("steps_intro"))
@@ -28,13 +32,7 @@ steps = ["st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output
 step = c3.radio(t("step"), steps, format_func=label(""), horizontal=True, key=f"step__{lang()}", index=5)
 W = trace.weights
 tok = q_words[focus]
-
-
-def show(figure, name: str, matrix=None, rows=None, cols=None):
-    st.plotly_chart(figure, width="stretch", key=f"chart_{name}")
-    if matrix is not None:
-        st.download_button(t("download_csv", name=name), matrix_csv(matrix, rows, cols), f"{name}.csv", "text/csv", key=f"dl_{name}")
-
+show = matrix_chart  # a chart and its CSV download
 
 if step == "st_tokens":
     st.subheader(t("tokens_table"))

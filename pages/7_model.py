@@ -1,0 +1,161 @@
+"""Real model: a trained encoder's attention, and one head taken apart through attn_core's steps."""
+import json
+import math
+
+import streamlit as st
+
+from attn_core import AttentionConfigError
+from attn_core import pretrained as pt
+from explorer import figures as fig
+from explorer import real
+from explorer.boot import run_through_app
+from explorer.i18n import label, lang, t
+from explorer.state import current_settings
+from explorer.views import matrix_chart
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
+
+BIND = dict(bind="query-params")
+
+st.title(t("page_model"))
+st.caption(t("rm_intro"))
+settings = current_settings()
+with st.expander(t("rm_settings")):
+    spec = st.text_input(t("rm_model"), value="", key="rm_model", **BIND).strip()
+    pad_to = int(st.number_input(t("rm_pad"), 0, 512, 0, key="rm_pad", **BIND))
+try:
+    with st.spinner(t("rm_loading")):
+        pre = real.model(spec)
+except pt.ModelUnavailable as err:
+    st.error(t("rm_unavailable", msg=err.message), icon=":material/warning:")
+    st.caption(err.fix)
+    st.caption(t("rm_install"))
+    st.code(pt.INSTALL, language="bash")
+    st.stop()
+try:
+    run = real.run(spec, settings.sentence, pad_to)
+except AttentionConfigError as err:
+    st.warning(t("invalid", msg=str(err)), icon=":material/warning:")
+    st.stop()
+
+enc = run.encoding
+pieces = list(enc.pieces)
+labels = fig.labels(pieces)
+st.caption(t("rm_model_caption", name=pre.name, layers=pre.layers, heads=pre.heads, d=pre.d_model, dh=pre.d_head, n=pre.n_params))
+st.caption(t("your_sentence"))
+st.text(settings.sentence)
+if enc.truncated:
+    st.warning(t("rm_truncated", n=enc.n_total, max=pre.max_positions), icon=":material/content_cut:")
+if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
+    st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - 2), icon=":material/help:")
+st.caption(t("rm_pieces"))
+st.dataframe({t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)}, hide_index=True, height=180)
+
+st.subheader(t("rm_overview"))
+st.caption(t("rm_overview_note"))
+st.plotly_chart(fig.small_multiples(run.attentions.numpy(), tokens=pieces, row_name=t("rm_layer"), col_name=t("head")),
+                width="stretch", key="rm_overview")
+
+
+@st.fragment
+def head_ui() -> None:
+    """Layer/head choice and everything that depends on it: reruns alone when they change."""
+    c1, c2, c3 = st.columns(3)
+    layer = int(c1.number_input(t("rm_layer"), 0, pre.layers - 1, 0, key="rm_layer", **BIND))
+    head = int(c2.number_input(t("head"), 0, pre.heads - 1, 0, key="rm_head", **BIND))
+    floor = c3.slider(t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
+    ht = real.head(spec, settings.sentence, pad_to, layer, head)
+    model_w = ht.model_attn
+
+    a, b = st.columns(2)
+    with a:
+        st.plotly_chart(fig.attention_lines(model_w, labels, labels, min_weight=floor, title=t("rm_head_view", l=layer, h=head),
+                                            left=t("queries"), right=t("keys")), width="stretch", key="rm_lines")
+    with b:
+        st.plotly_chart(fig.heatmap(model_w, labels, labels, title=t("rm_model_weights"), x_title="key", y_title="query"),
+                        width="stretch", key="rm_model_heatmap")
+
+    st.subheader(t("rm_apart"))
+    st.caption(t("rm_apart_intro", l=layer, h=head))
+    d, dm = pre.d_head, pre.d_model
+    if ht.max_diff < 1e-5:
+        st.success(t("rm_diff_ok", d=ht.max_diff), icon=":material/check_circle:")
+    else:
+        st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")
+    st.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
+    steps = ["rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output"]
+    step = st.radio(t("step"), steps, format_func=label(""), horizontal=True, key=f"rm_step__{lang()}", index=4)
+    show = matrix_chart  # a chart and its CSV download
+    L = len(pieces)
+    if step == "rm_st_qkv":
+        st.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
+        st.code(f"sa = model.encoder.layer[{layer}].attention.self\nrows = slice({head * d}, {(head + 1) * d})   # head {head} of {pre.heads}\n"
+                f"W_q, b_q = sa.query.weight[rows], sa.query.bias[rows]   # {tuple(ht.weights.W_q[0].shape)}, ({d},)\n"
+                f"x = hidden_states[{layer}][0]   # {tuple(ht.x.shape)}\nQ = x @ W_q.T + b_q   # {tuple(ht.Q[0].shape)}", language="python")
+        which = st.radio(t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which")
+        if which == "x":
+            m, rows, title = ht.x, labels, t("rm_x", l=layer)
+        elif which in ("Q", "K", "V"):
+            m, rows, title = getattr(ht, which)[0], labels, which
+        else:
+            m = getattr(ht.weights, which)[0]
+            rows, title = [str(i) for i in range(m.shape[0])], which
+        cols = [str(i) for i in range(m.shape[1])]
+        show(fig.heatmap(m, cols, rows, title=f"{title} {tuple(m.shape)}", x_title="dim", colorscale="RdBu", zmid=0),
+             which, m, rows, cols, key_prefix="rm_")
+    elif step == "rm_st_scores":
+        st.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
+        st.code(f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})", language="python")
+        x1, x2 = st.columns(2)
+        with x1:
+            show(fig.heatmap(ht.scores[0], labels, labels, title=t("raw_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0),
+                 "scores", ht.scores[0], pieces, pieces, key_prefix="rm_")
+        with x2:
+            show(fig.heatmap(ht.scaled_scores[0], labels, labels, title=t("scaled_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0),
+                 "scaled_scores", ht.scaled_scores[0], pieces, pieces, key_prefix="rm_")
+    elif step == "rm_st_mask":
+        st.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}")
+        st.code(f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
+                language="python")
+        if enc.n_real == L:
+            st.info(t("rm_no_padding"))
+        st.caption(t("mask_count", n=int(ht.mask.sum()), total=L * L))
+        show(fig.heatmap(ht.mask.int(), labels, labels, title=t("mask_matrix"), x_title="key", y_title="query", colorscale="Blues"),
+             "mask", ht.mask.int(), pieces, pieces, key_prefix="rm_")
+    elif step == "rm_st_softmax":
+        st.latex(r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i")
+        sm = ht.softmax
+        x1, x2 = st.columns([1, 3])
+        with x1:
+            st.dataframe({t("token"): pieces, t("sm_max"): sm.row_max[0].tolist(), t("sm_sum"): sm.row_sum[0].tolist()}, hide_index=True)
+        with x2:
+            show(fig.heatmap(sm.exp[0], labels, labels, title=t("sm_exp"), x_title="key", y_title="query"), "exp", sm.exp[0], pieces, pieces,
+                 key_prefix="rm_")
+    else:
+        st.latex(r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j")
+        st.code(f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\ncontext = weights @ V               # {tuple(ht.context[0].shape)}\n"
+                f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}", language="python")
+        x1, x2 = st.columns(2)
+        with x1:
+            show(fig.heatmap(ht.attn[0], labels, labels, title=t("attn_weights") + " (attn_core)", x_title="key", y_title="query"),
+                 "weights", ht.attn[0], pieces, pieces, key_prefix="rm_")
+        with x2:
+            dims = [str(i) for i in range(d)]
+            show(fig.heatmap(ht.context[0], dims, labels, title=t("context"), x_title="dim", y_title="query", colorscale="RdBu", zmid=0),
+                 "context", ht.context[0], pieces, dims, key_prefix="rm_")
+
+    st.subheader(t("rm_random"))
+    st.caption(t("rm_random_intro", d=dm, seed=settings.seed))
+    rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
+    uniform = math.log(enc.n_real)
+    x1, x2 = st.columns(2)
+    for col, name, h_trace, key in ((x1, t("rm_trained"), ht, "trained"), (x2, t("rm_untrained"), rnd, "random")):
+        with col:
+            st.metric(f"{name}: {t('rm_entropy', u=uniform)}", f"{pt.row_entropy(h_trace.attn, h_trace.mask):.3f}")
+            st.plotly_chart(fig.heatmap(h_trace.attn[0], labels, labels, title=name, x_title="key", y_title="query"),
+                            width="stretch", key=f"rm_cmp_{key}")
+    st.download_button(t("rm_download"), json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
+                       f"head_L{layer}_H{head}.json", "application/json", key="rm_dl_json")
+
+
+head_ui()
