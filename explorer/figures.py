@@ -15,36 +15,43 @@ def labels(words: Sequence[str]) -> list[str]:
     return [f"{i} {w}" for i, w in enumerate(words)]
 
 
+MARGIN = dict(l=10, r=10, t=40, b=10)
+
+
+def _plain(values) -> list:
+    """Tensors and arrays to (nested) lists of Python floats, in one call where possible."""
+    return values.tolist() if hasattr(values, "tolist") else [_plain(v) if isinstance(v, (list, tuple)) else float(v) for v in values]
+
+
+def _figure(data: list, *, title: str = "", height: int, **layout) -> go.Figure:
+    """One validated constructor call: several ``update_*`` calls cost ~3x more per chart,
+    and every page rerun builds its charts again."""
+    return go.Figure(data=data, layout=dict(title=dict(text=title), height=height, margin=MARGIN, **layout))
+
+
 def heatmap(z, x: Sequence[str], y: Sequence[str], *, title: str = "", x_title: str = "", y_title: str = "",
             colorscale: str = "Viridis", zmid: float | None = None, height: int | None = None) -> go.Figure:
-    z = [[float(v) for v in row] for row in z]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=list(x), y=list(y), colorscale=colorscale, zmid=zmid, colorbar=dict(thickness=12),
+    trace = go.Heatmap(
+        z=_plain(z), x=list(x), y=list(y), colorscale=colorscale, zmid=zmid, colorbar=dict(thickness=12),
         hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>value %{{z:.6g}}<extra></extra>",
-    ))
-    n_rows = max(len(y), 1)
-    fig.update_layout(title=title, height=height or min(120 + 28 * n_rows, 640), margin=dict(l=10, r=10, t=40, b=10))
-    fig.update_xaxes(title=x_title, type="category", tickangle=-45 if len(x) > 8 else 0)
-    fig.update_yaxes(title=y_title, type="category", autorange="reversed")
-    return fig
+    )
+    return _figure([trace], title=title, height=height or min(120 + 28 * max(len(y), 1), 640),
+                   xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45 if len(x) > 8 else 0),
+                   yaxis=dict(title=dict(text=y_title), type="category", autorange="reversed"))
 
 
 def bars(values, names: Sequence[str], *, title: str = "", y_title: str = "", highlight: int | None = None) -> go.Figure:
-    values = [float(v) for v in values]
+    values = _plain(values)
     colors = ["#e4572e" if i == highlight else "#4c78a8" for i in range(len(values))]
-    fig = go.Figure(go.Bar(x=list(names), y=values, marker_color=colors, text=[f"{v:.4f}" for v in values],
-                           textposition="outside", hovertemplate="%{x}<br>%{y:.6g}<extra></extra>"))
-    fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=40, b=10), yaxis_title=y_title)
-    fig.update_xaxes(type="category")
-    return fig
+    trace = go.Bar(x=list(names), y=values, marker_color=colors, text=[f"{v:.4f}" for v in values],
+                   textposition="outside", hovertemplate="%{x}<br>%{y:.6g}<extra></extra>")
+    return _figure([trace], title=title, height=320, yaxis=dict(title=dict(text=y_title)), xaxis=dict(type="category"))
 
 
 def grouped_bars(series: dict[str, Sequence[float]], names: Sequence[str], *, title: str = "") -> go.Figure:
-    fig = go.Figure([go.Bar(name=k, x=list(names), y=[float(v) for v in vals], hovertemplate="%{x}<br>%{y:.6g}<extra>" + k + "</extra>")
-                     for k, vals in series.items()])
-    fig.update_layout(title=title, barmode="group", height=320, margin=dict(l=10, r=10, t=40, b=10))
-    fig.update_xaxes(type="category")
-    return fig
+    data = [go.Bar(name=k, x=list(names), y=_plain(vals), hovertemplate="%{x}<br>%{y:.6g}<extra>" + k + "</extra>")
+            for k, vals in series.items()]
+    return _figure(data, title=title, height=320, barmode="group", xaxis=dict(type="category"))
 
 
 def attention_lines(weights, queries: Sequence[str], keys: Sequence[str], *, min_weight: float = 0.0,
@@ -55,15 +62,16 @@ def attention_lines(weights, queries: Sequence[str], keys: Sequence[str], *, min
     Lines are grouped into ``buckets`` weight bands, one trace each (plotly draws one width per
     trace), so a 64-token sentence costs 8 traces, not 4096. Hover a line's end for its weight.
     """
-    fig = go.Figure()
+    data = []
     L, S = len(queries), len(keys)
     yq = [1 - i / max(L - 1, 1) for i in range(L)]
     yk = [1 - j / max(S - 1, 1) for j in range(S)]
     bands: list[tuple[list, list, list]] = [([], [], []) for _ in range(buckets)]
+    weights = _plain(weights)
     for i in range(L):
         row = weights[i]
         for j in range(S):
-            w = float(row[j])
+            w = row[j]
             if w <= min_weight or w <= 0:
                 continue
             xs, ys, text = bands[min(int(w * buckets), buckets - 1)]
@@ -74,16 +82,15 @@ def attention_lines(weights, queries: Sequence[str], keys: Sequence[str], *, min
     for b, (xs, ys, text) in enumerate(bands):
         if xs:
             mid = (b + 0.5) / buckets
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=max(0.5, 10 * mid), color="#4c78a8"),
-                                     opacity=min(1.0, 0.15 + mid), hoverinfo="text", text=text, showlegend=False))
-    fig.add_trace(go.Scatter(x=[0] * L, y=yq, mode="markers+text", text=list(queries), textposition="middle left",
-                             marker=dict(size=8, color="#e4572e"), hoverinfo="skip", showlegend=False))
-    fig.add_trace(go.Scatter(x=[1] * S, y=yk, mode="markers+text", text=list(keys), textposition="middle right",
-                             marker=dict(size=8, color="#54a24b"), hoverinfo="skip", showlegend=False))
-    fig.update_layout(title=title, height=min(max(300, 24 * max(L, S)), 1600), margin=dict(l=10, r=10, t=40, b=10),
-                      xaxis=dict(visible=False, range=[-0.6, 1.6]), yaxis=dict(visible=False, range=[-0.08, 1.08]),
-                      annotations=[dict(x=0, y=1.08, text=left, showarrow=False), dict(x=1, y=1.08, text=right, showarrow=False)])
-    return fig
+            data.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=max(0.5, 10 * mid), color="#4c78a8"),
+                                   opacity=min(1.0, 0.15 + mid), hoverinfo="text", text=text, showlegend=False))
+    data.append(go.Scatter(x=[0] * L, y=yq, mode="markers+text", text=list(queries), textposition="middle left",
+                           marker=dict(size=8, color="#e4572e"), hoverinfo="skip", showlegend=False))
+    data.append(go.Scatter(x=[1] * S, y=yk, mode="markers+text", text=list(keys), textposition="middle right",
+                           marker=dict(size=8, color="#54a24b"), hoverinfo="skip", showlegend=False))
+    return _figure(data, title=title, height=min(max(300, 24 * max(L, S)), 1600),
+                   xaxis=dict(visible=False, range=[-0.6, 1.6]), yaxis=dict(visible=False, range=[-0.08, 1.08]),
+                   annotations=[dict(x=0, y=1.08, text=left, showarrow=False), dict(x=1, y=1.08, text=right, showarrow=False)])
 
 
 def small_multiples(grid, *, tokens: Sequence[str], row_name: str = "layer", col_name: str = "head",
@@ -113,36 +120,27 @@ def small_multiples(grid, *, tokens: Sequence[str], row_name: str = "layer", col
 
     y, y_ticks = axis(R, L, row_name)
     x, x_ticks = axis(C, S, col_name)
-    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale="Viridis", zmin=0.0, zmax=float(np.nanmax(a)) if a.size else 1.0,
-                               colorbar=dict(thickness=12), hoverongaps=False,
-                               hovertemplate="%{y}<br>%{x}<br>weight %{z:.4f}<extra></extra>"))
-    fig.update_xaxes(type="category", tickvals=x_ticks, ticktext=[str(c) for c in range(C)], title=col_name, showgrid=False)
-    fig.update_yaxes(type="category", tickvals=y_ticks, ticktext=[str(r) for r in range(R)], title=row_name,
-                     autorange="reversed", showgrid=False)
-    fig.update_layout(title=title, height=max(260, min(110 * R, 760)), margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    trace = go.Heatmap(z=z, x=x, y=y, colorscale="Viridis", zmin=0.0, zmax=float(np.nanmax(a)) if a.size else 1.0,
+                       colorbar=dict(thickness=12), hoverongaps=False, hovertemplate="%{y}<br>%{x}<br>weight %{z:.4f}<extra></extra>")
+    return _figure([trace], title=title, height=max(260, min(110 * R, 760)),
+                   xaxis=dict(type="category", tickvals=x_ticks, ticktext=[str(c) for c in range(C)], title=dict(text=col_name), showgrid=False),
+                   yaxis=dict(type="category", tickvals=y_ticks, ticktext=[str(r) for r in range(R)], title=dict(text=row_name),
+                              autorange="reversed", showgrid=False))
 
 
 def loglog(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str = "", x_title: str = "L",
            y_title: str = "", theory: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None) -> go.Figure:
-    fig = go.Figure()
-    for name, (xs, ys) in series.items():
-        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines+markers", name=name,
-                                 hovertemplate=f"{name}<br>L %{{x}}<br>%{{y:.4g}}<extra></extra>"))
-    for name, (xs, ys) in (theory or {}).items():
-        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name=f"{name} (theory)",
-                                 line=dict(dash="dot", width=1), hoverinfo="skip"))
-    fig.update_layout(title=title, height=420, margin=dict(l=10, r=10, t=40, b=10))
-    fig.update_xaxes(type="log", title=x_title)
-    fig.update_yaxes(type="log", title=y_title)
-    return fig
+    data = [go.Scatter(x=list(xs), y=list(ys), mode="lines+markers", name=name,
+                       hovertemplate=f"{name}<br>L %{{x}}<br>%{{y:.4g}}<extra></extra>") for name, (xs, ys) in series.items()]
+    data += [go.Scatter(x=list(xs), y=list(ys), mode="lines", name=f"{name} (theory)", line=dict(dash="dot", width=1),
+                        hoverinfo="skip") for name, (xs, ys) in (theory or {}).items()]
+    return _figure(data, title=title, height=420, xaxis=dict(type="log", title=dict(text=x_title)),
+                   yaxis=dict(type="log", title=dict(text=y_title)))
 
 
 def line(xs, series: dict[str, Sequence[float]], *, title: str = "", x_title: str = "", y_title: str = "",
          log_x: bool = False) -> go.Figure:
-    fig = go.Figure([go.Scatter(x=list(xs), y=[float(v) if v is not None and math.isfinite(v) else None for v in ys],
-                                mode="lines+markers", name=k) for k, ys in series.items()])
-    fig.update_layout(title=title, height=340, margin=dict(l=10, r=10, t=40, b=10))
-    fig.update_xaxes(title=x_title, type="log" if log_x else "linear")
-    fig.update_yaxes(title=y_title)
-    return fig
+    data = [go.Scatter(x=list(xs), y=[float(v) if v is not None and math.isfinite(v) else None for v in ys],
+                       mode="lines+markers", name=k) for k, ys in series.items()]
+    return _figure(data, title=title, height=340, xaxis=dict(title=dict(text=x_title), type="log" if log_x else "linear"),
+                   yaxis=dict(title=dict(text=y_title)))

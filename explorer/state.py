@@ -50,11 +50,18 @@ def _choice(widget, title: str, options, key: str, *, default, format_func, **kw
     value = widget(title, options, index=options.index(st.session_state[key]), format_func=format_func,
                    key=f"{key}__{lang()}", **kwargs)
     st.session_state[key] = value
-    if value == default:
-        st.query_params.pop(key, None)
-    else:
-        st.query_params[key] = value
+    _sync_url(key, value, default)
     return value
+
+
+def _sync_url(key: str, value: str, default: str) -> None:
+    """``?key=value`` for a non-default value, nothing for the default; written only on change
+    (every write to st.query_params is a message to the browser)."""
+    current = st.query_params.get(key)
+    if value == default and current is not None:
+        del st.query_params[key]
+    elif value != default and current != value:
+        st.query_params[key] = value
 
 
 def reset_to_defaults() -> None:
@@ -72,10 +79,7 @@ def sidebar_ui() -> tuple[Settings, dict]:
     slots: dict[str, object] = {}
     current = lang()
     chosen = sb.radio(t("language"), list(LANGS), index=list(LANGS).index(current), format_func=LANGS.get, key="lang_widget", horizontal=True)
-    if chosen == "en":
-        st.query_params.pop("lang", None)
-    else:
-        st.query_params["lang"] = chosen
+    _sync_url("lang", chosen, "en")
 
     sb.subheader(t("sec_input"))
     sentence = sb.text_area(t("sentence"), value=TUTORIAL_SENTENCE, key="sentence", help=t("sentence_help"), height=80, **BIND)

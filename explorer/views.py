@@ -12,5 +12,5 @@ def matrix_chart(figure, name: str, matrix=None, rows=None, cols=None, *, key_pr
     """Draw ``figure``; with ``matrix``, offer it as CSV with token labels."""
     st.plotly_chart(figure, width="stretch", key=f"{key_prefix}chart_{name}")
     if matrix is not None:
-        st.download_button(t("download_csv", name=name), matrix_csv(matrix, rows, cols), f"{name}.csv", "text/csv",
-                           key=f"{key_prefix}dl_{name}")
+        st.download_button(t("download_csv", name=name), lambda: matrix_csv(matrix, rows, cols), f"{name}.csv", "text/csv",
+                           key=f"{key_prefix}dl_{name}", on_click="ignore")  # the CSV is built only when clicked

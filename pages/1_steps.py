@@ -103,4 +103,5 @@ st.plotly_chart(fig.bars(trace.attn[head, focus].tolist(), k_labels, title=t("fo
                 width="stretch", key="chart_focus")
 with st.expander(t("focus_context", tok=tok)):
     st.dataframe({"dim": list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()}, hide_index=True)
-st.download_button(t("download_json"), to_json(trace), "attention_trace.json", "application/json", key="dl_json")
+st.download_button(t("download_json"), lambda: to_json(trace), "attention_trace.json", "application/json", key="dl_json",
+                   on_click="ignore")  # the JSON is built only when clicked

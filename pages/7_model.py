@@ -154,8 +154,8 @@ def head_ui() -> None:
             st.metric(f"{name}: {t('rm_entropy', u=uniform)}", f"{pt.row_entropy(h_trace.attn, h_trace.mask):.3f}")
             st.plotly_chart(fig.heatmap(h_trace.attn[0], labels, labels, title=name, x_title="key", y_title="query"),
                             width="stretch", key=f"rm_cmp_{key}")
-    st.download_button(t("rm_download"), json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
-                       f"head_L{layer}_H{head}.json", "application/json", key="rm_dl_json")
+    st.download_button(t("rm_download"), lambda: json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
+                       f"head_L{layer}_H{head}.json", "application/json", key="rm_dl_json", on_click="ignore")
 
 
 head_ui()

@@ -1,0 +1,122 @@
+"""Browser latency: from a change in the sidebar to the last chart updated, in real Chromium.
+
+Starts ``streamlit run app.py`` on 127.0.0.1 and a free port, opens the Step-by-step page at
+the defaults in Debian's Chromium (through Playwright) and, for each kind of change, measures in
+the page's own clock (performance.now) the time from the key press to the moment when the
+script run has finished, no element is stale any more and every chart on the page has been
+redrawn with new data. Prints the median and the range over the repeats.
+
+    python benchmarks/browser_latency.py [--repeats 10] [--page ""]
+"""
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic"]
+
+# Each plotly chart's data, as drawn; "done" once the run is over, nothing is stale and as many
+# charts as this kind of change redraws (counted after a warm-up change) show new data.
+SIGNATURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
+    el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])))"""
+CHANGED = """(before) => {
+    const now = Array.from(document.querySelectorAll('.js-plotly-plot')).map(
+        el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])));
+    return now.filter((s, i) => s !== before[i]).length + Math.max(0, now.length - before.length);
+}"""
+DONE = """([before, expected]) => {
+    if (document.querySelector("[data-testid='stStatusWidget']")) return false;
+    if (document.querySelector("[data-stale='true']")) return false;
+    const now = Array.from(document.querySelectorAll('.js-plotly-plot')).map(
+        el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])));
+    return now.filter((s, i) => s !== before[i]).length + Math.max(0, now.length - before.length) >= expected;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+                             "--server.port", str(port), "--server.headless", "true"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read().strip() == b"ok":
+                return proc, url
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("streamlit did not start")
+
+
+def redrawn(page, act) -> int:
+    """How many charts a change of this kind redraws (given time to settle)."""
+    page.wait_for_timeout(400)
+    before = page.evaluate(SIGNATURE)
+    act()
+    page.wait_for_timeout(3000)
+    return page.evaluate(CHANGED, before)
+
+
+def timed(page, act, expected: int) -> float:
+    """ms from ``act()`` to the last of the ``expected`` charts redrawn with new data, after a finished run."""
+    page.wait_for_timeout(400)
+    before = page.evaluate(SIGNATURE)
+    t0 = page.evaluate("performance.now()")
+    act()
+    page.wait_for_function(DONE, arg=[before, expected], polling="raf", timeout=30_000)
+    return page.evaluate("performance.now()") - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    proc, url = start_server()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=args.chromium, headless=True, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}/?dropout_on=true")
+            page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+            page.wait_for_timeout(2000)
+            slider = page.get_by_role("slider").first
+            d_v = page.locator("input[aria-label='d_v']")
+            box = page.locator("textarea[aria-label='Sentence']")
+            sentences = ["the cat sat on the mat", "Life is short, eat dessert first"]
+            dims = ["20", "28"]
+            changes = {
+                "dropout slider (one step)": lambda i: slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft"),
+                "d_v number input": lambda i: (d_v.fill(dims[i % 2]), d_v.press("Enter")),
+                "sentence": lambda i: (box.fill(sentences[i % 2]), box.press("Control+Enter")),
+            }
+            print(f"Step by step page at the defaults (+ dropout on), {args.repeats} changes each; "
+                  f"time from the key press to the last chart redrawn:")
+            for name, act in changes.items():
+                expected = redrawn(page, lambda: act(0))  # warm-up, and how many charts it redraws
+                times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
+                print(f"  {name:<28} median {statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}"
+                      f"   ({expected} charts redrawn)")
+            browser.close()
+    finally:
+        proc.terminate()
+
+
+if __name__ == "__main__":
+    main()
