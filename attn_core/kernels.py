@@ -136,7 +136,7 @@ def _self_only(name: str, q, k) -> None:
         raise AttentionConfigError("kernel", f"The {name} kernel is for self-attention (L = S).", "Use full attention for cross-attention.")
 
 
-def _check_window(window: int, L: int) -> None:
+def _check_window(window: int) -> None:
     masks.check_positive("window", window, "window")
 
 
@@ -149,7 +149,7 @@ def sliding_window_attention(q, k, v, *, causal: bool = False, scale: float | No
     Beltagy et al. 2020, "Longformer"; Child et al. 2019, "Sparse Transformers".
     """
     _self_only("sliding window", q, k)
-    _check_window(window, q.shape[-2])
+    _check_window(window)
     B, H, L, _ = q.shape
     block, look = _block_for(window, L)
     out, _ = _local(_flat(q), _flat(k), _flat(v), block=block, before=look, after=0 if causal else look,
@@ -166,7 +166,7 @@ def dilated_attention(q, k, v, *, causal: bool = False, scale: float | None = No
     """
     _self_only("dilated", q, k)
     masks.check_positive("dilation", dilation, "dilation")
-    _check_window(window, q.shape[-2])
+    _check_window(window)
     B, H, L, D = q.shape
     r = dilation
     Lp = -(-L // r) * r
@@ -194,7 +194,7 @@ def global_window_attention(q, k, v, *, causal: bool = False, scale: float | Non
     Beltagy et al. 2020, "Longformer"; Zaheer et al. 2020, "Big Bird".
     """
     _self_only("global + window", q, k)
-    _check_window(window, q.shape[-2])
+    _check_window(window)
     B, H, L, D = q.shape
     g = min(global_tokens, L)
     sc = _scale(q, scale)

@@ -103,6 +103,12 @@ class Trace:
     def empty_rows(self) -> torch.Tensor:
         return self.softmax.empty  # (H, L)
 
+    def peak_weight(self, head: int, query: int, *, scaled: bool = True) -> float:
+        """The largest weight of one query row, with the score scaling or without it (the raw
+        scores through the same mask and softmax): how much scaling tames the softmax."""
+        row = self.scaled_scores[head, query] if scaled else self.scores[head, query]
+        return float(steps.staged_softmax(row, self.mask[query]).weights.max())
+
 
 def _kernel_settings(s: Settings) -> dict:
     return {"window": s.window, "dilation": s.dilation, "global_tokens": s.global_tokens, "block": s.block,

@@ -65,10 +65,7 @@ elif step == "st_scores":
         show(fig.heatmap(trace.scores[head], k_labels, q_labels, title=t("raw_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0), "scores", trace.scores[head], q_words, k_words)
     with b:
         show(fig.heatmap(trace.scaled_scores[head], k_labels, q_labels, title=t("scaled_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0), "scaled_scores", trace.scaled_scores[head], q_words, k_words)
-    row = trace.scores[head, focus]
-    unscaled = float(row.softmax(-1).max())
-    scaled = float(trace.softmax.weights[head, focus].max())
-    st.info(t("why_scale", unscaled=unscaled, scaled=scaled))
+    st.info(t("why_scale", unscaled=trace.peak_weight(head, focus, scaled=False), scaled=trace.peak_weight(head, focus)))
     show(fig.grouped_bars({"raw": trace.scores[head, focus].tolist(), "scaled": trace.scaled_scores[head, focus].tolist()}, k_labels,
                           title=t("focus_scores", tok=tok)), "focus_scores")
 elif step == "st_mask":
