@@ -150,3 +150,23 @@ def test_cli_json_is_checked_from_outside_against_the_model():
 def test_cli_bad_head_is_one_line():
     out = subprocess.run([sys.executable, "-m", "attn_core", "pretrained", "hi", "--head", "40"], capture_output=True, text=True)
     assert out.returncode == 2 and "Head 40 does not exist" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_another_local_bert_directory_and_a_non_bert_one(pre, tmp_path):
+    from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
+
+    torch.manual_seed(0)
+    bert_dir, gpt_dir = tmp_path / "tiny-bert", tmp_path / "tiny-gpt2"
+    BertModel(BertConfig(vocab_size=pre.tokenizer.vocab_size, hidden_size=48, num_hidden_layers=2, num_attention_heads=3,
+                         intermediate_size=64)).save_pretrained(bert_dir)
+    pre.tokenizer.save_pretrained(bert_dir)
+    tiny = pt.load(str(bert_dir))
+    assert (tiny.layers, tiny.heads, tiny.d_model, tiny.d_head, tiny.name) == (2, 3, 48, 16, str(bert_dir))
+    run = pt.forward(tiny, pt.encode(tiny, SENTENCES[1], pad_to=20))
+    assert float(pt.recompute_all(tiny, run).max()) < 1e-5
+
+    GPT2Model(GPT2Config(vocab_size=pre.tokenizer.vocab_size, n_embd=16, n_layer=1, n_head=2)).save_pretrained(gpt_dir)
+    pre.tokenizer.save_pretrained(gpt_dir)
+    with pytest.raises(pt.ModelUnavailable) as err:
+        pt.load(str(gpt_dir))
+    assert "not a BERT-style encoder" in err.value.message
