@@ -26,6 +26,26 @@ from streamlit.runtime.scriptrunner.script_cache import ScriptCache  # noqa: E40
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 MINIMAL = "import plotly.graph_objects as go\nimport streamlit as st\nst.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])))\n"
+# The same kinds and number of controls as the shared sidebar, with no chart and no computation:
+# what the controls alone cost, for reading the ratios.
+CONTROLS = """import streamlit as st
+sb = st.sidebar
+sb.radio("Language", ["en", "zh"], key="lang", horizontal=True)
+sb.text_area("Sentence", "Life is short, eat dessert first", key="sentence")
+sb.text_input("Second sentence", "Das Leben ist kurz", key="source")
+for name in ("heads", "d_model", "d_q", "d_k", "d_v", "seed"):
+    sb.number_input(name, 0, 2**31 - 1, 4, key=name)
+sb.radio("Layout", ["tutorial", "standard"], key="layout")
+for name in ("score", "mask", "pos"):
+    sb.selectbox(name, ["a", "b", "c"], key=name)
+sb.number_input("temperature", 0.01, 100.0, 1.0, key="temperature")
+for name in ("causal", "dropout_on", "residual_norm"):
+    sb.checkbox(name, key=name)
+sb.radio("Init", ["tutorial", "standard"], key="init", horizontal=True)
+sb.button("Reset", key="reset")
+for i in range(10):
+    sb.empty()
+"""
 PAGES = ["pages/1_steps.py", "pages/2_multihead.py", "pages/3_cross.py", "pages/4_tutorial.py", "pages/5_variants.py",
          "pages/6_complexity.py", "pages/7_model.py"]
 
@@ -61,6 +81,9 @@ def measure() -> dict[str, float]:
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
         fh.write(MINIMAL)
     out = {"minimal one-chart page": warm_median(AppTest.from_file(fh.name, default_timeout=60))}
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(CONTROLS)
+    out["sidebar controls alone"] = warm_median(AppTest.from_file(fh.name, default_timeout=60))
     for page in PAGES:
         at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=120)
         at.run()
