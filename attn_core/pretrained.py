@@ -256,6 +256,23 @@ def recompute_all(pre: Pretrained, run: ModelRun) -> torch.Tensor:
     return out
 
 
+def overview(run: ModelRun, *, max_side: int = 64) -> tuple[torch.Tensor, list[str]]:
+    """Every head's weights for a small-multiples view, (layers, H, n, n), and a label per row.
+
+    Up to ``max_side`` pieces, the weights themselves (labels "3 didn"). Longer inputs are
+    average-pooled to max_side x max_side blocks (labels "8–15": the pieces a block covers), so
+    the view stays a few hundred kilobytes instead of 72 full L x L matrices.
+    """
+    A = run.attentions  # (layers, H, L, L)
+    layers, H, L, _ = A.shape
+    pieces = run.encoding.pieces
+    if L <= max_side:
+        return A, [f"{i} {p}" for i, p in enumerate(pieces)]
+    pooled = torch.nn.functional.adaptive_avg_pool2d(A.reshape(layers * H, 1, L, L), max_side).reshape(layers, H, max_side, max_side)
+    bounds = [(i * L // max_side, -(-(i + 1) * L // max_side)) for i in range(max_side)]  # adaptive pooling's blocks
+    return pooled, [f"{a}–{b - 1}" for a, b in bounds]
+
+
 def row_entropy(weights: torch.Tensor, mask: torch.Tensor) -> float:
     """Mean entropy (nats) of the rows of real queries: low = focused, log(n) = uniform."""
     w = weights.reshape(-1, weights.shape[-1])

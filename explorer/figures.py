@@ -23,6 +23,16 @@ def _plain(values) -> list:
     return values.tolist() if hasattr(values, "tolist") else [_plain(v) if isinstance(v, (list, tuple)) else float(v) for v in values]
 
 
+def _matrix(z):
+    """A heatmap's z: nested lists up to 64 x 64 cells; beyond, a float32 array, which plotly sends
+    as a typed array (4 bytes a cell instead of ~20 characters of JSON)."""
+    if hasattr(z, "shape") and len(z.shape) == 2 and z.shape[0] * z.shape[1] > 4096:
+        import numpy as np
+
+        return np.asarray(z.detach().cpu() if hasattr(z, "detach") else z, dtype=np.float32)
+    return _plain(z)
+
+
 def _figure(data: list, *, title: str = "", height: int, **layout) -> go.Figure:
     """One validated constructor call: several ``update_*`` calls cost ~3x more per chart,
     and every page rerun builds its charts again."""
@@ -32,7 +42,7 @@ def _figure(data: list, *, title: str = "", height: int, **layout) -> go.Figure:
 def heatmap(z, x: Sequence[str], y: Sequence[str], *, title: str = "", x_title: str = "", y_title: str = "",
             colorscale: str = "Viridis", zmid: float | None = None, height: int | None = None) -> go.Figure:
     trace = go.Heatmap(
-        z=_plain(z), x=list(x), y=list(y), colorscale=colorscale, zmid=zmid, colorbar=dict(thickness=12),
+        z=_matrix(z), x=list(x), y=list(y), colorscale=colorscale, zmid=zmid, colorbar=dict(thickness=12),
         hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>value %{{z:.6g}}<extra></extra>",
     )
     return _figure([trace], title=title, height=height or min(120 + 28 * max(len(y), 1), 640),
@@ -93,7 +103,7 @@ def attention_lines(weights, queries: Sequence[str], keys: Sequence[str], *, min
                    annotations=[dict(x=0, y=1.08, text=left, showarrow=False), dict(x=1, y=1.08, text=right, showarrow=False)])
 
 
-def small_multiples(grid, *, tokens: Sequence[str], row_name: str = "layer", col_name: str = "head",
+def small_multiples(grid, *, labels: Sequence[str], row_name: str = "layer", col_name: str = "head",
                     title: str = "", gap: int = 1) -> go.Figure:
     """An (R, C, L, L) array of weight matrices as one tiled heatmap: R rows of C panels.
 
@@ -113,7 +123,7 @@ def small_multiples(grid, *, tokens: Sequence[str], row_name: str = "layer", col
     def axis(n_blocks: int, n: int, name: str) -> tuple[list[str], list[str]]:
         names, centres = [], []
         for b in range(n_blocks):
-            block = [f"{name} {b} · {i} {tokens[i]}" for i in range(n)]
+            block = [f"{name} {b} · {labels[i]}" for i in range(n)]
             centres.append(block[(n - 1) // 2])
             names += block + ([f"{name} {b} ·{' ' * (g + 1)}" for g in range(gap)] if b < n_blocks - 1 else [])
         return names, centres

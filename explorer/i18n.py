@@ -165,6 +165,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "rm_unk": ("{unk} of {n} pieces are [UNK]: the bundled model learned from English text and knows few Chinese characters, so it cannot tell these apart. Try an English sentence, or point the page at a multilingual BERT directory.", "{n} 个词片中有 {unk} 个是 [UNK]：内置模型用英文文本训练，认识的汉字很少，无法区分这些字。请尝试英文句子，或改用多语言 BERT 模型目录。"),
     "rm_overview": ("Every layer × head", "所有层 × 头"),
     "rm_overview_note": ("Row = layer, column = head; each panel is one head's query × key weights. Hover for the pair and the exact weight; pick a head below to take it apart.", "行 = 层，列 = 头；每个小图是一个头的查询 × 键权重。悬停可查看词对与精确权重；在下方选择一个头来拆开它。"),
+    "rm_pooled": ("{n} pieces: each panel shows {m} × {m} blocks, the average weight of the pieces they cover (hover names them). The head view below shows every piece.", "共 {n} 个词片：每个小图显示 {m} × {m} 个块，即所覆盖词片的平均权重（悬停可看到范围）。下方的单头视图显示全部词片。"),
     "rm_layer": ("Layer", "层"),
     "rm_head_view": ("Layer {l}, head {h}: who attends to whom (line width = weight)", "第 {l} 层第 {h} 个头：谁关注谁（线宽 = 权重）"),
     "rm_model_weights": ("The model's attention probabilities", "模型自己的注意力概率"),

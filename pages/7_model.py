@@ -53,7 +53,10 @@ st.dataframe({t("position"): list(range(len(pieces))), t("token"): pieces, t("id
 
 st.subheader(t("rm_overview"))
 st.caption(t("rm_overview_note"))
-st.plotly_chart(fig.small_multiples(run.attentions.numpy(), tokens=pieces, row_name=t("rm_layer"), col_name=t("head")),
+grid, grid_labels = pt.overview(run)
+if len(grid_labels) < len(pieces):
+    st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
+st.plotly_chart(fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")),
                 width="stretch", key="rm_overview")
 
 

@@ -223,3 +223,11 @@ def test_real_model_page_without_the_package_says_how_to_install(app, monkeypatc
     st.cache_resource.clear()
     at.switch_page("pages/1_steps.py").run()  # the rest of the app is unaffected
     assert not at.exception and chart(at, "Attention weights")
+
+
+def test_real_model_page_truncates_long_input_with_a_notice(app):
+    at = app("pages/7_model.py", query={"sentence": "word " * 600})
+    assert not at.exception
+    assert any("602 pieces" in w.value and "512" in w.value for w in at.warning)
+    assert any("64 × 64 blocks" in c.value for c in at.caption)  # the overview is pooled
+    assert float(at.metric[0].value) < 1e-5

@@ -170,3 +170,16 @@ def test_another_local_bert_directory_and_a_non_bert_one(pre, tmp_path):
     with pytest.raises(pt.ModelUnavailable) as err:
         pt.load(str(gpt_dir))
     assert "not a BERT-style encoder" in err.value.message
+
+
+def test_overview_pools_long_inputs_and_keeps_short_ones(pre):
+    short = pt.forward(pre, pt.encode(pre, SENTENCES[0]))
+    grid, labels = pt.overview(short)
+    assert torch.equal(grid, short.attentions) and labels[1] == "1 life"
+    long = pt.forward(pre, pt.encode(pre, "word " * 150))  # 152 pieces
+    grid, labels = pt.overview(long, max_side=64)
+    assert grid.shape == (6, 12, 64, 64) and len(labels) == 64
+    assert labels[0] == "0–2" and labels[-1] == "149–151"
+    a, b = (int(x) for x in labels[5].split("–"))
+    block = long.attentions[2, 3, a:b + 1, a:b + 1]
+    assert float(grid[2, 3, 5, 5]) == pytest.approx(float(block.mean()), abs=1e-6)
