@@ -44,6 +44,21 @@ def test_first_change_after_a_fresh_start_sticks_and_updates_the_charts(server, 
     page.screenshot(path=os.path.join(ARTIFACTS, "step_by_step.png"), full_page=True)
 
 
+def test_first_change_after_a_fresh_start_on_a_deep_link_sticks(server, page):
+    """A fresh server's first run of /multihead takes Streamlit's legacy pages/ path (see explorer/boot.py)."""
+    open_app(page, server, "multihead")
+    expect(page.locator("h1", has_text="Multi-head")).to_be_visible(timeout=WAIT)
+    box = page.locator("textarea[aria-label='Sentence']")
+    box.fill("one two three four")
+    box.press("Control+Enter")
+    settle(page)
+    expect(page.locator("svg text", has_text="3 four").first).to_be_visible(timeout=WAIT)
+    page.wait_for_timeout(1500)  # a lost first change would revert here
+    assert box.input_value() == "one two three four"
+    assert "/multihead" in page.url and "sentence=one+two+three+four" in page.url
+    expect(page.locator("h1", has_text="Multi-head")).to_be_visible()
+
+
 def test_script_typed_as_the_sentence_is_shown_as_text(server, page):
     open_app(page, server)
     payload = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
