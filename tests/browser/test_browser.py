@@ -115,3 +115,23 @@ def test_real_model_page_takes_a_head_apart(server, page):
     assert "rm_layer=4" in page.url
     expect(page.locator("svg text", has_text="3 didn").first).to_be_attached(timeout=WAIT)
     page.screenshot(path=os.path.join(ARTIFACTS, "real_model.png"), full_page=True)
+
+
+def test_dark_preference_gives_a_dark_app_and_dark_charts(server, browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    page = ctx.new_page()
+    try:
+        open_app(page, server)
+        expect(page.locator("svg text", has_text="4 dessert").first).to_be_visible(timeout=WAIT)
+
+        def brightness(css: str) -> float:
+            rgb = [float(v) for v in css[css.index("(") + 1: css.index(")")].split(",")[:3]]
+            return sum(rgb) / 3
+
+        app_bg = page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor")
+        tick = page.evaluate("getComputedStyle(document.querySelector('.js-plotly-plot .xtick text')).fill")
+        assert brightness(app_bg) < 60, app_bg  # dark background
+        assert brightness(tick) > 150, tick  # light axis labels on it
+        page.screenshot(path=os.path.join(ARTIFACTS, "dark.png"))
+    finally:
+        ctx.close()
