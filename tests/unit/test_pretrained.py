@@ -183,3 +183,14 @@ def test_overview_pools_long_inputs_and_keeps_short_ones(pre):
     a, b = (int(x) for x in labels[5].split("–"))
     block = long.attentions[2, 3, a:b + 1, a:b + 1]
     assert float(grid[2, 3, 5, 5]) == pytest.approx(float(block.mean()), abs=1e-6)
+
+
+def test_the_shared_model_is_never_written_to(pre):
+    before = {name: p.detach().clone() for name, p in pre.model.named_parameters()}
+    w = pt.head_weights(pre, 1, 2)
+    w.W_q.add_(1.0)  # a caller scribbling on what it got back
+    w.b_v.zero_()
+    run = pt.forward(pre, pt.encode(pre, SENTENCES[0], pad_to=12))
+    pt.recompute_all(pre, run)
+    assert not pre.model.training
+    assert all(torch.equal(p, before[name]) for name, p in pre.model.named_parameters())
