@@ -7,11 +7,12 @@ import streamlit as st
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
 
-from explorer.i18n import t  # noqa: E402
+from explorer.i18n import begin_run, t  # noqa: E402
 from explorer.state import show_error, sidebar_ui, trace_for  # noqa: E402
 from attn_core import AttentionConfigError  # noqa: E402
 
 
+begin_run()
 pages = [
     st.Page("pages/1_steps.py", title=t("page_steps"), icon=":material/calculate:", default=True, url_path="steps"),
     st.Page("pages/2_multihead.py", title=t("page_multihead"), icon=":material/hub:", url_path="multihead"),

@@ -2,6 +2,8 @@
 labels go through ``label()`` in a ``format_func``."""
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
 LANGS = {"en": "English", "zh": "简体中文"}
@@ -219,8 +221,22 @@ STRINGS: dict[str, tuple[str, str]] = {
 }
 
 
+_run = threading.local()  # each script run has its own thread
+
+
+def begin_run() -> str:
+    """Read the language once for this script run (app.py calls it first): ``t()`` is called
+    a hundred times a run, and each read of session state takes a lock."""
+    _run.lang = None
+    _run.lang = lang()
+    return _run.lang
+
+
 def lang() -> str:
     """The language: the switch's value once drawn, else the URL's ?lang=, else English."""
+    cached = getattr(_run, "lang", None)
+    if cached:
+        return cached
     value = st.session_state.get("lang_widget") or st.query_params.get("lang", "en")
     return value if value in LANGS else "en"
 

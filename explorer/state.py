@@ -43,11 +43,13 @@ def _choice(widget, title: str, options, key: str, *, default, format_func, **kw
     a switch. (``bind="query-params"`` would put the translated label in the URL.)
     """
     options = list(options)
-    if key not in st.session_state:
-        st.session_state[key] = st.query_params.get(key, default)
-    if st.session_state[key] not in options:
-        st.session_state[key] = default
-    value = widget(title, options, index=options.index(st.session_state[key]), format_func=format_func,
+    # .get, not `in`: session_state has no __contains__, so `in` copies the whole state.
+    stored = st.session_state.get(key)
+    if stored is None:
+        stored = st.query_params.get(key, default)
+    if stored not in options:
+        stored = default
+    value = widget(title, options, index=options.index(stored), format_func=format_func,
                    key=f"{key}__{lang()}", **kwargs)
     st.session_state[key] = value
     _sync_url(key, value, default)
