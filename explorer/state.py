@@ -34,25 +34,27 @@ def _number(key: str, default: int, *, low: int | None = None, high: int | None 
     return int(container.number_input(t(key), min_value=low, max_value=high, value=default, step=1, key=key, **BIND))
 
 
-def _choice(widget, title: str, options, key: str, *, default, format_func, **kwargs):
+def choice(widget, title: str, options, key: str, *, default, format_func, variant: str = "", **kwargs):
     """A select box or radio whose language-neutral value lives in ``st.session_state[key]``
     and in the URL (``?key=value``).
 
     The widget itself is keyed per language (``key__en``, ``key__zh``): its labels change with
     the language, and a fresh widget starting from the stored value keeps the setting across
-    a switch. (``bind="query-params"`` would put the translated label in the URL.)
+    a switch. (``bind="query-params"`` would put the translated label in the URL.) Options may
+    be strings or numbers; the URL holds their text. ``variant`` starts a fresh widget when the
+    options change meaning (a new sentence for a token selector).
     """
     options = list(options)
+    by_text = {str(o): o for o in options}
     # .get, not `in`: session_state has no __contains__, so `in` copies the whole state.
     stored = st.session_state.get(key)
     if stored is None:
         stored = st.query_params.get(key, default)
-    if stored not in options:
-        stored = default
+    stored = by_text.get(str(stored), default)
     value = widget(title, options, index=options.index(stored), format_func=format_func,
-                   key=f"{key}__{lang()}", **kwargs)
+                   key=f"{key}__{variant}{lang()}", **kwargs)
     st.session_state[key] = value
-    _sync_url(key, value, default)
+    _sync_url(key, str(value), str(default))
     return value
 
 
@@ -92,7 +94,7 @@ def sidebar_ui() -> tuple[Settings, dict]:
     sb.subheader(t("sec_dims"))
     heads = _number("heads", DEFAULTS.heads)
     slots["heads"] = sb.empty()
-    layout = _choice(sb.radio, t("layout"), LAYOUTS, "layout", default=DEFAULTS.layout, format_func=label("opt_layout_"))
+    layout = choice(sb.radio, t("layout"), LAYOUTS, "layout", default=DEFAULTS.layout, format_func=label("opt_layout_"))
     d_model = _number("d_model", DEFAULTS.d_model)
     slots["d_model"] = sb.empty()
     cols = sb.columns(3)
@@ -104,10 +106,10 @@ def sidebar_ui() -> tuple[Settings, dict]:
     slots["d_q"] = slots["d_k"] = slots["d_v"] = sb.empty()
 
     sb.subheader(t("sec_scores"))
-    score = _choice(sb.selectbox, t("score"), SCORES, "score", default=DEFAULTS.score, format_func=label())
+    score = choice(sb.selectbox, t("score"), SCORES, "score", default=DEFAULTS.score, format_func=label())
     temperature = float(sb.number_input(t("temperature"), min_value=0.01, max_value=100.0, value=1.0, step=0.1, key="temperature", **BIND))
     slots["temperature"] = sb.empty()
-    mask = _choice(sb.selectbox, t("mask"), MASK_MODES, "mask", default=DEFAULTS.mask, format_func=label())
+    mask = choice(sb.selectbox, t("mask"), MASK_MODES, "mask", default=DEFAULTS.mask, format_func=label())
     causal = sb.checkbox(t("causal"), value=False, key="causal", **BIND) if mask != "causal" else False
     slots["causal"] = sb.empty()
     window, dilation, global_tokens, block = DEFAULTS.window, DEFAULTS.dilation, DEFAULTS.global_tokens, DEFAULTS.block
@@ -122,8 +124,8 @@ def sidebar_ui() -> tuple[Settings, dict]:
     slots["window"] = slots["dilation"] = slots["global_tokens"] = slots["block"] = slots["mask"] = sb.empty()
 
     sb.subheader(t("sec_model"))
-    pos = _choice(sb.selectbox, t("pos"), POSITIONS, "pos", default=DEFAULTS.pos, format_func=label())
-    init = _choice(sb.radio, t("init"), INITS, "init", default=DEFAULTS.init, format_func=label(), horizontal=True)
+    pos = choice(sb.selectbox, t("pos"), POSITIONS, "pos", default=DEFAULTS.pos, format_func=label())
+    init = choice(sb.radio, t("init"), INITS, "init", default=DEFAULTS.init, format_func=label(), horizontal=True)
     seed = int(sb.number_input(t("seed"), min_value=0, max_value=2**31 - 1, value=DEFAULTS.seed, step=1, key="seed", **BIND))
     dropout = 0.0
     if sb.checkbox(t("dropout"), value=False, key="dropout_on", **BIND):

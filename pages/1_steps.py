@@ -5,7 +5,7 @@ from attn_core.export import to_json
 from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.i18n import label, lang, t
-from explorer.state import current_settings, current_trace
+from explorer.state import choice, current_settings, current_trace
 from explorer.views import matrix_chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -25,11 +25,11 @@ q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 L, S = len(q_words), len(k_words)
 
 c1, c2, c3 = st.columns([2, 1, 3])
-focus = c1.selectbox(t("focus"), range(L), index=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i],
-                     key=f"focus__{abs(hash(tuple(q_words)))}")  # a new sentence starts a new focus
-head = c2.number_input(t("head"), 0, s.heads - 1, 0, key="head_steps") if s.heads > 1 else 0
+focus = choice(c1.selectbox, t("focus"), range(L), "focus", default=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i],
+               variant=f"{abs(hash(tuple(q_words)))}_")  # a new sentence, a new selector (the position is kept when it fits)
+head = int(c2.number_input(t("head"), 0, s.heads - 1, 0, key="head_steps", bind="query-params")) if s.heads > 1 else 0
 steps = ["st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output"]
-step = c3.radio(t("step"), steps, format_func=label(""), horizontal=True, key=f"step__{lang()}", index=5)
+step = choice(c3.radio, t("step"), steps, "step", default="st_output", format_func=label(""), horizontal=True)
 W = trace.weights
 tok = q_words[focus]
 show = matrix_chart  # a chart and its CSV download

@@ -18,7 +18,7 @@ q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 st.caption(t("cross_intro", L=len(q_words), S=len(k_words)))
 st.latex(r"Q = X_{\text{2nd}} W_q^\top,\ K = X_{\text{1st}} W_k^\top,\ V = X_{\text{1st}} W_v^\top,\quad "
          r"\alpha = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{L\times S}")
-head = st.number_input(t("head"), 0, trace.settings.heads - 1, 0, key="cross_head") if trace.settings.heads > 1 else 0
+head = st.number_input(t("head"), 0, trace.settings.heads - 1, 0, key="cross_head", bind="query-params") if trace.settings.heads > 1 else 0
 a, b = st.columns(2)
 with a:
     st.plotly_chart(fig.heatmap(trace.attn[head], k_labels, q_labels, title=f"{t('attn_weights')} {tuple(trace.attn[head].shape)}",

@@ -9,8 +9,8 @@ from attn_core import pretrained as pt
 from explorer import figures as fig
 from explorer import real
 from explorer.boot import run_through_app
-from explorer.i18n import label, lang, t
-from explorer.state import current_settings
+from explorer.i18n import label, t
+from explorer.state import choice, current_settings
 from explorer.views import matrix_chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -87,7 +87,7 @@ def head_ui() -> None:
         st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")
     st.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
     steps = ["rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output"]
-    step = st.radio(t("step"), steps, format_func=label(""), horizontal=True, key=f"rm_step__{lang()}", index=4)
+    step = choice(st.radio, t("step"), steps, "rm_step", default="rm_st_output", format_func=label(""), horizontal=True)
     show = matrix_chart  # a chart and its CSV download
     L = len(pieces)
     if step == "rm_st_qkv":

@@ -231,3 +231,17 @@ def test_real_model_page_truncates_long_input_with_a_notice(app):
     assert any("602 pieces" in w.value and "512" in w.value for w in at.warning)
     assert any("64 × 64 blocks" in c.value for c in at.caption)  # the overview is pooled
     assert float(at.metric[0].value) < 1e-5
+
+
+def test_a_link_opens_the_same_step_focus_and_head(app):
+    at = app(query={"step": "st_scores", "focus": "3", "heads": "2", "head_steps": "1"})
+    assert not at.exception
+    spec = chart(at, "Focus 'eat': raw and scaled scores")
+    expect = run_trace(Settings(heads=2))
+    assert torch.allclose(torch.tensor(spec["data"][0]["y"]), expect.scores[1, 3], atol=1e-5)
+    at.sidebar.radio(key="lang_widget").set_value("zh").run()  # the view survives a language switch
+    assert at.radio(key="step__zh").value == "st_scores"
+    assert at.selectbox(key=next(s.key for s in at.selectbox if s.key.startswith("focus__"))).value == 3
+    assert at.query_params["step"] == "st_scores" and at.query_params["focus"] == "3"
+    at.radio(key="step__zh").set_value("st_mask").run()
+    assert at.query_params["step"] == "st_mask"  # the URL follows the page's own controls too
