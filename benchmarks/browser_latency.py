@@ -113,6 +113,16 @@ def main() -> None:
                 times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
                 print(f"  {name:<28} median {statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}"
                       f"   ({expected} charts redrawn)")
+            page.goto(f"{url}/model?sentence=The+animal+didn%27t+cross+the+street+because+it+was+too+tired")
+            page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+            page.wait_for_timeout(2000)
+            layer = page.locator("input[aria-label='Layer']")
+            layers = ["1", "2", "3", "4", "5", "0"]
+            act = lambda i: (layer.fill(layers[i % 6]), layer.press("Enter"))  # noqa: E731
+            expected = redrawn(page, lambda: act(0))
+            times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
+            print(f"Real model page (14 pieces), layer change (a fragment rerun):\n  {'layer number input':<28} median "
+                  f"{statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}   ({expected} charts redrawn)")
             browser.close()
     finally:
         proc.terminate()

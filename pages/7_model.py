@@ -70,17 +70,22 @@ def head_ui() -> None:
     ht = real.head(spec, settings.sentence, pad_to, layer, head)
     model_w = ht.model_attn
 
-    a, b = st.columns(2)
+    rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
+    uniform = math.log(enc.n_real)
+    a, b, c = st.columns(3)
     with a:
         st.plotly_chart(fig.attention_lines(model_w, labels, labels, min_weight=floor, title=t("rm_head_view", l=layer, h=head),
                                             left=t("queries"), right=t("keys")), width="stretch", key="rm_lines")
-    with b:
-        st.plotly_chart(fig.heatmap(model_w, labels, labels, title=t("rm_model_weights"), x_title="key", y_title="query"),
-                        width="stretch", key="rm_model_heatmap")
+    for col, title, h_trace, key in ((b, t("rm_model_weights"), ht, "trained"), (c, t("rm_untrained"), rnd, "random")):
+        with col:  # the trained head beside the same head with random weights
+            st.plotly_chart(fig.heatmap(h_trace.model_attn if key == "trained" else h_trace.attn[0], labels, labels, title=title,
+                                        x_title="key", y_title="query"), width="stretch", key=f"rm_{key}_heatmap")
+            st.metric(t("rm_entropy", u=uniform), f"{pt.row_entropy(h_trace.attn, h_trace.mask):.3f}")
+    st.caption(t("rm_random_intro", d=pre.d_model, seed=settings.seed))
 
     st.subheader(t("rm_apart"))
     st.caption(t("rm_apart_intro", l=layer, h=head))
-    d, dm = pre.d_head, pre.d_model
+    d = pre.d_head
     if ht.max_diff < 1e-5:
         st.success(t("rm_diff_ok", d=ht.max_diff), icon=":material/check_circle:")
     else:
@@ -147,16 +152,6 @@ def head_ui() -> None:
             show(fig.heatmap(ht.context[0], dims, labels, title=t("context"), x_title="dim", y_title="query", colorscale="RdBu", zmid=0),
                  "context", ht.context[0], pieces, dims, key_prefix="rm_")
 
-    st.subheader(t("rm_random"))
-    st.caption(t("rm_random_intro", d=dm, seed=settings.seed))
-    rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
-    uniform = math.log(enc.n_real)
-    x1, x2 = st.columns(2)
-    for col, name, h_trace, key in ((x1, t("rm_trained"), ht, "trained"), (x2, t("rm_untrained"), rnd, "random")):
-        with col:
-            st.metric(f"{name}: {t('rm_entropy', u=uniform)}", f"{pt.row_entropy(h_trace.attn, h_trace.mask):.3f}")
-            st.plotly_chart(fig.heatmap(h_trace.attn[0], labels, labels, title=name, x_title="key", y_title="query"),
-                            width="stretch", key=f"rm_cmp_{key}")
     st.download_button(t("rm_download"), lambda: json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
                        f"head_L{layer}_H{head}.json", "application/json", key="rm_dl_json", on_click="ignore")
 
