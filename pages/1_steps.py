@@ -6,7 +6,14 @@ from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.i18n import label, lang, t
 from explorer.state import choice, current_settings, current_trace
-from explorer.views import matrix_chart
+from explorer.views import (
+    WEIGHTED_SUM,
+    mask_step,
+    matrix_chart,
+    output_step,
+    scores_step,
+    softmax_step,
+)
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -60,39 +67,22 @@ elif step == "st_scores":
                "additive": r"e_{ij} = v^\top \tanh(W_a q_i + U_a k_j)"}[s.score]
     st.latex(formula + (rf"\ /\ T,\ T = {s.temperature:g}" if s.temperature != 1 else ""))
     st.code(f"scores = Q @ K.T            # {tuple(trace.scores[head].shape)}\nscaled = scores * {trace.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})", language="python")
-    a, b = st.columns(2)
-    with a:
-        show(fig.heatmap(trace.scores[head], k_labels, q_labels, title=t("raw_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0), "scores", trace.scores[head], q_words, k_words)
-    with b:
-        show(fig.heatmap(trace.scaled_scores[head], k_labels, q_labels, title=t("scaled_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0), "scaled_scores", trace.scaled_scores[head], q_words, k_words)
+    scores_step(trace, head, q_words, k_words)
     st.info(t("why_scale", unscaled=trace.peak_weight(head, focus, scaled=False), scaled=trace.peak_weight(head, focus)))
     show(fig.grouped_bars({"raw": trace.scores[head, focus].tolist(), "scaled": trace.scaled_scores[head, focus].tolist()}, k_labels,
                           title=t("focus_scores", tok=tok)), "focus_scores")
 elif step == "st_mask":
     st.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & \text{mask}_{ij} \\ -\infty & \text{otherwise}\end{cases}")
     st.code(f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})  # bool {tuple(trace.mask.shape)}, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))", language="python")
-    st.caption(t("mask_count", n=int(trace.mask.sum()), total=L * S))
-    show(fig.heatmap(trace.mask.int(), k_labels, q_labels, title=t("mask_matrix"), x_title="key", y_title="query", colorscale="Blues"), "mask", trace.mask.int(), q_words, k_words)
+    mask_step(trace, q_words, k_words)
 elif step == "st_softmax":
-    st.latex(r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i")
-    st.code("m = scaled.amax(-1, keepdim=True)\np = (scaled - m).exp()   # masked entries -> 0\nZ = p.sum(-1, keepdim=True)\nweights = p / Z", language="python")
-    sm = trace.softmax
-    a, b = st.columns([1, 3])
-    with a:
-        st.dataframe({t("token"): q_words, t("sm_max"): sm.row_max[head].tolist(), t("sm_sum"): sm.row_sum[head].tolist()}, hide_index=True)
-    with b:
-        show(fig.heatmap(sm.exp[head], k_labels, q_labels, title=t("sm_exp"), x_title="key", y_title="query"), "exp", sm.exp[head], q_words, k_words)
+    softmax_step(trace, head, q_words, k_words)
 else:
-    st.latex(r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j")
+    st.latex(WEIGHTED_SUM)
     st.code(f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\ncontext = weights @ V               # {tuple(trace.context[head].shape)}", language="python")
     if s.dropout > 0:
         st.caption(t("dropout_note"))
-    a, b = st.columns(2)
-    with a:
-        show(fig.heatmap(trace.attn[head], k_labels, q_labels, title=t("attn_weights"), x_title="key", y_title="query"), "weights", trace.attn[head], q_words, k_words)
-    with b:
-        dims = [str(i) for i in range(trace.context.shape[-1])]
-        show(fig.heatmap(trace.context[head], dims, q_labels, title=t("context"), x_title="dim", y_title="query", colorscale="RdBu", zmid=0), "context", trace.context[head], q_words, dims)
+    output_step(trace, head, q_words, k_words, weights_title=t("attn_weights"))
 
 if bool(trace.empty_rows.any()):
     st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))

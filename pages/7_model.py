@@ -11,7 +11,14 @@ from explorer import real
 from explorer.boot import run_through_app
 from explorer.i18n import label, t
 from explorer.state import choice, current_settings
-from explorer.views import matrix_chart
+from explorer.views import (
+    WEIGHTED_SUM,
+    mask_step,
+    matrix_chart,
+    output_step,
+    scores_step,
+    softmax_step,
+)
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -114,43 +121,21 @@ def head_ui() -> None:
     elif step == "rm_st_scores":
         st.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
         st.code(f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})", language="python")
-        x1, x2 = st.columns(2)
-        with x1:
-            show(fig.heatmap(ht.scores[0], labels, labels, title=t("raw_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0),
-                 "scores", ht.scores[0], pieces, pieces, key_prefix="rm_")
-        with x2:
-            show(fig.heatmap(ht.scaled_scores[0], labels, labels, title=t("scaled_scores"), x_title="key", y_title="query", colorscale="RdBu", zmid=0),
-                 "scaled_scores", ht.scaled_scores[0], pieces, pieces, key_prefix="rm_")
+        scores_step(ht, 0, pieces, pieces, key_prefix="rm_")
     elif step == "rm_st_mask":
         st.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}")
         st.code(f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
                 language="python")
         if enc.n_real == L:
             st.info(t("rm_no_padding"))
-        st.caption(t("mask_count", n=int(ht.mask.sum()), total=L * L))
-        show(fig.heatmap(ht.mask.int(), labels, labels, title=t("mask_matrix"), x_title="key", y_title="query", colorscale="Blues"),
-             "mask", ht.mask.int(), pieces, pieces, key_prefix="rm_")
+        mask_step(ht, pieces, pieces, key_prefix="rm_")
     elif step == "rm_st_softmax":
-        st.latex(r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i")
-        sm = ht.softmax
-        x1, x2 = st.columns([1, 3])
-        with x1:
-            st.dataframe({t("token"): pieces, t("sm_max"): sm.row_max[0].tolist(), t("sm_sum"): sm.row_sum[0].tolist()}, hide_index=True)
-        with x2:
-            show(fig.heatmap(sm.exp[0], labels, labels, title=t("sm_exp"), x_title="key", y_title="query"), "exp", sm.exp[0], pieces, pieces,
-                 key_prefix="rm_")
+        softmax_step(ht, 0, pieces, pieces, key_prefix="rm_")
     else:
-        st.latex(r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j")
+        st.latex(WEIGHTED_SUM)
         st.code(f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\ncontext = weights @ V               # {tuple(ht.context[0].shape)}\n"
                 f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}", language="python")
-        x1, x2 = st.columns(2)
-        with x1:
-            show(fig.heatmap(ht.attn[0], labels, labels, title=t("attn_weights") + " (attn_core)", x_title="key", y_title="query"),
-                 "weights", ht.attn[0], pieces, pieces, key_prefix="rm_")
-        with x2:
-            dims = [str(i) for i in range(d)]
-            show(fig.heatmap(ht.context[0], dims, labels, title=t("context"), x_title="dim", y_title="query", colorscale="RdBu", zmid=0),
-                 "context", ht.context[0], pieces, dims, key_prefix="rm_")
+        output_step(ht, 0, pieces, pieces, weights_title=t("attn_weights") + " (attn_core)", key_prefix="rm_")
 
     st.download_button(t("rm_download"), lambda: json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
                        f"head_L{layer}_H{head}.json", "application/json", key="rm_dl_json", on_click="ignore")

@@ -249,3 +249,34 @@ def test_a_link_opens_the_same_step_focus_and_head(app):
     assert at.query_params["step"] == "st_scores" and at.query_params["focus"] == "3"
     at.radio(key="step__zh").set_value("st_mask").run()
     assert at.query_params["step"] == "st_mask"  # the URL follows the page's own controls too
+
+
+def _z(at, title: str) -> torch.Tensor:
+    return torch.tensor(chart(at, title)["data"][0]["z"], dtype=torch.float32)
+
+
+def test_every_step_of_both_pages_plots_the_engines_numbers(app):
+    from attn_core import pretrained as pt
+
+    at = app(query={"mask": "causal"})
+    tr = run_trace(Settings(mask="causal"))
+    at.radio(key="step__en").set_value("st_scores").run()
+    assert torch.allclose(_z(at, "Raw scores"), tr.scores[0], atol=1e-4)
+    assert torch.allclose(_z(at, "Scaled scores"), tr.scaled_scores[0], atol=1e-5)
+    at.radio(key="step__en").set_value("st_softmax").run()
+    assert torch.allclose(_z(at, "exp(x − max)"), tr.softmax.exp[0], atol=1e-6)
+    assert float(_z(at, "exp(x − max)")[0, 1:].abs().max()) == 0.0  # causal: the future is exp(-inf) = 0
+
+    sentence = "Attention is all you need"
+    at = app("pages/7_model.py", query={"sentence": sentence, "rm_layer": "2", "rm_head": "5"})
+    pre = pt.load()
+    ht = pt.take_apart(pt.forward(pre, pt.encode(pre, sentence)), pt.head_weights(pre, 2, 5), 2, 5)
+    at.radio(key="rm_step__en").set_value("rm_st_scores").run()
+    raw, scaled = _z(at, "Raw scores"), _z(at, "Scaled scores")
+    assert torch.allclose(raw, ht.scores[0], atol=1e-4)
+    assert torch.allclose(scaled, raw / 32 ** 0.5, atol=1e-4)
+    at.radio(key="rm_step__en").set_value("rm_st_softmax").run()
+    exp = _z(at, "exp(x − max)")
+    assert torch.allclose(exp / exp.sum(-1, keepdim=True), ht.model_attn, atol=1e-5)  # normalised: the model's weights
+    at.radio(key="rm_step__en").set_value("rm_st_output").run()
+    assert torch.allclose(_z(at, "Context vectors"), ht.context[0], atol=1e-5)
