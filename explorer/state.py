@@ -28,10 +28,10 @@ DEFAULTS = Settings()
 BIND = dict(bind="query-params")
 
 
-def _number(key: str, default: int, *, low: int | None = None, high: int | None = None, container=st.sidebar) -> int:
+def _number(key: str, *, low: int | None = None, high: int | None = None, container=st.sidebar) -> int:
     low = LIMITS[key][0] if low is None and key in LIMITS else low
     high = LIMITS[key][1] if high is None and key in LIMITS else high
-    return int(container.number_input(t(key), min_value=low, max_value=high, value=default, step=1, key=key, **BIND))
+    return int(container.number_input(t(key), min_value=low, max_value=high, value=WIDGET_DEFAULTS[key], step=1, key=key, **BIND))
 
 
 def choice(widget, title: str, options, key: str, *, default, format_func, variant: str = "", **kwargs):
@@ -68,13 +68,31 @@ def _sync_url(key: str, value: str, default: str) -> None:
         st.query_params[key] = value
 
 
+# The sidebar's widgets bound to the URL, and the values they start from.
+WIDGET_DEFAULTS = {
+    "sentence": TUTORIAL_SENTENCE, "source": DEFAULT_SOURCE, "heads": DEFAULTS.heads, "d_model": DEFAULTS.d_model,
+    "d_q": DEFAULTS.d_q, "d_k": DEFAULTS.d_k, "d_v": DEFAULTS.d_v, "temperature": DEFAULTS.temperature,
+    "causal": DEFAULTS.causal, "window": DEFAULTS.window, "dilation": DEFAULTS.dilation,
+    "global_tokens": DEFAULTS.global_tokens, "block": DEFAULTS.block, "seed": DEFAULTS.seed, "dropout_on": False,
+    "dropout": 0.1, "residual_norm": DEFAULTS.residual_norm,
+}
+CHOICE_DEFAULTS = {"layout": DEFAULTS.layout, "score": DEFAULTS.score, "mask": DEFAULTS.mask, "pos": DEFAULTS.pos,
+                   "init": DEFAULTS.init}
+
+
 def reset_to_defaults() -> None:
-    for key in [k for k in st.session_state if "__" in k] + ["layout", "score", "mask", "pos", "init"]:
+    """Back to the tutorial's settings, in the session and in the URL.
+
+    A widget bound to the URL owns its query parameter, so it is reset through its value (and
+    Streamlit drops the parameter); the choices are plain keys, reset with their URL entry."""
+    for key in [k for k in st.session_state if "__" in k]:
         st.session_state.pop(key, None)
-    for key in ("sentence", "source", "heads", "layout", "d_model", "d_q", "d_k", "d_v", "score", "temperature", "mask",
-                "causal", "window", "dilation", "global_tokens", "block", "pos", "init", "seed", "dropout_on", "dropout",
-                "residual_norm"):
-        st.session_state.pop(key, None)
+    for key, default in WIDGET_DEFAULTS.items():
+        if st.session_state.get(key) is not None:  # drawn in the last run
+            st.session_state[key] = default
+    for key, default in CHOICE_DEFAULTS.items():
+        st.session_state[key] = default
+        st.query_params.pop(key, None)
 
 
 def sidebar_ui() -> tuple[Settings, dict]:
@@ -86,52 +104,52 @@ def sidebar_ui() -> tuple[Settings, dict]:
     _sync_url("lang", chosen, "en")
 
     sb.subheader(t("sec_input"))
-    sentence = sb.text_area(t("sentence"), value=TUTORIAL_SENTENCE, key="sentence", help=t("sentence_help"), height=80, **BIND)
+    sentence = sb.text_area(t("sentence"), value=WIDGET_DEFAULTS["sentence"], key="sentence", help=t("sentence_help"), height=80, **BIND)
     slots["sentence"] = sb.empty()
-    source = sb.text_input(t("source"), value=DEFAULT_SOURCE, key="source", **BIND)
+    source = sb.text_input(t("source"), value=WIDGET_DEFAULTS["source"], key="source", **BIND)
     slots["source"] = sb.empty()
 
     sb.subheader(t("sec_dims"))
-    heads = _number("heads", DEFAULTS.heads)
+    heads = _number("heads")
     slots["heads"] = sb.empty()
-    layout = choice(sb.radio, t("layout"), LAYOUTS, "layout", default=DEFAULTS.layout, format_func=label("opt_layout_"))
-    d_model = _number("d_model", DEFAULTS.d_model)
+    layout = choice(sb.radio, t("layout"), LAYOUTS, "layout", default=CHOICE_DEFAULTS["layout"], format_func=label("opt_layout_"))
+    d_model = _number("d_model")
     slots["d_model"] = sb.empty()
     cols = sb.columns(3)
-    d_q = _number("d_q", DEFAULTS.d_q, container=cols[0])
-    d_k = _number("d_k", DEFAULTS.d_k, container=cols[1])
-    d_v = _number("d_v", DEFAULTS.d_v, container=cols[2])
+    d_q = _number("d_q", container=cols[0])
+    d_k = _number("d_k", container=cols[1])
+    d_v = _number("d_v", container=cols[2])
     if layout == "standard" and heads and d_model % heads == 0:
         sb.caption(t("standard_dims", d=d_model // heads))
     slots["d_q"] = slots["d_k"] = slots["d_v"] = sb.empty()
 
     sb.subheader(t("sec_scores"))
-    score = choice(sb.selectbox, t("score"), SCORES, "score", default=DEFAULTS.score, format_func=label())
-    temperature = float(sb.number_input(t("temperature"), min_value=0.01, max_value=100.0, value=1.0, step=0.1, key="temperature", **BIND))
+    score = choice(sb.selectbox, t("score"), SCORES, "score", default=CHOICE_DEFAULTS["score"], format_func=label())
+    temperature = float(sb.number_input(t("temperature"), min_value=0.01, max_value=100.0, value=WIDGET_DEFAULTS["temperature"], step=0.1, key="temperature", **BIND))
     slots["temperature"] = sb.empty()
-    mask = choice(sb.selectbox, t("mask"), MASK_MODES, "mask", default=DEFAULTS.mask, format_func=label())
-    causal = sb.checkbox(t("causal"), value=False, key="causal", **BIND) if mask != "causal" else False
+    mask = choice(sb.selectbox, t("mask"), MASK_MODES, "mask", default=CHOICE_DEFAULTS["mask"], format_func=label())
+    causal = sb.checkbox(t("causal"), value=WIDGET_DEFAULTS["causal"], key="causal", **BIND) if mask != "causal" else False
     slots["causal"] = sb.empty()
     window, dilation, global_tokens, block = DEFAULTS.window, DEFAULTS.dilation, DEFAULTS.global_tokens, DEFAULTS.block
     if mask in ("sliding_window", "dilated", "global_window"):
-        window = _number("window", DEFAULTS.window)
+        window = _number("window")
     if mask == "dilated":
-        dilation = _number("dilation", DEFAULTS.dilation)
+        dilation = _number("dilation")
     if mask == "global_window":
-        global_tokens = _number("global_tokens", DEFAULTS.global_tokens)
+        global_tokens = _number("global_tokens")
     if mask == "block":
-        block = _number("block", DEFAULTS.block)
+        block = _number("block")
     slots["window"] = slots["dilation"] = slots["global_tokens"] = slots["block"] = slots["mask"] = sb.empty()
 
     sb.subheader(t("sec_model"))
-    pos = choice(sb.selectbox, t("pos"), POSITIONS, "pos", default=DEFAULTS.pos, format_func=label())
-    init = choice(sb.radio, t("init"), INITS, "init", default=DEFAULTS.init, format_func=label(), horizontal=True)
-    seed = int(sb.number_input(t("seed"), min_value=0, max_value=2**31 - 1, value=DEFAULTS.seed, step=1, key="seed", **BIND))
+    pos = choice(sb.selectbox, t("pos"), POSITIONS, "pos", default=CHOICE_DEFAULTS["pos"], format_func=label())
+    init = choice(sb.radio, t("init"), INITS, "init", default=CHOICE_DEFAULTS["init"], format_func=label(), horizontal=True)
+    seed = int(sb.number_input(t("seed"), min_value=0, max_value=2**31 - 1, value=WIDGET_DEFAULTS["seed"], step=1, key="seed", **BIND))
     dropout = 0.0
-    if sb.checkbox(t("dropout"), value=False, key="dropout_on", **BIND):
-        dropout = float(sb.slider(t("dropout_p"), 0.05, 0.9, 0.1, 0.05, key="dropout", **BIND))
+    if sb.checkbox(t("dropout"), value=WIDGET_DEFAULTS["dropout_on"], key="dropout_on", **BIND):
+        dropout = float(sb.slider(t("dropout_p"), 0.05, 0.9, WIDGET_DEFAULTS["dropout"], 0.05, key="dropout", **BIND))
     slots["dropout"] = sb.empty()
-    residual_norm = sb.checkbox(t("residual_norm"), value=False, key="residual_norm", **BIND)
+    residual_norm = sb.checkbox(t("residual_norm"), value=WIDGET_DEFAULTS["residual_norm"], key="residual_norm", **BIND)
     slots["residual_norm"] = sb.empty()
     sb.button(t("reset"), on_click=reset_to_defaults, key="reset")
 

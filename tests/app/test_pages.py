@@ -280,3 +280,13 @@ def test_every_step_of_both_pages_plots_the_engines_numbers(app):
     assert torch.allclose(exp / exp.sum(-1, keepdim=True), ht.model_attn, atol=1e-5)  # normalised: the model's weights
     at.radio(key="rm_step__en").set_value("rm_st_output").run()
     assert torch.allclose(_z(at, "Context vectors"), ht.context[0], atol=1e-5)
+
+
+def test_reset_brings_back_the_tutorial_settings(app):
+    at = app(query={"sentence": "a b c", "heads": "3", "mask": "causal", "score": "dot", "d_q": "24"})
+    assert at.session_state["settings"]["heads"] == 3 and at.session_state["settings"]["mask"] == "causal"
+    at.sidebar.button(key="reset").click().run()
+    assert not at.exception
+    assert at.session_state["settings"] == Settings().to_dict()
+    assert not {"sentence", "heads", "mask", "score"} & set(at.query_params)  # the URL no longer holds the old view
+    assert torch.allclose(_z(at, "Attention weights"), run_trace(Settings()).attn[0], atol=1e-6)
