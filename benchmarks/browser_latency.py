@@ -1,65 +1,35 @@
 """Browser latency: from a change in the sidebar to the last chart updated, in real Chromium.
 
 Starts ``streamlit run app.py`` on 127.0.0.1 and a free port, opens the Step-by-step page at
-the defaults in Debian's Chromium (through Playwright) and, for each kind of change, measures in
+the defaults (and then the Real model page) in Debian's Chromium (through Playwright) and, for each kind of change, measures in
 the page's own clock (performance.now) the time from the key press to the moment when the
 script run has finished, no element is stale any more and every chart on the page has been
 redrawn with new data. Prints the median and the range over the repeats.
 
-    python benchmarks/browser_latency.py [--repeats 10] [--page ""]
+    python benchmarks/browser_latency.py [--repeats 10]
 """
 import argparse
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import time
-import urllib.request
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "browser"))
+from serve import CHROMIUM_ARGS, start_server  # noqa: E402
 
 # Each plotly chart's data, as drawn; "done" once the run is over, nothing is stale and as many
 # charts as this kind of change redraws (counted after a warm-up change) show new data.
-SIGNATURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
-    el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])))"""
-CHANGED = """(before) => {
-    const now = Array.from(document.querySelectorAll('.js-plotly-plot')).map(
-        el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])));
-    return now.filter((s, i) => s !== before[i]).length + Math.max(0, now.length - before.length);
-}"""
-DONE = """([before, expected]) => {
+DRAWN = ("Array.from(document.querySelectorAll('.js-plotly-plot'))"
+         ".map(el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])))")
+N_CHANGED = "now.filter((s, i) => s !== before[i]).length + Math.max(0, now.length - before.length)"
+SIGNATURE = f"() => {DRAWN}"
+CHANGED = f"(before) => {{ const now = {DRAWN}; return {N_CHANGED}; }}"
+DONE = f"""([before, expected]) => {{
     if (document.querySelector("[data-testid='stStatusWidget']")) return false;
     if (document.querySelector("[data-stale='true']")) return false;
-    const now = Array.from(document.querySelectorAll('.js-plotly-plot')).map(
-        el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])));
-    return now.filter((s, i) => s !== before[i]).length + Math.max(0, now.length - before.length) >= expected;
-}"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-                             "--server.port", str(port), "--server.headless", "true"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read().strip() == b"ok":
-                return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("streamlit did not start")
+    const now = {DRAWN};
+    return {N_CHANGED} >= expected;
+}}"""
 
 
 def redrawn(page, act) -> int:
@@ -91,7 +61,7 @@ def main() -> None:
     proc, url = start_server()
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=args.chromium, headless=True, args=ARGS)
+            browser = p.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{url}/?dropout_on=true")
             page.wait_for_selector(".js-plotly-plot", timeout=60_000)

@@ -1,45 +1,20 @@
 """A real ``streamlit run app.py`` on 127.0.0.1 and a free port, driven by Debian's Chromium."""
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 
 import pytest
+import serve
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ARTIFACTS = os.path.join(ROOT, "artifacts")
+ARTIFACTS = os.path.join(serve.ROOT, "artifacts")
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+ARGS = serve.CHROMIUM_ARGS
 
 
 def start_server():
-    port = _free_port()
-    log = open(os.path.join(ARTIFACTS, f"server-{port}.log"), "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read().strip() == b"ok":
-                return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("streamlit did not become healthy in 60 s")
+    log = open(os.path.join(ARTIFACTS, f"server-{time.time_ns()}.log"), "w")
+    return serve.start_server(log=log)
 
 
 @pytest.fixture

@@ -2,9 +2,8 @@
 import os
 
 import pytest
-from playwright.sync_api import expect
-
 from conftest import ARTIFACTS
+from playwright.sync_api import expect
 
 WAIT = 60_000
 
@@ -23,17 +22,22 @@ def settle(page):
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
 
 
+def first_sentence_change_sticks(page, sentence: str, last_label: str) -> None:
+    """Type a sentence as the first change after a fresh start; the charts follow and it stays."""
+    box = page.locator("textarea[aria-label='Sentence']")
+    box.fill(sentence)
+    box.press("Control+Enter")
+    settle(page)
+    expect(page.locator("svg text", has_text=last_label).first).to_be_visible(timeout=WAIT)
+    page.wait_for_timeout(1500)  # a lost first change would revert here
+    assert box.input_value() == sentence
+    assert "sentence=" + sentence.replace(" ", "+") in page.url
+
+
 def test_first_change_after_a_fresh_start_sticks_and_updates_the_charts(server, page):
     open_app(page, server)
     expect(page.locator("svg text", has_text="4 dessert").first).to_be_visible(timeout=WAIT)
-    box = page.locator("textarea[aria-label='Sentence']")
-    box.fill("the cat sat on a mat")
-    box.press("Control+Enter")
-    settle(page)
-    expect(page.locator("svg text", has_text="5 mat").first).to_be_visible(timeout=WAIT)
-    page.wait_for_timeout(1500)  # a lost first change would revert here
-    assert box.input_value() == "the cat sat on a mat"
-    assert "sentence=the+cat+sat" in page.url
+    first_sentence_change_sticks(page, "the cat sat on a mat", "5 mat")
     d_v = page.locator("input[aria-label='d_v']")
     d_v.fill("5")
     d_v.press("Enter")
@@ -48,14 +52,8 @@ def test_first_change_after_a_fresh_start_on_a_deep_link_sticks(server, page):
     """A fresh server's first run of /multihead takes Streamlit's legacy pages/ path (see explorer/boot.py)."""
     open_app(page, server, "multihead")
     expect(page.locator("h1", has_text="Multi-head")).to_be_visible(timeout=WAIT)
-    box = page.locator("textarea[aria-label='Sentence']")
-    box.fill("one two three four")
-    box.press("Control+Enter")
-    settle(page)
-    expect(page.locator("svg text", has_text="3 four").first).to_be_visible(timeout=WAIT)
-    page.wait_for_timeout(1500)  # a lost first change would revert here
-    assert box.input_value() == "one two three four"
-    assert "/multihead" in page.url and "sentence=one+two+three+four" in page.url
+    first_sentence_change_sticks(page, "one two three four", "3 four")
+    assert "/multihead" in page.url
     expect(page.locator("h1", has_text="Multi-head")).to_be_visible()
 
 

@@ -1,0 +1,41 @@
+"""Start ``streamlit run app.py`` on 127.0.0.1 and a free port; used by the browser tests and by
+benchmarks/browser_latency.py."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+# Headless Debian Chromium on a machine with a closed network (no background connections).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(log=subprocess.DEVNULL, timeout: float = 60) -> tuple[subprocess.Popen, str]:
+    """The server process and its URL, once /_stcore/health answers ok."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(port),
+         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read().strip() == b"ok":
+                return proc, url
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError(f"streamlit did not become healthy in {timeout:.0f} s")
