@@ -53,6 +53,10 @@ class Walkthrough:
     cross_weights: torch.Tensor  # (6,) its second token over the source's 6 tokens
     cross_context: torch.Tensor  # (28,)
 
+    def matches(self, name: str, *, atol: float = 5e-5) -> bool:
+        """Whether a printed vector ("omega_2", "attention_weights_2") is reproduced to its 4 decimals."""
+        return bool(torch.allclose(getattr(self, name), torch.tensor(PRINTED[name]), atol=atol))
+
     def shapes(self) -> dict[str, tuple[int, ...]]:
         t = self.trace
         return {

@@ -15,6 +15,8 @@ def test_printed_scores_and_weights():
     w = walkthrough()
     assert torch.allclose(w.omega_2, torch.tensor(PRINTED["omega_2"]), atol=5e-5)
     assert torch.allclose(w.attention_weights_2, torch.tensor(PRINTED["attention_weights_2"]), atol=5e-5)
+    assert w.matches("omega_2") and w.matches("attention_weights_2")
+    assert not w.matches("omega_2", atol=1e-9)  # the check can fail: the tutorial prints 4 decimals
     assert w.attention_weights_2.argmax().item() == 4  # "is" attends most to "dessert" (0.4917)
 
 
