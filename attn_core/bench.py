@@ -281,7 +281,10 @@ def run_one(kernel: str, L: int, cfg: SweepConfig, budget: int) -> Row:
     g = torch.Generator(device="cpu").manual_seed(cfg.seed)
     q, k, v = (torch.randn(sh.batch, sh.heads, L, sh.d_head, generator=g).to(dev, dt) for _ in range(3))
     opts = kernel_options(KERNELS[kernel], window=sh.window, features=sh.features, proj_k=sh.proj_k, seed=cfg.seed)
-    fn = lambda: KERNELS[kernel].fn(q, k, v, causal=row.causal, **opts)  # noqa: E731
+
+    def fn():
+        return KERNELS[kernel].fn(q, k, v, causal=row.causal, **opts)
+
     try:
         fn(), synchronize(dev)  # warm-up
         if dev == "cuda":
@@ -337,6 +340,29 @@ def exclusive_sweep(cfg: SweepConfig, *, on_queued: Callable[[], None] = lambda:
         yield from sweep(cfg, should_stop=should_stop)
     finally:
         SWEEP_LOCK.release()
+
+
+def series(rows: list[Row], field: str = "median_ms", *, scale: float = 1.0) -> dict[str, tuple[list[int], list[float]]]:
+    """Per kernel, in sweep order: the lengths and ``field`` (x ``scale``) of its measured rows."""
+    out: dict[str, tuple[list[int], list[float]]] = {}
+    for r in rows:
+        value = getattr(r, field)
+        if r.median_ms and value:
+            xs, ys = out.setdefault(r.kernel, ([], []))
+            xs.append(r.seq_len)
+            ys.append(value * scale)
+    return out
+
+
+def theory_curves(times: dict[str, tuple[list[int], list[float]]], sh: Shape) -> dict[str, tuple[list[int], list[float]]]:
+    """The FLOP count of each kernel against L, scaled to pass through its first measured time:
+    where the measured curve bends away from it, something other than arithmetic dominates."""
+    out = {}
+    for k, (xs, ys) in times.items():
+        if xs:
+            f0 = estimate_flops(k, xs[0], sh)
+            out[k] = (xs, [ys[0] * estimate_flops(k, x, sh) / f0 for x in xs])
+    return out
 
 
 def fit_range(rows: list[Row], kernel: str, *, low: int = 2048) -> tuple[list[int], list[float]]:

@@ -83,20 +83,20 @@ if not rows:
 
 df = pd.DataFrame([asdict(r) for r in rows])
 st.dataframe(df, hide_index=True)
-buf = pd.io.common.StringIO()
-bench.rows_to_csv(rows, buf)
-st.download_button(t("cx_csv"), buf.getvalue(), "attention_benchmark.csv", "text/csv", key="cx_download")
 
-ok = [r for r in rows if r.median_ms]
-names = list(dict.fromkeys(r.kernel for r in ok))
-series_t = {k: ([r.seq_len for r in ok if r.kernel == k], [r.median_ms for r in ok if r.kernel == k]) for k in names}
-series_m = {k: ([r.seq_len for r in ok if r.kernel == k and r.peak_bytes], [r.peak_bytes / 2**20 for r in ok if r.kernel == k and r.peak_bytes])
-            for k in names}
-theory = {}
-for k, (xs, ys) in series_t.items():
-    if xs:
-        f0 = bench.estimate_flops(k, xs[0], cfg.shape)
-        theory[k] = (xs, [ys[0] * bench.estimate_flops(k, x, cfg.shape) / f0 for x in xs])
+
+def _csv() -> str:
+    buf = pd.io.common.StringIO()
+    bench.rows_to_csv(rows, buf)
+    return buf.getvalue()
+
+
+st.download_button(t("cx_csv"), _csv, "attention_benchmark.csv", "text/csv", key="cx_download", on_click="ignore")
+
+series_t = bench.series(rows)
+series_m = bench.series(rows, "peak_bytes", scale=2**-20)  # MiB
+names = list(series_t)
+theory = bench.theory_curves(series_t, cfg.shape)
 a, b = st.columns(2)
 with a:
     st.plotly_chart(fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory), width="stretch", key="cx_time_chart")

@@ -80,3 +80,18 @@ def test_cli_bench_writes_csv(tmp_path, capsys):
     assert len(list(csv.DictReader(open(out)))) == 4
     assert main(["bench", "--kernels", "bogus"]) == 2
     assert "Unknown kernel" in capsys.readouterr().err
+
+
+def test_series_and_theory_curves():
+    sh = bench.Shape(batch=1, heads=2, d_head=16, causal=False, window=4)
+    rows = [bench.Row("full", L, 1, 2, 16, "cpu", "float32", False) for L in (64, 128, 256)]
+    for r, ms in zip(rows, (1.0, 4.0, 16.0)):
+        r.median_ms, r.peak_bytes = ms, 2**20 * ms
+    skipped = bench.Row("full", 512, 1, 2, 16, "cpu", "float32", False)  # not measured (e.g. the guard): left out
+    s = bench.series(rows + [skipped])
+    assert s == {"full": ([64, 128, 256], [1.0, 4.0, 16.0])}
+    assert bench.series(rows, "peak_bytes", scale=2**-20)["full"][1] == [1.0, 4.0, 16.0]
+    theory = bench.theory_curves(s, sh)["full"]
+    assert theory[0] == [64, 128, 256] and theory[1][0] == 1.0
+    ratio = bench.estimate_flops("full", 256, sh) / bench.estimate_flops("full", 64, sh)
+    assert abs(theory[1][2] - ratio) < 1e-9 and ratio > 10  # full attention's FLOPs grow ~L^2
