@@ -21,12 +21,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log=subprocess.DEVNULL, timeout: float = 60) -> tuple[subprocess.Popen, str]:
-    """The server process and its URL, once /_stcore/health answers ok."""
+def start_server(log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = ()) -> tuple[subprocess.Popen, str]:
+    """The server process and its URL, once /_stcore/health answers ok; ``extra``: more ``streamlit run`` options."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+         "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"

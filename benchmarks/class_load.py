@@ -1,0 +1,427 @@
+"""A classroom on one server: simulated students that speak Streamlit's own websocket protocol.
+
+Each student is one websocket on ``/_stcore/stream`` sending ``BackMsg`` protobufs and reading
+``ForwardMsg`` protobufs, as the browser does, so 30 students cost the server and not 30 browsers.
+Every 2-5 s a student changes a setting (a sidebar control or one of the page's own controls,
+chosen among the widgets the server last drew) or opens another page. After ``--sweep-after``
+seconds a teacher opens Complexity and runs the default sweep. Measured:
+
+- rerun latency: from the ``BackMsg`` sent to the ``script_finished`` received (p50/p95/p99),
+  overall, per page and per phase (before, during and after the teacher's sweep);
+- errors by kind: an exception element drawn, a run that did not finish, a timeout, a closed socket;
+- server memory (RSS of the server process and its children) over time, and again after the class
+  has left (``--linger`` seconds after the last socket closed).
+
+    python benchmarks/class_load.py                       # start a server, 30 students, 3 minutes
+    python benchmarks/class_load.py --url http://127.0.0.1:8080 --pid 1234   # an existing server
+    python benchmarks/class_load.py --students 5 --duration 30 --sweep-after 10 --linger 10   # a quick look
+
+The numbers are written as JSON with ``--json`` (the recorded runs live in ``benchmarks/results/``).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+import psutil
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))
+
+SENTENCES = [
+    "Life is short, eat dessert first",
+    "The animal didn't cross the street because it was too tired",
+    "我爱自然语言处理",
+    "Attention is all you need",
+    "the cat sat on the mat and the dog sat on the log",
+    "注意力 机制 让 模型 关注 重要 的 词",
+    "A student reads a book in the library",
+    "Das Leben ist kurz, iss zuerst den Nachtisch",
+]
+# What a student changes, and to what: plain, reasonable values (the hostile ones are another test).
+NUMBER_CHOICES = {
+    "heads": [1, 2, 3, 4, 6, 8],
+    "d_model": [8, 16, 24, 32, 64],
+    "d_q": [8, 16, 24, 32],
+    "d_k": [8, 16, 24, 32, 64],
+    "d_v": [8, 16, 28, 32],
+    "temperature": [0.5, 1.0, 2.0],
+    "seed": [0, 1, 7, 123, 2024],
+    "window": [1, 2, 3],
+    "dilation": [1, 2],
+    "global_tokens": [1, 2],
+    "block": [2, 3, 4],
+    "head_steps": [0, 1],
+    "cross_head": [0, 1],
+    "rm_layer": [0, 1, 2, 3, 4, 5],
+    "rm_head": [0, 3, 5, 9, 11],
+    "rm_pad": [0],
+}
+SKIP = {"cx_run", "cx_stop", "reset", "rm_model", "cx_lengths", "cx_kernels", "cx_batch", "cx_heads", "cx_dhead",
+        "cx_window", "cx_dtype", "cx_causal", "cx_device", "rm_floor"}
+TEACHER_PAGE = "complexity"
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))]
+
+
+def summary(values: list[float]) -> dict:
+    return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95),
+            "p99": percentile(values, 99), "max": max(values) if values else None}
+
+
+@dataclass
+class Widget:
+    key: str
+    id: str
+    kind: str
+    proto: object
+    fragment_id: str
+
+
+@dataclass
+class Result:
+    t: float
+    page: str
+    latency: float
+    error: str | None
+    phase: str = ""
+
+
+@dataclass
+class Session:
+    """One browser tab's worth of protocol: its socket, the widgets last drawn, the pages."""
+
+    url: str
+    name: str
+    ws: object = None
+    widgets: dict[str, Widget] = field(default_factory=dict)
+    states: dict[str, object] = field(default_factory=dict)  # widget id -> WidgetState set by this tab
+    pages: dict[str, str] = field(default_factory=dict)  # url path -> page script hash
+    page: str = ""
+
+    async def connect(self) -> None:
+        ws_url = self.url.replace("http", "ws", 1) + "/_stcore/stream"
+        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**27,
+                                           open_timeout=60, ping_interval=None)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def run(self, *, page: str | None = None, fragment_id: str = "", trigger: str | None = None,
+                  timeout: float = 120.0) -> tuple[float, str | None]:
+        """Send one rerun; wait for its end. Returns (seconds, error kind or None)."""
+        msg = BackMsg()
+        cs = msg.rerun_script
+        if page is not None and page != self.page:
+            self.page = page
+            self.states = {k: v for k, v in self.states.items() if k in self._sidebar_ids()}
+            self.widgets = {k: w for k, w in self.widgets.items() if w.id in self._sidebar_ids()}
+        if self.page in self.pages:
+            cs.page_script_hash = self.pages[self.page]
+        cs.page_name = self.page
+        cs.fragment_id = fragment_id
+        for wid, state in self.states.items():
+            cs.widget_states.widgets.append(state)
+        if trigger is not None:
+            ws = cs.widget_states.widgets.add()
+            ws.id = trigger
+            ws.trigger_value = True
+        t0 = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        error = None
+        seen: dict[str, Widget] = {}
+        try:
+            while True:
+                raw = await asyncio.wait_for(self.ws.recv(), timeout=max(0.1, timeout - (time.perf_counter() - t0)))
+                fm = ForwardMsg()
+                fm.ParseFromString(raw)
+                kind = fm.WhichOneof("type")
+                if kind == "delta":
+                    self._read_delta(fm.delta, seen)
+                    el = fm.delta.new_element
+                    if fm.delta.WhichOneof("type") == "new_element" and el.WhichOneof("type") == "exception":
+                        error = error or "exception: " + el.exception.type
+                elif kind == "navigation":
+                    self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
+                elif kind == "page_not_found":
+                    error = error or "page not found"
+                elif kind == "script_finished":
+                    status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
+                    if status in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY"):
+                        break
+                    if status == "FINISHED_EARLY_FOR_RERUN":
+                        continue  # the server restarts the run itself; wait for that one
+                    error = error or status.lower()
+                    break
+        except asyncio.TimeoutError:
+            error = "timeout"
+        except websockets.ConnectionClosed:
+            error = "socket closed"
+        elapsed = time.perf_counter() - t0
+        if fragment_id:
+            self.widgets.update(seen)
+        elif seen:
+            self.widgets = seen
+        return elapsed, error
+
+    def _sidebar_ids(self) -> set[str]:
+        return {w.id for w in self.widgets.values() if w.kind != "page"}
+
+    def _read_delta(self, delta, seen: dict[str, Widget]) -> None:
+        if delta.WhichOneof("type") != "new_element":
+            return
+        el = delta.new_element
+        kind = el.WhichOneof("type")
+        proto = getattr(el, kind, None)
+        wid = getattr(proto, "id", "")
+        if not isinstance(wid, str) or not wid.startswith("$$ID"):
+            return
+        key = wid.split("-", 2)[2] if wid.count("-") >= 2 else wid
+        seen[key] = Widget(key=key, id=wid, kind=kind, proto=proto, fragment_id=delta.fragment_id)
+
+    def change(self, rng: random.Random) -> tuple[str, str] | None:
+        """Set a random drawn widget to a plausible new value; returns (key, fragment id) or None."""
+        candidates = [w for w in self.widgets.values() if w.key not in SKIP and not w.key.startswith("dl_")
+                      and w.kind in ("number_input", "selectbox", "radio", "checkbox", "text_area", "slider")]
+        if not candidates:
+            return None
+        w = rng.choice(candidates)
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        state = WidgetState(id=w.id)
+        if w.kind == "number_input":
+            choices = NUMBER_CHOICES.get(w.key) or [w.proto.min, w.proto.max]
+            lo = w.proto.min if w.proto.has_min else -1e9
+            hi = w.proto.max if w.proto.has_max else 1e9
+            state.double_value = float(min(max(rng.choice(choices), lo), hi))
+        elif w.kind in ("selectbox", "radio"):
+            opts = list(w.proto.options)
+            if not opts:
+                return None
+            state.string_value = rng.choice(opts)
+        elif w.kind == "checkbox":
+            state.bool_value = rng.random() < 0.5
+        elif w.kind == "text_area":
+            state.string_value = rng.choice(SENTENCES)
+        elif w.kind == "slider":
+            state.double_array_value.data.append(round(rng.uniform(w.proto.min, w.proto.max) / w.proto.step)
+                                                 * w.proto.step)
+        self.states[w.id] = state
+        return w.key, w.fragment_id
+
+
+def server_rss(pid: int) -> int:
+    try:
+        p = psutil.Process(pid)
+        return p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))
+    except psutil.Error:
+        return 0
+
+
+async def student(i: int, args, pages: list[str], results: list[Result], stop: asyncio.Event, phase) -> None:
+    rng = random.Random(args.seed * 1000 + i)
+    s = Session(args.url, f"student{i}")
+    await asyncio.sleep(rng.uniform(0, 3))  # students arrive over a few seconds
+    try:
+        await s.connect()
+    except Exception as err:  # noqa: BLE001 - a refused connection is a result
+        results.append(Result(time.time(), "connect", 0.0, f"connect: {type(err).__name__}", phase()))
+        return
+    page = rng.choice(pages)
+    latency, error = await s.run(page=page)
+    results.append(Result(time.time(), page, latency, error, phase()))
+    try:
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=rng.uniform(2, 5))
+                break
+            except asyncio.TimeoutError:
+                pass
+            if rng.random() < 0.25:
+                page = rng.choice([p for p in pages if p != s.page])
+                latency, error = await s.run(page=page)
+            else:
+                changed = s.change(rng)
+                if changed is None:
+                    continue
+                latency, error = await s.run(fragment_id=changed[1])
+            results.append(Result(time.time(), s.page, latency, error, phase()))
+            if error == "socket closed":
+                return
+    finally:
+        await s.close()
+
+
+async def teacher(args, sweep: dict) -> None:
+    """Opens Complexity and runs the default sweep; waits for it to finish."""
+    await asyncio.sleep(args.sweep_after)
+    s = Session(args.url, "teacher")
+    await s.connect()
+    await s.run(page=TEACHER_PAGE)
+    run_button = next((w.id for w in s.widgets.values() if w.key == "cx_run"), None)
+    if run_button is None:
+        sweep["error"] = "no run button"
+        return
+    sweep["start"] = time.time()
+    latency, error = await s.run(trigger=run_button)
+    # The sweep runs in another process; the page shows its progress. The teacher's browser polls it
+    # (the page's own fragment reruns every second); here a whole-page rerun every 2 s does the same.
+    deadline = time.time() + args.sweep_timeout
+    while error is None and time.time() < deadline and "cx_time_chart" not in s.widgets:
+        await asyncio.sleep(2)
+        latency, error = await s.run()
+    sweep["end"] = time.time()
+    sweep["seconds"] = sweep["end"] - sweep["start"]
+    sweep["error"] = error
+    await s.close()
+
+
+async def main_async(args) -> dict:
+    pages = [p for p in args.pages.split(",") if p]
+    results: list[Result] = []
+    sweep: dict = {}
+    stop = asyncio.Event()
+    memory: list[tuple[float, int]] = []
+    t_start = time.time()
+
+    def phase() -> str:
+        if "start" not in sweep:
+            return "before"
+        return "during" if "end" not in sweep else "after"
+
+    async def sample_memory(until: asyncio.Event) -> None:
+        while not until.is_set():
+            memory.append((time.time() - t_start, server_rss(args.pid)))
+            try:
+                await asyncio.wait_for(until.wait(), timeout=1.0)
+            except asyncio.TimeoutError:
+                pass
+
+    # Warm the server the way a first visitor does (one session through every page), then
+    # note the memory before the class comes in.
+    warm = Session(args.url, "warm")
+    await warm.connect()
+    for p in pages:
+        await warm.run(page=p, timeout=300)
+    deadline = time.time() + 300  # the model loads in the background: wait until its page draws it
+    while "model" in pages and "rm_layer" not in warm.widgets and time.time() < deadline:
+        await asyncio.sleep(1)
+        await warm.run(page="model", timeout=300)
+    await warm.close()
+    await asyncio.sleep(2)
+    rss_before = server_rss(args.pid)
+    mem_done = asyncio.Event()
+    mem_task = asyncio.create_task(sample_memory(mem_done))
+    tasks = [asyncio.create_task(student(i, args, pages, results, stop, phase)) for i in range(args.students)]
+    teacher_task = asyncio.create_task(teacher(args, sweep)) if args.sweep_after >= 0 else None
+    await asyncio.sleep(args.duration)
+    stop.set()
+    await asyncio.gather(*tasks)
+    if teacher_task is not None:
+        if "start" in sweep and "end" not in sweep:
+            print("waiting for the teacher's sweep to finish ...", flush=True)
+        await teacher_task
+    left_at = time.time()
+    rss_left = server_rss(args.pid)
+    await asyncio.sleep(args.linger)
+    rss_after = server_rss(args.pid)
+    mem_done.set()
+    await mem_task
+
+    ok = [r for r in results if r.error is None and r.page != "connect"]
+    errors: dict[str, int] = {}
+    for r in results:
+        if r.error:
+            errors[r.error] = errors.get(r.error, 0) + 1
+    report = {
+        "students": args.students, "duration_s": args.duration, "reruns": len(results),
+        "reruns_per_s": round(len(results) / args.duration, 2),
+        "errors": errors,
+        "latency_ms": {k: (round(v * 1000, 1) if isinstance(v, float) else v)
+                       for k, v in summary([r.latency for r in ok]).items()},
+        "per_page": {}, "per_phase": {},
+        "sweep": {k: v for k, v in sweep.items() if k in ("seconds", "error")},
+        "memory_mib": {"before_class": round(rss_before / 2**20), "peak": round(max(m for _, m in memory) / 2**20),
+                       "when_class_left": round(rss_left / 2**20),
+                       f"{args.linger:.0f}_s_after": round(rss_after / 2**20),
+                       "timeline": [(round(t), round(m / 2**20)) for t, m in memory[:: max(1, len(memory) // 40)]]},
+        "left_at_s": round(left_at - t_start),
+    }
+    for key, groups in (("per_page", lambda r: r.page), ("per_phase", lambda r: r.phase)):
+        names = sorted({groups(r) for r in ok})
+        for name in names:
+            lat = [r.latency for r in ok if groups(r) == name]
+            report[key][name] = {k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary(lat).items()}
+    return report
+
+
+def print_report(rep: dict) -> None:
+    def row(name, s):
+        return (f"  {name:<14} n={s['n']:<5} p50 {s['p50']:>8} ms  p95 {s['p95']:>8} ms  p99 {s['p99']:>8} ms"
+                f"  max {s['max']:>8} ms")
+
+    print(f"{rep['students']} students, {rep['duration_s']} s, {rep['reruns']} reruns ({rep['reruns_per_s']}/s)")
+    print(row("all", rep["latency_ms"]))
+    print("per phase of the teacher's sweep:")
+    for k, s in rep["per_phase"].items():
+        print(row(k, s))
+    print("per page:")
+    for k, s in rep["per_page"].items():
+        print(row(k, s))
+    print(f"errors: {rep['errors'] or 'none'}")
+    print(f"sweep: {rep['sweep']}")
+    m = rep["memory_mib"]
+    print("server memory (MiB): " + ", ".join(f"{k} {v}" for k, v in m.items() if k != "timeline"))
+    print("  timeline (s, MiB): " + " ".join(f"{t}:{v}" for t, v in m["timeline"]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", help="an existing server (default: start `streamlit run app.py` here)")
+    ap.add_argument("--pid", type=int, help="the server's process id, for its memory (with --url)")
+    ap.add_argument("--students", type=int, default=30)
+    ap.add_argument("--duration", type=float, default=180.0, help="seconds of class")
+    ap.add_argument("--sweep-after", type=float, default=60.0, help="seconds before the teacher's sweep; -1: none")
+    ap.add_argument("--sweep-timeout", type=float, default=600.0)
+    ap.add_argument("--linger", type=float, default=120.0, help="seconds to watch memory after the class left")
+    ap.add_argument("--pages", default="steps,multihead,cross,tutorial,variants,complexity,model")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", help="also write the report to this file")
+    ap.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` option (repeatable)")
+    args = ap.parse_args()
+    proc = None
+    if args.url is None:
+        from serve import start_server
+
+        proc, args.url = start_server(extra=args.server_arg)
+        args.pid = proc.pid
+    try:
+        rep = asyncio.run(main_async(args))
+    finally:
+        if proc is not None:
+            proc.terminate()
+    rep["server_args"] = args.server_arg
+    print_report(rep)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rep, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
