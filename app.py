@@ -7,14 +7,17 @@ import streamlit as st
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
 
+from attn_core import AttentionConfigError  # noqa: E402
+from explorer import server  # noqa: E402
+from explorer.home import home  # noqa: E402
 from explorer.i18n import begin_run, t  # noqa: E402
 from explorer.state import show_error, sidebar_ui, trace_for  # noqa: E402
-from attn_core import AttentionConfigError  # noqa: E402
 
-
+server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
 pages = [
-    st.Page("pages/1_steps.py", title=t("page_steps"), icon=":material/calculate:", default=True, url_path="steps"),
+    st.Page(home, title=t("page_home"), icon=":material/home:", default=True, url_path="home"),
+    st.Page("pages/1_steps.py", title=t("page_steps"), icon=":material/calculate:", url_path="steps"),
     st.Page("pages/2_multihead.py", title=t("page_multihead"), icon=":material/hub:", url_path="multihead"),
     st.Page("pages/3_cross.py", title=t("page_cross"), icon=":material/compare_arrows:", url_path="cross"),
     st.Page("pages/4_tutorial.py", title=t("page_tutorial"), icon=":material/menu_book:", url_path="tutorial"),

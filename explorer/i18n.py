@@ -19,6 +19,23 @@ STRINGS: dict[str, tuple[str, str]] = {
     "page_complexity": ("Complexity", "复杂度"),
     "page_model": ("Real model", "真实模型"),
     "language": ("Language", "语言"),
+    "page_home": ("Start", "开始"),
+    "home_intro": ("Attention, computed in front of you: change the sentence, the heads, d_q/d_k/d_v, the mask or the "
+                   "score function in the sidebar and every step recomputes. Start with Step by step, or pick a page.",
+                   "注意力机制，当场计算给你看：在侧边栏修改句子、头数、d_q/d_k/d_v、掩码或打分函数，每一步都会重新计算。"
+                   "从“逐步计算”开始，或选择下面任意一页。"),
+    "home_steps": ("Tokens → embeddings → Q, K, V → scores → scaling → mask → softmax → context, one step at a time.",
+                   "词元 → 嵌入 → Q、K、V → 分数 → 缩放 → 掩码 → softmax → 上下文，一步一步来。"),
+    "home_multihead": ("Several heads side by side, their concatenation, W_o, residual and LayerNorm.",
+                       "多个头并排显示，以及拼接、W_o、残差与层归一化。"),
+    "home_cross": ("Queries from one sentence, keys and values from another.", "查询来自一个句子，键和值来自另一个句子。"),
+    "home_tutorial": ("The source tutorial's printed numbers, recomputed.", "重新计算原教程中打印的每个数字。"),
+    "home_variants": ("Sliding window, dilated, block, linear, Performer and Linformer against full attention.",
+                      "滑动窗口、膨胀、分块、线性、Performer 与 Linformer，与完整注意力对比。"),
+    "home_complexity": ("Time and memory against sequence length, measured on this server.",
+                        "在本服务器上实测时间和内存随序列长度的变化。"),
+    "home_model": ("A trained encoder's 72 heads, one of them taken apart step by step.",
+                   "一个训练好的编码器的 72 个头，并逐步拆解其中一个。"),
     # sidebar
     "sec_input": ("Input", "输入"),
     "sentence": ("Sentence", "句子"),
@@ -156,9 +173,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     # real model
     "rm_intro": ("A trained encoder reads your sentence. See what each of its heads attends to, then take one head apart with this app's step-by-step engine and check every number against the model's own.", "一个训练好的编码器读取你的句子。看看它的每个头关注什么，再用本应用的逐步计算引擎拆开其中一个头，并与模型自己的输出逐一核对。"),
     "rm_settings": ("Model and padding", "模型与填充"),
-    "rm_model": ("Model: empty = the bundled all-MiniLM-L6-v2; or a local BERT-style model directory (a hub name needs internet)", "模型：留空 = 内置的 all-MiniLM-L6-v2；或本地 BERT 类模型目录（Hub 名称需要联网）"),
+    "rm_model": ("Model (the server offers these; whoever runs it can add local ones with ATTN_EXPLORER_MODELS)",
+                 "模型（由服务器提供；运行服务器的人可以用 ATTN_EXPLORER_MODELS 添加本地模型）"),
     "rm_pad": ("Pad to this many pieces, as in a batch with a longer sentence (0 = no padding)", "填充到这么多个词片，如同与更长的句子组成批次（0 = 不填充）"),
-    "rm_loading": ("Loading the model (once per server)…", "正在加载模型（每个服务器只加载一次）……"),
+    "rm_loading": ("The model is loading (once per server, in the background). This page shows it as soon as it is ready.",
+                   "模型正在后台加载（每个服务器只加载一次）。加载完成后本页会自动显示。"),
     "rm_unavailable": ("The Real model page cannot run: {msg}", "“真实模型”页面无法运行：{msg}"),
     "rm_install": ("Install the model and the library that runs it (no download happens at run time afterwards):", "安装模型及运行它的库（之后运行时不再下载任何内容）："),
     "rm_model_caption": ("{name}: {layers} layers × {heads} heads, d_model = {d}, d_head = {d} / {heads} = {dh}, {n:,} parameters.", "{name}：{layers} 层 × {heads} 个头，d_model = {d}，d_head = {d} / {heads} = {dh}，共 {n:,} 个参数。"),
@@ -201,7 +220,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "cx_run": ("Run the sweep", "运行测量"),
     "cx_stop": ("Stop", "停止"),
     "cx_running": ("Measuring {kernel} at L = {L} ({i}/{n})", "正在测量 {kernel}，L = {L}（{i}/{n}）"),
-    "cx_queued": ("Another sweep is running on this server; yours is queued and starts when it ends (timings of two sweeps at once would mean nothing).", "本服务器上正在运行另一次测量；你的测量已排队，待其结束后开始（同时运行两次测量，计时将毫无意义）。"),
+    "cx_queued": ("Another sweep is running on this server; {n} sweep(s) run before yours, which starts when they end "
+                  "(timings of two sweeps at once would mean nothing).",
+                  "本服务器上正在运行另一次测量；你之前还有 {n} 次测量，它们结束后你的测量才开始（同时运行两次测量，计时将毫无意义）。"),
+    "cx_starting": ("Starting the sweep in its own process…", "正在独立进程中启动测量……"),
+    "cx_failed": ("The sweep failed: {msg}", "测量失败：{msg}"),
+    "cx_measured": ("Measured in {s:.0f} s in a separate process at low priority; other sessions on this server "
+                    "meanwhile: {n}.", "在独立的低优先级进程中测量，用时 {s:.0f} 秒；期间本服务器上的其他会话数：{n}。"),
+    "cx_under_load": ("{n} other sessions were using this server while it was measured: these timings were taken under "
+                      "load and are not comparable with a quiet machine's. Run it again when the room is idle for "
+                      "clean figures.", "测量期间本服务器上还有 {n} 个其他会话：这些计时是在负载下测得的，不能与空闲机器上的结果相比。"
+                      "如需干净的数据，请在无人使用时重新运行。"),
+    "cx_from": ("faster than {base} from L =", "从 L = … 起快于 {base}"),
     "cx_stopped": ("Stopped. The rows measured so far are shown.", "已停止。下面显示的是已测得的结果。"),
     "cx_cached": ("Shown from this server's cache of the same configuration.", "显示的是本服务器对相同配置的缓存结果。"),
     "cx_time": ("Time (ms) against L", "时间（毫秒）随 L 的变化"),

@@ -1,29 +1,113 @@
-"""The trained model, once per server, and its runs cached on plain values (model, sentence, pad)."""
+"""The trained models this server offers, loaded once per server in the background, and their
+runs cached on plain values (model name, sentence, pad).
+
+Which models a server offers is for whoever runs it to say, never for a link: the bundled
+all-MiniLM-L6-v2 always, plus local directories named in the environment variable
+``ATTN_EXPLORER_MODELS`` (``name=/path/to/dir;other=/path``). The URL's ``rm_model`` picks one of
+these by name; it never names a path.
+"""
 from __future__ import annotations
+
+import os
+import threading
 
 import streamlit as st
 
 from attn_core import pretrained as pt
 
+MODELS_ENV = "ATTN_EXPLORER_MODELS"
 
-@st.cache_resource(max_entries=3, show_spinner=False)
-def model(spec: str) -> pt.Pretrained:
-    """Shared by every session: eval mode, gradients off, never written to."""
-    return pt.load(spec)
+
+def offered() -> dict[str, str]:
+    """Model name -> what ``pretrained.load`` takes ('' is the bundled model), in menu order."""
+    models = {pt.BUNDLED: ""}
+    for entry in os.environ.get(MODELS_ENV, "").split(";"):
+        name, sep, path = entry.partition("=")
+        if sep and name.strip() and path.strip():
+            models[name.strip()] = path.strip()
+    return models
+
+
+class _Loader:
+    """One background load per model and process; everyone who asks meanwhile is told 'not yet'."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.threads: dict[str, threading.Thread] = {}
+        self.done: dict[str, pt.Pretrained | pt.ModelUnavailable] = {}
+
+    def start(self, name: str) -> None:
+        with self.lock:
+            if name in self.threads:
+                return
+            thread = threading.Thread(target=self._load, args=(name,), name=f"load-model-{name}", daemon=True)
+            self.threads[name] = thread
+        thread.start()
+
+    def _load(self, name: str) -> None:
+        try:
+            result: pt.Pretrained | pt.ModelUnavailable = pt.load(offered()[name])
+        except pt.ModelUnavailable as err:
+            result = err
+        except Exception as err:  # noqa: BLE001 - any failure of a background load becomes a message on the page
+            result = pt.ModelUnavailable(f"Could not load the model '{name}': {type(err).__name__}.",
+                                         "Check the directory the server was given for it.")
+        from .server import freeze_heap
+
+        freeze_heap()  # transformers and the weights are long-lived too: keep them out of every gc pass
+        with self.lock:
+            self.done[name] = result
+
+    def get(self, name: str) -> pt.Pretrained | None:
+        """The loaded model, None while it loads; raises ModelUnavailable if it cannot load."""
+        self.start(name)
+        with self.lock:
+            result = self.done.get(name)
+        if isinstance(result, pt.ModelUnavailable):
+            raise result
+        return result
+
+    def wait(self, name: str, timeout: float | None = None) -> pt.Pretrained | None:
+        self.start(name)
+        self.threads[name].join(timeout)
+        return self.get(name)
+
+
+_LOADER = _Loader()
+
+
+def start_loading(name: str = pt.BUNDLED) -> None:
+    """Begin loading a model in the background (the bundled one by default); returns at once."""
+    _LOADER.start(name)
+
+
+def model(name: str) -> pt.Pretrained | None:
+    """Shared by every session: eval mode, gradients off, never written to. None while loading."""
+    return _LOADER.get(name)
+
+
+def wait_for(name: str, timeout: float | None = None) -> pt.Pretrained | None:
+    return _LOADER.wait(name, timeout)
+
+
+def _loaded(name: str) -> pt.Pretrained:
+    pre = wait_for(name)
+    assert pre is not None
+    return pre
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def run(spec: str, sentence: str, pad_to: int) -> pt.ModelRun:
-    pre = model(spec)
+def run(name: str, sentence: str, pad_to: int) -> pt.ModelRun:
+    pre = _loaded(name)
     return pt.forward(pre, pt.encode(pre, sentence, pad_to=pad_to))
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)
-def head(spec: str, sentence: str, pad_to: int, layer: int, head: int) -> pt.HeadTrace:
-    return pt.take_apart(run(spec, sentence, pad_to), pt.head_weights(model(spec), layer, head), layer, head)
+def head(name: str, sentence: str, pad_to: int, layer: int, head: int) -> pt.HeadTrace:
+    return pt.take_apart(run(name, sentence, pad_to), pt.head_weights(_loaded(name), layer, head), layer, head)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def random_head(spec: str, sentence: str, pad_to: int, layer: int, seed: int) -> pt.HeadTrace:
-    w = pt.random_weights(model(spec), seed=seed)
-    return pt.take_apart(run(spec, sentence, pad_to), w, layer, -1, compare=False)
+def random_head(name: str, sentence: str, pad_to: int, layer: int, seed: int) -> pt.HeadTrace:
+    w = pt.random_weights(_loaded(name), seed=seed)
+    return pt.take_apart(run(name, sentence, pad_to), w, layer, -1, compare=False)

@@ -28,16 +28,26 @@ st.title(t("page_model"))
 st.caption(t("rm_intro"))
 settings = current_settings()
 with st.expander(t("rm_settings")):
-    spec = st.text_input(t("rm_model"), value="", key="rm_model", **BIND).strip()
+    models = list(real.offered())
+    spec = choice(st.selectbox, t("rm_model"), models, "rm_model", default=models[0], format_func=str)
     pad_to = int(st.number_input(t("rm_pad"), 0, 512, 0, key="rm_pad", **BIND))
 try:
-    with st.spinner(t("rm_loading")):
-        pre = real.model(spec)
+    pre = real.model(spec)
 except pt.ModelUnavailable as err:
     st.error(t("rm_unavailable", msg=err.message), icon=":material/warning:")
     st.caption(err.fix)
     st.caption(t("rm_install"))
     st.code(pt.INSTALL, language="bash")
+    st.stop()
+if pre is None:  # still loading in the background (it starts with the server): never block the page
+
+    @st.fragment(run_every=0.5)
+    def wait_for_model() -> None:
+        if real.model(spec) is not None:
+            st.rerun()
+        st.info(t("rm_loading"), icon=":material/hourglass_top:")
+
+    wait_for_model()
     st.stop()
 try:
     run = real.run(spec, settings.sentence, pad_to)

@@ -14,9 +14,18 @@ def _clear_caches():
     yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _model_loaded():
+    """The server loads the trained model in the background; under AppTest, wait for it once."""
+    from explorer import real
+
+    real.wait_for(real.pt.BUNDLED, timeout=300)
+
+
 @pytest.fixture
 def app():
-    def make(page: str | None = None, query: dict | None = None) -> AppTest:
+    def make(page: str | None = "pages/1_steps.py", query: dict | None = None) -> AppTest:
+        """The app at ``page`` (Step by step unless told; None: the root, the start page)."""
         at = AppTest.from_file(APP, default_timeout=TIMEOUT)
         for k, v in (query or {}).items():
             at.query_params[k] = v

