@@ -10,7 +10,9 @@ would not fit the budget is skipped with the reason; an out-of-memory error beco
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import json
 import math
 import os
 import sys
@@ -142,11 +144,31 @@ def estimate_bytes(kernel: str, L: int, sh: Shape, dtype_bytes: int) -> int:
 # ---------------------------------------------------------------------------- measuring
 
 
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 for the duration: the profiler's C++ side prints a
+    "profiler_start/stop" line pair there per use, which would fill a server's log."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real stderr (a captured stream): nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def peak_bytes_cpu(fn: Callable[[], object]) -> int:
     """Peak of the running total of allocations during one call, from the profiler's events."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         out = fn()
         del out
     events = []
@@ -452,6 +474,9 @@ def add_cli(sub) -> None:
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32")
     p.add_argument("--min-run-time", type=float, default=0.3, dest="min_run_time")
     p.add_argument("--csv", help="write one row per (kernel, L) to this file")
+    p.add_argument("--jsonl", action="store_true",
+                   help="print one JSON object per line instead of the table: each row as it is measured, "
+                        "then the device's matmul GFLOP/s (what the Complexity page reads)")
 
 
 def cmd_bench(args) -> int:
@@ -465,6 +490,8 @@ def cmd_bench(args) -> int:
         min_run_time=args.min_run_time,
     )
     validate_sweep(cfg)
+    if args.jsonl:
+        return _sweep_jsonl(cfg)
     info = device_info(cfg.device)
     print(f"# device {info['device']} ({info.get('name', '')}), {info['threads']} threads, torch {info['torch']}", flush=True)
     rows: list[Row] = []
@@ -482,4 +509,13 @@ def cmd_bench(args) -> int:
     if args.csv:
         rows_to_csv(rows, args.csv)
         print(f"# wrote {args.csv}", file=sys.stderr)
+    return 0
+
+
+def _sweep_jsonl(cfg: SweepConfig) -> int:
+    """One JSON line per row as it is measured, then ``{"matmul_gflops": ...}``."""
+    with SWEEP_LOCK:
+        for row in sweep(cfg):
+            print(json.dumps({"row": asdict(row)}), flush=True)
+        print(json.dumps({"matmul_gflops": matmul_gflops(cfg.device, DTYPES[cfg.dtype])}), flush=True)
     return 0

@@ -7,6 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError, bench
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
+from explorer import sweeps
 from explorer.boot import run_through_app
 from explorer.i18n import t
 
@@ -38,17 +39,6 @@ cfg = bench.SweepConfig(kernels=tuple(kernels), lengths=tuple(sorted(lengths)), 
                         shape=bench.Shape(batch=batch, heads=heads, d_head=d_head, window=window, causal=causal))
 
 
-@st.cache_resource(show_spinner=False)
-def _results() -> dict:
-    """Finished sweeps of this server, per configuration."""
-    return {}
-
-
-@st.cache_resource(show_spinner=False)
-def _matmul_gflops(device: str, dtype: str) -> float:
-    return bench.matmul_gflops(device, bench.DTYPES[dtype])
-
-
 try:
     bench.validate_sweep(cfg)
 except AttentionConfigError as err:
@@ -56,30 +46,43 @@ except AttentionConfigError as err:
     st.stop()
 
 b1, b2 = st.columns([1, 6])
-run = b1.button(t("cx_run"), type="primary", key="cx_run")
-b2.button(t("cx_stop"), key="cx_stop")  # a click reruns the page, which ends a running sweep
-rows: list[bench.Row] | None = _results().get(cfg)
-if run:
-    status, progress, table = st.empty(), st.progress(0.0), st.empty()
-    rows, n = [], len(cfg.kernels) * len(cfg.lengths)
-    st.session_state["cx_partial"] = []
-    for i, row in enumerate(bench.exclusive_sweep(cfg, on_queued=lambda: status.info(t("cx_queued"))), start=1):
-        rows.append(row)
-        st.session_state["cx_partial"] = [asdict(r) for r in rows]
-        progress.progress(i / n, text=t("cx_running", kernel=row.kernel, L=row.seq_len, i=i, n=n))
-        table.dataframe(pd.DataFrame([asdict(r) for r in rows]), hide_index=True)
-    status.empty(), progress.empty(), table.empty()
-    _results()[cfg] = rows
-    st.session_state.pop("cx_partial", None)
-elif rows is not None:
-    st.caption(t("cx_cached"))
-elif st.session_state.get("cx_partial"):
-    rows = [bench.Row(**r) for r in st.session_state["cx_partial"]]
-    st.info(t("cx_stopped"))
+if b1.button(t("cx_run"), type="primary", key="cx_run"):
+    sweeps.RUNNER.submit(cfg)
+job = sweeps.RUNNER.get(cfg)
+if job is not None and job.active and b2.button(t("cx_stop"), key="cx_stop"):
+    sweeps.RUNNER.stop(job)
 
-if not rows:
+
+@st.fragment(run_every=1.0)
+def progress_ui(job: sweeps.Job) -> None:
+    """Polls the sweep (it runs in another process); the whole page reruns once it has ended."""
+    if not job.active:
+        st.rerun()
+    position = sweeps.RUNNER.position(job)
+    if position:
+        st.info(t("cx_queued", n=position), icon=":material/hourglass_top:")
+    done = len(job.rows)
+    last = job.rows[-1] if job.rows else None
+    text = t("cx_running", kernel=last.kernel, L=last.seq_len, i=done, n=job.total) if last else t("cx_starting")
+    st.progress(done / job.total, text=text)
+    if job.rows:
+        st.dataframe(pd.DataFrame([asdict(r) for r in job.rows]), hide_index=True)
+
+
+if job is not None and job.active:
+    progress_ui(job)
+    st.stop()
+if job is None or not job.rows:
+    if job is not None and job.state == "failed":
+        st.error(t("cx_failed", msg=job.message), icon=":material/warning:")
     st.info(t("cx_none"))
     st.stop()
+rows = job.rows
+if job.state == "stopped":
+    st.info(t("cx_stopped"))
+st.caption(t("cx_measured", s=job.ended - job.started if job.started and job.ended else 0.0, n=job.sessions_max))
+if job.sessions_max > 0:
+    st.warning(t("cx_under_load", n=job.sessions_max), icon=":material/groups:")
 
 df = pd.DataFrame([asdict(r) for r in rows])
 st.dataframe(df, hide_index=True)
@@ -114,12 +117,15 @@ cross = {}
 if base:
     ref = dict(zip(*series_t[base]))
     cross = {k: bench.crossover(ref, dict(zip(*series_t[k]))) for k in names if k not in ("full", "sdpa")}
-    st.dataframe({"kernel": list(cross), f"faster than {base} from L =": [v if v else t("cx_never") for v in cross.values()]}, hide_index=True)
+    # one type per column: the lengths as text beside "never"
+    st.dataframe({"kernel": list(cross), t("cx_from", base=base): [str(v) if v else t("cx_never") for v in cross.values()]},
+                 hide_index=True)
 
-peak = _matmul_gflops(device, dtype)
-st.subheader(t("cx_gflops", peak=peak))
-st.dataframe(df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]].assign(**{"% of matmul": lambda d: (100 * d["gflops"] / peak).round(1)}),
-             hide_index=True)
+peak = job.matmul_gflops
+if peak:  # measured at the end of a sweep that ran to completion
+    st.subheader(t("cx_gflops", peak=peak))
+    st.dataframe(df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]]
+                 .assign(**{"% of matmul": lambda d: (100 * d["gflops"] / peak).round(1)}), hide_index=True)
 verdict = ", ".join(f"{KERNELS[k].label}: L ≥ {v}" for k, v in cross.items() if v) or t("cx_never")
 st.info(t("cx_rule", verdict=verdict))
 st.caption(t("cx_params", d=heads * d_head, p=4 * (heads * d_head) ** 2))

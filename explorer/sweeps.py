@@ -1,0 +1,165 @@
+"""The Complexity page's sweeps, run outside the server process, one at a time, shared.
+
+A sweep times kernels for a minute or more. Run inside the server it would hold the GIL and
+both cores away from every student, and the students' reruns would corrupt its timings. So each
+sweep runs as ``python -m attn_core bench --jsonl`` in a child process at the lowest CPU priority
+(the server's reruns come first), one at a time per server (the rest wait in a queue, with their
+position shown), and a finished sweep is shared: every session that asks for the same
+configuration gets the same rows. Beside each sweep we record how many other sessions the server
+had while it ran, since timings taken under load are not comparable with a quiet machine's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+
+from attn_core import bench
+
+from .server import active_sessions
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KEEP = 16  # finished sweeps kept per server (each is a few dozen rows)
+
+
+@dataclass
+class Job:
+    cfg: bench.SweepConfig
+    state: str = "queued"  # queued, running, done, stopped, failed
+    rows: list[bench.Row] = field(default_factory=list)
+    matmul_gflops: float | None = None
+    sessions_max: int = 0  # other sessions seen while it ran (the server's own count, minus the asker)
+    started: float | None = None
+    ended: float | None = None
+    message: str = ""
+    proc: subprocess.Popen | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ("queued", "running")
+
+    @property
+    def total(self) -> int:
+        return len(self.cfg.kernels) * len(self.cfg.lengths)
+
+
+def command(cfg: bench.SweepConfig) -> list[str]:
+    sh = cfg.shape
+    cmd = [sys.executable, "-m", "attn_core", "bench", "--jsonl", "--kernels", ",".join(cfg.kernels),
+           "--lengths", ",".join(str(L) for L in cfg.lengths), "--batch", str(sh.batch), "--heads", str(sh.heads),
+           "--d-head", str(sh.d_head), "--window", str(sh.window), "--features", str(sh.features),
+           "--proj-k", str(sh.proj_k), "--device", cfg.device, "--dtype", cfg.dtype,
+           "--min-run-time", str(cfg.min_run_time)]
+    return cmd + (["--causal"] if sh.causal else [])
+
+
+def _lowest_priority() -> None:  # runs in the child before it starts
+    os.nice(19)
+
+
+class Runner:
+    """The server's sweeps: a queue, one worker thread, one child process at a time."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.jobs: OrderedDict[bench.SweepConfig, Job] = OrderedDict()
+        self.queue: deque[Job] = deque()
+        self.worker: threading.Thread | None = None
+
+    def get(self, cfg: bench.SweepConfig) -> Job | None:
+        with self.lock:
+            return self.jobs.get(cfg)
+
+    def submit(self, cfg: bench.SweepConfig) -> Job:
+        """The job for this configuration: the running, queued or finished one if there is one."""
+        bench.validate_sweep(cfg)
+        with self.lock:
+            job = self.jobs.get(cfg)
+            if job is not None and job.state in ("queued", "running", "done"):
+                return job
+            job = Job(cfg)
+            self.jobs[cfg] = job
+            self.jobs.move_to_end(cfg)
+            self._forget_old()
+            self.queue.append(job)
+            if self.worker is None or not self.worker.is_alive():
+                self.worker = threading.Thread(target=self._work, name="sweeps", daemon=True)
+                self.worker.start()
+            return job
+
+    def position(self, job: Job) -> int:
+        """How many sweeps run before this one (the running one included); 0 when it is not waiting."""
+        with self.lock:
+            if job not in self.queue:
+                return 0
+            running = any(j.state == "running" for j in self.jobs.values())
+            return self.queue.index(job) + running
+
+    def stop(self, job: Job) -> None:
+        with self.lock:
+            if job in self.queue:
+                self.queue.remove(job)
+                job.state, job.ended = "stopped", time.time()
+            proc = job.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+
+    def _forget_old(self) -> None:
+        finished = [c for c, j in self.jobs.items() if not j.active]
+        for cfg in finished[: max(0, len(finished) - KEEP)]:
+            del self.jobs[cfg]
+
+    def _work(self) -> None:
+        while True:
+            with self.lock:
+                if not self.queue:
+                    self.worker = None
+                    return
+                job = self.queue.popleft()
+                job.state, job.started = "running", time.time()
+            self._run(job)
+
+    def _run(self, job: Job) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        try:
+            proc = subprocess.Popen(command(job.cfg), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, preexec_fn=_lowest_priority
+                                    if hasattr(os, "nice") else None)
+        except OSError as err:
+            job.state, job.message, job.ended = "failed", str(err), time.time()
+            return
+        job.proc = proc
+        watcher = threading.Thread(target=self._watch_sessions, args=(job,), daemon=True)
+        watcher.start()
+        for line in proc.stdout:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if "row" in item:
+                job.rows.append(bench.Row(**item["row"]))
+            elif "matmul_gflops" in item:
+                job.matmul_gflops = item["matmul_gflops"]
+        code = proc.wait()
+        err_tail = proc.stderr.read().strip().splitlines()[-1:] if proc.stderr else []
+        with self.lock:
+            job.proc, job.ended = None, time.time()
+            if job.state == "stopped" or code < 0:
+                job.state = "stopped"
+            elif code == 0:
+                job.state = "done"
+            else:
+                job.state, job.message = "failed", (err_tail[0] if err_tail else f"exit code {code}")
+
+    def _watch_sessions(self, job: Job) -> None:
+        while job.state == "running":
+            job.sessions_max = max(job.sessions_max, active_sessions() - 1)
+            time.sleep(0.5)
+
+
+RUNNER = Runner()

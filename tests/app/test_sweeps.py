@@ -1,0 +1,79 @@
+"""The Complexity page's sweeps run in a child process at the lowest priority, one at a time,
+shared between sessions, and can be stopped."""
+import os
+import time
+
+import psutil
+from attn_core import bench
+from explorer import sweeps
+
+
+def tiny(*lengths: int, kernels=("full", "linear_elu")) -> bench.SweepConfig:
+    return bench.SweepConfig(kernels=kernels, lengths=lengths, min_run_time=0.01,
+                             shape=bench.Shape(batch=1, heads=2, d_head=16, window=4))
+
+
+def wait(job: sweeps.Job, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while job.active and time.time() < deadline:
+        time.sleep(0.05)
+    assert not job.active, job.state
+
+
+def test_a_sweep_runs_in_a_low_priority_child_and_gives_the_engines_rows():
+    runner = sweeps.Runner()
+    job = runner.submit(tiny(32, 64))
+    seen = None
+    deadline = time.time() + 60
+    while seen is None and time.time() < deadline:  # catch the child while it runs
+        proc = job.proc
+        if proc is not None:
+            try:
+                seen = (proc.pid, psutil.Process(proc.pid).nice())
+            except psutil.Error:
+                pass
+        time.sleep(0.01)
+    wait(job)
+    assert seen is not None and seen[0] != os.getpid() and seen[1] == 19
+    assert job.state == "done"
+    assert [(r.kernel, r.seq_len) for r in job.rows] == [("full", 32), ("full", 64), ("linear_elu", 32), ("linear_elu", 64)]
+    assert all(r.median_ms > 0 and r.runs >= 1 and r.status == "ok" for r in job.rows)
+    assert job.matmul_gflops and job.matmul_gflops > 0
+
+
+def test_identical_sweeps_are_shared_and_others_queue_one_at_a_time():
+    runner = sweeps.Runner()
+    first = runner.submit(tiny(32, 64, 128))
+    again = runner.submit(tiny(32, 64, 128))  # another session, the same settings
+    other = runner.submit(tiny(16))
+    assert again is first
+    assert other.state == "queued" and runner.position(other) == 1
+    overlap = False
+    while first.active:
+        overlap |= other.state == "running"
+        time.sleep(0.01)
+    wait(other)
+    assert not overlap and first.state == other.state == "done"
+    assert other.started >= first.ended
+    assert runner.submit(tiny(32, 64, 128)) is first  # a finished sweep is served again
+
+
+def test_a_sweep_can_be_stopped_and_keeps_its_rows():
+    runner = sweeps.Runner()
+    job = runner.submit(tiny(32, 64, 128, 256, 512, kernels=("full", "sdpa", "linear_elu", "performer")))
+    while not job.rows:
+        time.sleep(0.01)
+    runner.stop(job)
+    wait(job, 30)
+    assert job.state == "stopped" and 0 < len(job.rows) < job.total
+    assert runner.submit(job.cfg) is not job  # a stopped sweep can be run again
+
+
+def test_a_queued_sweep_can_be_stopped_before_it_starts():
+    runner = sweeps.Runner()
+    first = runner.submit(tiny(32, 64))
+    queued = runner.submit(tiny(16))
+    runner.stop(queued)
+    assert queued.state == "stopped" and runner.position(queued) == 0
+    wait(first)
+    assert queued.rows == [] and queued.started is None
