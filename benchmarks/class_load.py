@@ -25,8 +25,10 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -37,6 +39,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 SENTENCES = [
     "Life is short, eat dessert first",
@@ -226,6 +229,36 @@ class Session:
         return w.key, w.fragment_id
 
 
+def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: str) -> None:
+    """A real Chromium tab on Step by step: key press in the sidebar to the last chart redrawn, again and again."""
+    from browser_latency import redrawn, timed
+    from playwright.sync_api import sync_playwright
+    from serve import CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/steps")
+        page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        d_v = page.locator("input[aria-label='d_v']")
+        dims = ["20", "28"]
+
+        def act(i: int) -> None:
+            d_v.fill(dims[i % 2])
+            d_v.press("Enter")
+
+        expected = redrawn(page, lambda: act(0))
+        i = 1
+        while not stop.is_set():
+            try:
+                results.append((time.time(), timed(page, lambda: act(i), expected) / 1000))
+            except Exception:  # noqa: BLE001 - a tab that never redrew is a result
+                results.append((time.time(), float("inf")))
+            i += 1
+            time.sleep(1.0)
+        browser.close()
+
+
 def server_rss(pid: int) -> int:
     try:
         p = psutil.Process(pid)
@@ -329,10 +362,19 @@ async def main_async(args) -> dict:
     mem_done = asyncio.Event()
     mem_task = asyncio.create_task(sample_memory(mem_done))
     tasks = [asyncio.create_task(student(i, args, pages, results, stop, phase)) for i in range(args.students)]
+    browser_times: list[tuple[float, float]] = []
+    browser_stop = threading.Event()
+    browsers = [threading.Thread(target=browser_tab, args=(args.url, browser_times, browser_stop, args.chromium),
+                                 daemon=True) for _ in range(args.browsers)]
+    for b in browsers:
+        b.start()
     teacher_task = asyncio.create_task(teacher(args, sweep)) if args.sweep_after >= 0 else None
     await asyncio.sleep(args.duration)
     stop.set()
+    browser_stop.set()
     await asyncio.gather(*tasks)
+    for b in browsers:
+        await asyncio.to_thread(b.join, 60)
     if teacher_task is not None:
         if "start" in sweep and "end" not in sweep:
             print("waiting for the teacher's sweep to finish ...", flush=True)
@@ -363,6 +405,17 @@ async def main_async(args) -> dict:
                        "timeline": [(round(t), round(m / 2**20)) for t, m in memory[:: max(1, len(memory) // 40)]]},
         "left_at_s": round(left_at - t_start),
     }
+    def phase_at(t: float) -> str:
+        if "start" not in sweep or t < sweep["start"]:
+            return "before"
+        return "during" if t < sweep.get("end", float("inf")) else "after"
+
+    report["browser_key_to_chart_ms"] = {
+        "all": {k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary([x for _, x in browser_times]).items()},
+        **{ph: {k: (round(v * 1000, 1) if isinstance(v, float) else v)
+                for k, v in summary([x for t, x in browser_times if phase_at(t) == ph]).items()}
+           for ph in ("before", "during", "after")},
+    }
     for key, groups in (("per_page", lambda r: r.page), ("per_phase", lambda r: r.phase)):
         names = sorted({groups(r) for r in ok})
         for name in names:
@@ -384,6 +437,11 @@ def print_report(rep: dict) -> None:
     print("per page:")
     for k, s in rep["per_page"].items():
         print(row(k, s))
+    if rep["browser_key_to_chart_ms"]["all"]["n"]:
+        print("real Chromium tab(s), Step by step, d_v key press to the last chart redrawn:")
+        for k, v in rep["browser_key_to_chart_ms"].items():
+            if v["n"]:
+                print(row(k, v))
     print(f"errors: {rep['errors'] or 'none'}")
     print(f"sweep: {rep['sweep']}")
     m = rep["memory_mib"]
@@ -402,6 +460,8 @@ def main() -> None:
     ap.add_argument("--linger", type=float, default=120.0, help="seconds to watch memory after the class left")
     ap.add_argument("--pages", default="steps,multihead,cross,tutorial,variants,complexity,model")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--browsers", type=int, default=1, help="real Chromium tabs measuring key-to-chart meanwhile")
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     ap.add_argument("--json", help="also write the report to this file")
     ap.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` option (repeatable)")
     args = ap.parse_args()

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 WAIT = 60_000
 
 
-def open_app(page, url, path=""):
+def open_app(page, url, path="steps"):
     page.goto(f"{url}/{path}")
     page.wait_for_selector(".stPlotlyChart, [data-testid='stPlotlyChart'], h1", timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
@@ -57,6 +57,15 @@ def test_first_change_after_a_fresh_start_on_a_deep_link_sticks(server, page):
     expect(page.locator("h1", has_text="Multi-head")).to_be_visible()
 
 
+def test_the_root_is_a_start_page_whose_links_open_each_page(server, page):
+    open_app(page, server, "")
+    expect(page.locator("h1", has_text="Attention Explorer")).to_be_visible(timeout=WAIT)
+    page.get_by_role("link", name="Step by step").last.click()
+    expect(page.locator("h1", has_text="Step by step")).to_be_visible(timeout=WAIT)
+    assert page.url.rstrip("/").endswith("/steps")
+    expect(page.locator("svg text", has_text="4 dessert").first).to_be_visible(timeout=WAIT)
+
+
 def test_script_typed_as_the_sentence_is_shown_as_text(server, page):
     open_app(page, server)
     payload = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
@@ -70,7 +79,7 @@ def test_script_typed_as_the_sentence_is_shown_as_text(server, page):
 
 
 def test_shared_link_opens_the_same_view_in_chinese(server, page):
-    open_app(page, server, "?sentence=one+two+three&mask=causal&lang=zh&heads=2")
+    open_app(page, server, "steps?sentence=one+two+three&mask=causal&lang=zh&heads=2")
     expect(page.locator("h1", has_text="逐步计算")).to_be_visible(timeout=WAIT)
     expect(page.locator("svg text", has_text="2 three").first).to_be_visible(timeout=WAIT)
     page.screenshot(path=os.path.join(ARTIFACTS, "shared_link_zh.png"), full_page=True)

