@@ -12,6 +12,7 @@ from explorer import server  # noqa: E402
 from explorer.home import home  # noqa: E402
 from explorer.i18n import begin_run, t  # noqa: E402
 from explorer.state import show_error, sidebar_ui, trace_for  # noqa: E402
+from explorer.urlcheck import check_url, show_notices  # noqa: E402
 
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
@@ -27,9 +28,14 @@ pages = [
 ]
 nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
+check_url()  # before any widget reads the URL
+notice = st.sidebar.empty()
 settings, slots = sidebar_ui()
 try:
     trace_for(settings)
 except AttentionConfigError as err:
     show_error(err, slots)
-nav.run()
+try:
+    nav.run()
+finally:  # also when the page stops early: the notice names what the page's own controls rejected too
+    show_notices(notice)

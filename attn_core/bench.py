@@ -280,6 +280,19 @@ def validate_sweep(cfg: SweepConfig) -> None:
     for name in ("batch", "heads", "d_head", "window", "features", "proj_k"):
         if getattr(sh, name) < 1:
             raise AttentionConfigError(name, f"{name} must be at least 1.", f"Set {name} to 1 or more.")
+    if not (math.isfinite(cfg.min_run_time) and 0 < cfg.min_run_time <= 60):
+        raise AttentionConfigError("min_run_time", f"--min-run-time {cfg.min_run_time} is not a time in seconds.",
+                                   "Pass a time between 0.01 and 60 seconds, e.g. --min-run-time 0.3.")
+    if cfg.budget_bytes is not None and cfg.budget_bytes < 0:
+        raise AttentionConfigError("budget", "The memory budget is not a size of 0 MiB or more.",
+                                   "Pass a budget in MiB, e.g. --budget-mib 2048.")
+    if max(cfg.lengths) > 2**20:
+        raise AttentionConfigError("lengths", f"L = {max(cfg.lengths)} is beyond what this benchmark measures.",
+                                   "Use lengths up to 1048576.")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
 def _skip_reason(kernel: str, L: int, cfg: SweepConfig, est: int, budget: int) -> str | None:
@@ -288,7 +301,7 @@ def _skip_reason(kernel: str, L: int, cfg: SweepConfig, est: int, budget: int) -
     if kernel == "linformer" and cfg.shape.proj_k > L:
         return f"skipped: k = {cfg.shape.proj_k} > L"
     if est > budget:
-        return f"skipped: needs ~{est / 2**30:.1f} GiB, budget {budget / 2**30:.1f} GiB"
+        return f"skipped: needs ~{_size(est)}, budget {_size(budget)}"
     return None
 
 
@@ -473,6 +486,8 @@ def add_cli(sub) -> None:
     p.add_argument("--device", choices=["cpu", "cuda", "mps"], default=None)
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32")
     p.add_argument("--min-run-time", type=float, default=0.3, dest="min_run_time")
+    p.add_argument("--budget-mib", type=float, dest="budget_mib",
+                   help="skip runs estimated to need more memory than this (default: half of the free memory)")
     p.add_argument("--csv", help="write one row per (kernel, L) to this file")
     p.add_argument("--jsonl", action="store_true",
                    help="print one JSON object per line instead of the table: each row as it is measured, "
@@ -488,8 +503,11 @@ def cmd_bench(args) -> int:
         device=args.device or best_device(),
         dtype=args.dtype,
         min_run_time=args.min_run_time,
+        budget_bytes=_budget(args.budget_mib),
     )
     validate_sweep(cfg)
+    if args.csv:
+        _check_writable(args.csv)
     if args.jsonl:
         return _sweep_jsonl(cfg)
     info = device_info(cfg.device)
@@ -510,6 +528,26 @@ def cmd_bench(args) -> int:
         rows_to_csv(rows, args.csv)
         print(f"# wrote {args.csv}", file=sys.stderr)
     return 0
+
+
+def _budget(mib: float | None) -> int | None:
+    """--budget-mib in bytes; anything not a finite size becomes -1, which validate_sweep refuses."""
+    if mib is None:
+        return None
+    return int(mib * 2**20) if math.isfinite(mib) and abs(mib) < 2**40 else -1
+
+
+def _check_writable(path: str) -> None:
+    """Fail before a minute of measuring, not after: the CSV's folder must exist and take a file."""
+    from .errors import AttentionConfigError
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise AttentionConfigError("csv", f"--csv {path} is a directory.", "Give a file name, e.g. --csv out.csv.")
+    if not os.path.isdir(folder):
+        raise AttentionConfigError("csv", f"The folder of --csv {path} does not exist.", "Create it first, or write elsewhere.")
+    if not os.access(folder, os.W_OK):
+        raise AttentionConfigError("csv", f"Cannot write into the folder of --csv {path}.", "Write somewhere you may write.")
 
 
 def _sweep_jsonl(cfg: SweepConfig) -> int:

@@ -54,6 +54,8 @@ def _add_trace(sub) -> None:
     p.add_argument("--proj-k", type=int, dest="proj_k", help="linformer: projected length k")
     p.add_argument("--focus", type=int, help="the query position to follow (default: the second token)")
     p.add_argument("--json", action="store_true", help="print the whole trace as one JSON object")
+    p.add_argument("--max-mib", type=float, default=1024.0, dest="max_mib",
+                   help="refuse settings whose trace would need more memory than this (default 1024)")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -63,6 +65,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.sentence is None and args.preset is None:
         raise AttentionConfigError("sentence", "No sentence given.", "Pass a sentence in quotes, or --preset tutorial.")
     changes = {name: getattr(args, name) for name in Settings.__dataclass_fields__ if getattr(args, name, None) is not None}
+    if not (args.max_mib > 0 and args.max_mib < 2**40):
+        raise AttentionConfigError("max_mib", f"--max-mib {args.max_mib} is not a positive size.", "Pass a size in MiB, e.g. --max-mib 1024.")
+    changes["max_bytes"] = int(args.max_mib * 2**20)
     return replace(base, **changes)
 
 
@@ -111,6 +116,19 @@ def cmd_trace(args) -> int:
     return 0
 
 
+def _text_args(args: argparse.Namespace) -> None:
+    """Text from the command line must be UTF-8: bytes that are not arrive as lone surrogates
+    and would break the JSON and the terminal output later."""
+    for name in ("sentence", "source", "model"):
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise AttentionConfigError(name, f"The {name} is not valid UTF-8 text.",
+                                           "Pass it as UTF-8 (check the terminal's or the file's encoding).") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="python -m attn_core", description="Attention, every step traced.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -132,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     args = parser.parse_args(argv)
     try:
+        _text_args(args)
         return commands[args.command](args)
     except AttentionConfigError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -139,3 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0
+    except OSError as err:  # a file that cannot be written, a directory that is missing
+        where = f" '{err.filename}'" if getattr(err, "filename", None) else ""
+        print(f"error: cannot use{where}: {err.strerror or err}", file=sys.stderr)
+        return 2

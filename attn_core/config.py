@@ -18,6 +18,8 @@ LAYOUTS = ("tutorial", "standard")
 INITS = ("tutorial", "standard")
 POSITIONS = ("none", "sinusoidal", "learned")
 
+MAX_TRACE_BYTES = 192 * 2**20  # what one live view may take; the CLI can pass more
+
 LIMITS = {  # field: (low, high); inclusive, for live use
     "d_model": (1, 1024),
     "d_q": (1, 1024),
@@ -31,6 +33,7 @@ LIMITS = {  # field: (low, high); inclusive, for live use
     "pad_to": (0, MAX_TOKENS),
     "features": (1, 4096),
     "proj_k": (1, 4096),
+    "seed": (0, 2**31 - 1),
 }
 
 
@@ -62,6 +65,7 @@ class Settings:
     features: int = 16  # performer's random features m
     proj_k: int = 4  # linformer's projected length k
     max_tokens: int = MAX_TOKENS
+    max_bytes: int = MAX_TRACE_BYTES  # one trace's memory, refused beyond (a shared server's budget)
 
     def resolved(self) -> "Settings":
         """The settings the engine really uses: the standard layout fixes the head dims."""
@@ -94,6 +98,8 @@ def validate(s: Settings) -> Settings:
     _choice("mask", s.mask, MASK_MODES)
     for name, (low, high) in LIMITS.items():
         value = getattr(s, name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise AttentionConfigError(name, f"{name} must be a whole number.", f"Pick a {name} between {low} and {high}.")
         if not low <= value <= high:
             raise AttentionConfigError(
                 name, f"{name} = {value} is outside the range {low}..{high}.", f"Pick a {name} between {low} and {high}."
@@ -102,7 +108,7 @@ def validate(s: Settings) -> Settings:
         raise AttentionConfigError(
             "temperature", f"The temperature {s.temperature} cannot be used.", "Pick a temperature between 0.01 and 100."
         )
-    if not 0.0 <= s.dropout < 1.0:
+    if not (math.isfinite(s.dropout) and 0.0 <= s.dropout < 1.0):
         raise AttentionConfigError("dropout", f"Dropout {s.dropout} is not a probability below 1.", "Pick a dropout in [0, 1).")
     if s.layout == "standard" and s.d_model % s.heads:
         raise AttentionConfigError(

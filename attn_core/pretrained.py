@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,7 +162,7 @@ def _locate(spec: str, transformers) -> tuple[str, bool]:
     if os.path.isabs(path) or spec.startswith((".", "~")) or spec.count("/") > 1:  # a path, not "org/name"
         raise ModelUnavailable(f"There is no model directory at '{spec}'.",
                                "Give the path of a directory with config.json, the weights and the tokenizer files, "
-                               "or clear the field to use the bundled model.")
+                               "or use the bundled model.")
     try:  # a hub name already in the local cache loads without the network
         transformers.AutoConfig.from_pretrained(spec, local_files_only=True)
         return spec, True
@@ -170,7 +171,7 @@ def _locate(spec: str, transformers) -> tuple[str, bool]:
     if not _hub_reachable():
         raise ModelUnavailable(f"'{spec}' is not a local directory, and the model hub cannot be reached from here.",
                                "Download the model on a machine with internet and give its directory, "
-                               "or clear the field to use the bundled model.")
+                               "or use the bundled model.")
     return spec, False
 
 
@@ -180,14 +181,23 @@ def load(spec: str = "") -> Pretrained:
     transformers = _import_transformers()
     path, local_only = _locate(spec, transformers)
     transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar on stderr
+    transformers.utils.logging.set_verbosity_error()  # our own message says what went wrong, once
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=local_only)
-        model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=local_only)
-    except (OSError, ValueError, KeyError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model, info = transformers.AutoModel.from_pretrained(
+                path, attn_implementation="eager", local_files_only=local_only, output_loading_info=True)
+    except Exception as err:  # noqa: BLE001 - any file that is not a loadable model: one clear message
+        first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
         raise ModelUnavailable(f"Could not load the model '{spec}': {first}",
                                "Give a local directory with config.json, the weights and the tokenizer files "
-                               "(a hub name needs internet), or clear the field to use the bundled model.") from err
+                               "(a hub name needs internet), or use the bundled model.") from err
+    missing = [k for k in info.get("missing_keys", ()) if ".attention." in k or "embeddings" in k]
+    if missing:  # transformers would fill them with random numbers and say nothing
+        raise ModelUnavailable(f"The weights in '{spec}' do not match its config ({len(missing)} attention or "
+                               f"embedding weights are missing, e.g. {sorted(missing)[0]}).",
+                               "Give a directory whose weights belong to its config.json, or use the bundled model.")
     cfg = model.config
     encoder = getattr(model, "encoder", None)
     if encoder is None or not hasattr(encoder, "layer") or not all(

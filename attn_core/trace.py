@@ -120,6 +120,19 @@ def _padded(tokens: Tokens, length: int) -> Tokens:
     return Tokens(tokens.words + (PAD,) * extra, tokens.vocab, tokens.ids + (-1,) * extra)
 
 
+def trace_bytes(s: Settings, L: int, S: int) -> int:
+    """An upper estimate of the memory one trace takes while it is computed and kept (fp32):
+    the weights, Q/K/V, about ten (H, L, S) matrices (scores, scaled, mask stages, softmax stages,
+    weights), the context and, for the additive score, its (H, L, S, d_k) tanh term and its copy."""
+    r = s.resolved()
+    H, dm = r.heads, r.d_model
+    weights = H * dm * (r.d_q + r.d_k + r.d_v) + dm * H * r.d_v + (3 * H * r.d_k * max(r.d_q, r.d_k) if r.score == "additive" else 0)
+    acts = H * (L * r.d_q + S * (r.d_k + r.d_v) + L * r.d_v) + 3 * max(L, S) * dm + 2 * L * H * r.d_v
+    square = 10 * H * L * S
+    additive = 2 * H * L * S * r.d_k if r.score == "additive" else 0
+    return 4 * (weights + acts + square + additive)
+
+
 def run_trace(settings: Settings) -> Trace:
     """Validate, tokenize, embed, project, score, mask, softmax, sum, combine heads."""
     s = validate(settings)
@@ -143,6 +156,18 @@ def run_trace(settings: Settings) -> Trace:
     padding = s.mask == "padding"
     key_side = source or tokens
     n_real = len(key_side.words)
+    L_est = max(len(tokens.words), s.pad_to if padding and source is None else 0)
+    S_est = max(n_real, s.pad_to if padding else 0)
+    need = trace_bytes(s, L_est, S_est)
+    if need > s.max_bytes:
+        raise AttentionConfigError(
+            "heads",
+            f"These settings would need about {need / 2**20:,.0f} MiB for {L_est} × {S_est} tokens and {s.heads} heads, "
+            f"more than the {s.max_bytes / 2**20:,.0f} MiB one view may use here.",
+            "Use fewer heads, smaller d_model/d_q/d_k/d_v, a shorter sentence"
+            + (", or the scaled_dot score (the additive score needs H·L·S·d_k numbers)" if s.score == "additive" else "")
+            + ".",
+        )
     if padding and s.pad_to > n_real:
         key_side = _padded(key_side, s.pad_to)
         if source is None:

@@ -15,6 +15,7 @@ seconds a teacher opens Complexity and runs the default sweep. Measured:
     python benchmarks/class_load.py                       # start a server, 30 students, 3 minutes
     python benchmarks/class_load.py --url http://127.0.0.1:8080 --pid 1234   # an existing server
     python benchmarks/class_load.py --students 5 --duration 30 --sweep-after 10 --linger 10   # a quick look
+    python benchmarks/class_load.py --replicas 2          # through HAProxy in front of 2 replicas
 
 The numbers are written as JSON with ``--json`` (the recorded runs live in ``benchmarks/results/``).
 """
@@ -259,12 +260,16 @@ def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: st
         browser.close()
 
 
-def server_rss(pid: int) -> int:
-    try:
-        p = psutil.Process(pid)
-        return p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))
-    except psutil.Error:
-        return 0
+def server_rss(pids: list[int]) -> int:
+    """RSS of the server processes and their children (a running sweep included)."""
+    total = 0
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            total += p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))
+        except psutil.Error:
+            pass
+    return total
 
 
 async def student(i: int, args, pages: list[str], results: list[Result], stop: asyncio.Event, phase) -> None:
@@ -429,7 +434,9 @@ def print_report(rep: dict) -> None:
         return (f"  {name:<14} n={s['n']:<5} p50 {s['p50']:>8} ms  p95 {s['p95']:>8} ms  p99 {s['p99']:>8} ms"
                 f"  max {s['max']:>8} ms")
 
-    print(f"{rep['students']} students, {rep['duration_s']} s, {rep['reruns']} reruns ({rep['reruns_per_s']}/s)")
+    where = f"{rep['replicas']} replica(s) behind HAProxy" if rep.get("replicas") else "one server"
+    print(f"{rep['students']} students on {where}, {rep['duration_s']} s, {rep['reruns']} reruns "
+          f"({rep['reruns_per_s']}/s)")
     print(row("all", rep["latency_ms"]))
     print("per phase of the teacher's sweep:")
     for k, s in rep["per_phase"].items():
@@ -452,7 +459,10 @@ def print_report(rep: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="an existing server (default: start `streamlit run app.py` here)")
-    ap.add_argument("--pid", type=int, help="the server's process id, for its memory (with --url)")
+    ap.add_argument("--pid", type=int, action="append", default=[],
+                    help="the server's process id(s), for its memory (with --url; repeatable)")
+    ap.add_argument("--replicas", type=int, default=0,
+                    help="start N replicas behind HAProxy (scripts/replicas.py) and go through it; 0: one plain server")
     ap.add_argument("--students", type=int, default=30)
     ap.add_argument("--duration", type=float, default=180.0, help="seconds of class")
     ap.add_argument("--sweep-after", type=float, default=60.0, help="seconds before the teacher's sweep; -1: none")
@@ -465,18 +475,27 @@ def main() -> None:
     ap.add_argument("--json", help="also write the report to this file")
     ap.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` option (repeatable)")
     args = ap.parse_args()
-    proc = None
-    if args.url is None:
+    proc = cluster = None
+    if args.url is None and args.replicas > 0:
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        from replicas import Cluster, free_port
+
+        cluster = Cluster(port=free_port(), replicas=args.replicas, streamlit_args=args.server_arg).start()
+        args.url, args.pid = cluster.url, [p.pid for p in cluster.procs]
+    elif args.url is None:
         from serve import start_server
 
         proc, args.url = start_server(extra=args.server_arg)
-        args.pid = proc.pid
+        args.pid = [proc.pid]
     try:
         rep = asyncio.run(main_async(args))
     finally:
         if proc is not None:
             proc.terminate()
+        if cluster is not None:
+            cluster.stop()
     rep["server_args"] = args.server_arg
+    rep["replicas"] = args.replicas
     print_report(rep)
     if args.json:
         with open(args.json, "w") as f:

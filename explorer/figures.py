@@ -10,9 +10,12 @@ from typing import Sequence
 
 import plotly.graph_objects as go
 
+from .safe import plot
+
 
 def labels(words: Sequence[str]) -> list[str]:
-    return [f"{i} {w}" for i, w in enumerate(words)]
+    """Position-numbered token labels, escaped for plotly (a token is data, never markup)."""
+    return [f"{i} {plot(w)}" for i, w in enumerate(words)]
 
 
 MARGIN = dict(l=10, r=10, t=40, b=10)
@@ -36,11 +39,40 @@ def _matrix(z):
 def _figure(data: list, *, title: str = "", height: int, **layout) -> go.Figure:
     """One validated constructor call: several ``update_*`` calls cost ~3x more per chart,
     and every page rerun builds its charts again."""
-    return go.Figure(data=data, layout=dict(title=dict(text=title), height=height, margin=MARGIN, **layout))
+    return go.Figure(data=data, layout=dict(title=dict(text=plot(title)), height=height, margin=MARGIN, **layout))
+
+
+MAX_SIDE = 128  # a heatmap draws at most this many rows and columns; larger ones are pooled
+
+
+def _pool(z, names: list[str], axis: int) -> tuple:
+    """Mean over consecutive blocks along ``axis`` so that at most MAX_SIDE remain; block names
+    say which positions they cover ("0–3 the … cat"). Returns (z, names, block size)."""
+    import numpy as np
+
+    n = len(names)
+    if n <= MAX_SIDE:
+        return z, names, 1
+    size = -(-n // MAX_SIDE)
+    a = np.asarray(z.detach().cpu() if hasattr(z, "detach") else z, dtype=np.float32)
+    a = np.moveaxis(a, axis, 0)
+    pad = (-n) % size
+    if pad:  # the last block is shorter: average only what is there
+        a = np.concatenate([a, np.full((pad,) + a.shape[1:], np.nan, dtype=np.float32)])
+    pooled = np.nanmean(a.reshape(-1, size, *a.shape[1:]), axis=1)
+    blocks = [f"{i}–{min(i + size, n) - 1} {names[i].split(' ', 1)[-1]} …" for i in range(0, n, size)]
+    return np.moveaxis(pooled, 0, axis), blocks, size
 
 
 def heatmap(z, x: Sequence[str], y: Sequence[str], *, title: str = "", x_title: str = "", y_title: str = "",
             colorscale: str = "Viridis", zmid: float | None = None, height: int | None = None) -> go.Figure:
+    """A matrix with its row and column names; above MAX_SIDE rows or columns, the mean of blocks
+    (the title says so), so one chart never sends more than MAX_SIDE² cells."""
+    x, y = list(x), list(y)
+    z, y, rows = _pool(z, y, 0)
+    z, x, cols = _pool(z, x, 1)
+    if rows > 1 or cols > 1:
+        title = f"{title} · mean of {rows}×{cols} blocks"
     trace = go.Heatmap(
         z=_matrix(z), x=list(x), y=list(y), colorscale=colorscale, zmid=zmid, colorbar=dict(thickness=12),
         hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>value %{{z:.6g}}<extra></extra>",
@@ -123,7 +155,7 @@ def small_multiples(grid, *, labels: Sequence[str], row_name: str = "layer", col
     def axis(n_blocks: int, n: int, name: str) -> tuple[list[str], list[str]]:
         names, centres = [], []
         for b in range(n_blocks):
-            block = [f"{name} {b} · {labels[i]}" for i in range(n)]
+            block = [f"{name} {b} · {plot(labels[i])}" for i in range(n)]
             centres.append(block[(n - 1) // 2])
             names += block + ([f"{name} {b} ·{' ' * (g + 1)}" for g in range(gap)] if b < n_blocks - 1 else [])
         return names, centres

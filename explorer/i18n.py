@@ -66,6 +66,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "dropout_p": ("Dropout p", "Dropout 概率 p"),
     "residual_norm": ("Residual + LayerNorm", "残差 + 层归一化"),
     "fix_prefix": ("Fix:", "修改建议："),
+    "url_fixed": ("The link had values that cannot be used for: {names}. Those settings start from their defaults; "
+                  "change them here.", "链接中以下设置的值无法使用：{names}。这些设置已恢复默认值，可在此处修改。"),
     "invalid": ("These settings cannot be computed: {msg}", "当前设置无法计算：{msg}"),
     "reset": ("Reset to the tutorial's settings", "恢复教程默认设置"),
     # option labels

@@ -21,7 +21,10 @@ from attn_core.config import (
 from attn_core.masks import MASK_MODES
 from attn_core.tokenize import split_words
 
+from .cache import bounded
 from .i18n import LANGS, label, lang, t
+from .safe import md
+from .urlcheck import MAX_TEXT, reject_choice
 
 DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
 DEFAULTS = Settings()
@@ -50,6 +53,8 @@ def choice(widget, title: str, options, key: str, *, default, format_func, varia
     stored = st.session_state.get(key)
     if stored is None:
         stored = st.query_params.get(key, default)
+        if str(stored) not in by_text:
+            reject_choice(key)  # a link with a value this control does not offer
     stored = by_text.get(str(stored), default)
     value = widget(title, options, index=options.index(stored), format_func=format_func,
                    key=f"{key}__{variant}{lang()}", **kwargs)
@@ -104,9 +109,9 @@ def sidebar_ui() -> tuple[Settings, dict]:
     _sync_url("lang", chosen, "en")
 
     sb.subheader(t("sec_input"))
-    sentence = sb.text_area(t("sentence"), value=WIDGET_DEFAULTS["sentence"], key="sentence", help=t("sentence_help"), height=80, **BIND)
+    sentence = sb.text_area(t("sentence"), value=WIDGET_DEFAULTS["sentence"], key="sentence", help=t("sentence_help"), height=80, max_chars=MAX_TEXT, **BIND)
     slots["sentence"] = sb.empty()
-    source = sb.text_input(t("source"), value=WIDGET_DEFAULTS["source"], key="source", **BIND)
+    source = sb.text_input(t("source"), value=WIDGET_DEFAULTS["source"], key="source", max_chars=MAX_TEXT, **BIND)
     slots["source"] = sb.empty()
 
     sb.subheader(t("sec_dims"))
@@ -170,10 +175,11 @@ def sidebar_ui() -> tuple[Settings, dict]:
 def show_error(err: AttentionConfigError, slots: dict) -> None:
     """The message next to the control at fault (or at the top of the sidebar)."""
     slot = slots.get(err.field) or slots.get("sentence")
-    slot.error(f"{err.message}\n\n**{t('fix_prefix')}** {err.fix}" if err.fix else err.message, icon=":material/warning:")
+    message = md(err.message)
+    slot.error(f"{message}\n\n**{t('fix_prefix')}** {md(err.fix)}" if err.fix else message, icon=":material/warning:")
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@bounded(max_mib=256, max_entries=256)  # shared by every session, within a memory budget
 def _trace(items: tuple) -> Trace:
     return run_trace(Settings(**dict(items)))
 
@@ -200,5 +206,5 @@ def current_trace(settings: Settings | None = None) -> Trace | None:
     try:
         return trace_for(settings)
     except AttentionConfigError as err:
-        st.warning(t("invalid", msg=str(err)), icon=":material/warning:")
+        st.warning(t("invalid", msg=md(err)), icon=":material/warning:")
         return None

@@ -5,6 +5,8 @@ from attn_core.export import to_json
 from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.i18n import label, lang, t
+from explorer.safe import md
+from explorer.urlcheck import check_number
 from explorer.state import choice, current_settings, current_trace
 from explorer.views import (
     WEIGHTED_SUM,
@@ -34,6 +36,7 @@ L, S = len(q_words), len(k_words)
 c1, c2, c3 = st.columns([2, 1, 3])
 focus = choice(c1.selectbox, t("focus"), range(L), "focus", default=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i],
                variant=f"{abs(hash(tuple(q_words)))}_")  # a new sentence, a new selector (the position is kept when it fits)
+check_number("head_steps", 0, s.heads - 1)
 head = int(c2.number_input(t("head"), 0, s.heads - 1, 0, key="head_steps", bind="query-params")) if s.heads > 1 else 0
 steps = ["st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output"]
 step = choice(c3.radio, t("step"), steps, "step", default="st_output", format_func=label(""), horizontal=True)
@@ -88,7 +91,7 @@ if bool(trace.empty_rows.any()):
     st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))
 st.plotly_chart(fig.bars(trace.attn[head, focus].tolist(), k_labels, title=t("focus_row", tok=tok), highlight=int(trace.attn[head, focus].argmax())),
                 width="stretch", key="chart_focus")
-with st.expander(t("focus_context", tok=tok)):
+with st.expander(t("focus_context", tok=md(tok))):
     st.dataframe({"dim": list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()}, hide_index=True)
 st.download_button(t("download_json"), lambda: to_json(trace), "attention_trace.json", "application/json", key="dl_json",
                    on_click="ignore")  # the JSON is built only when clicked

@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer import figures as fig
 from explorer.boot import run_through_app
+from explorer.urlcheck import check_number
 from explorer.i18n import t
 from explorer.state import cross_settings, current_settings, current_trace
 
@@ -18,6 +19,7 @@ q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 st.caption(t("cross_intro", L=len(q_words), S=len(k_words)))
 st.latex(r"Q = X_{\text{2nd}} W_q^\top,\ K = X_{\text{1st}} W_k^\top,\ V = X_{\text{1st}} W_v^\top,\quad "
          r"\alpha = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{L\times S}")
+check_number("cross_head", 0, trace.settings.heads - 1)
 head = st.number_input(t("head"), 0, trace.settings.heads - 1, 0, key="cross_head", bind="query-params") if trace.settings.heads > 1 else 0
 a, b = st.columns(2)
 with a:

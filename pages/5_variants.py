@@ -7,7 +7,9 @@ from attn_core import AttentionConfigError, Settings
 from attn_core.compare import SWEEP_PARAM, compare, error_curve
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
+from explorer.cache import bounded
 from explorer.boot import run_through_app
+from explorer.safe import md
 from explorer.i18n import t
 from explorer.state import current_settings
 
@@ -28,15 +30,14 @@ proj_k = int(c[4].number_input(t("proj_k"), 1, 512, 3, key="var_proj_k"))
 s = replace(settings, window=window, dilation=dilation, block=block, features=features, proj_k=proj_k)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@bounded(max_mib=64, max_entries=64)  # shared by every session; tensors are drawn as they are
 def _compare(items: tuple, kernels: tuple):
     res = compare(Settings(**dict(items)), list(kernels))
-    return {"tokens": res["tokens"], "kernels": {k: {**v, "weights": v["weights"].tolist(),
-                                                      "pattern": None if v["pattern"] is None else v["pattern"].int().tolist()}
+    return {"tokens": res["tokens"], "kernels": {k: {**v, "pattern": None if v["pattern"] is None else v["pattern"].int()}
                                                   for k, v in res["kernels"].items()}}
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@bounded(max_mib=8, max_entries=64)
 def _curve(items: tuple, kernel: str, values: tuple):
     return error_curve(Settings(**dict(items)), kernel, list(values))
 
@@ -48,7 +49,7 @@ if len(picked) < 2:
 try:
     res = _compare(tuple(sorted(s.to_dict().items())), tuple(picked))
 except AttentionConfigError as err:
-    st.error(f"{err.message} {t('fix_prefix')} {err.fix}", icon=":material/warning:")
+    st.error(f"{md(err.message)} {t('fix_prefix')} {md(err.fix)}", icon=":material/warning:")
     st.stop()
 
 labels = fig.labels(res["tokens"])

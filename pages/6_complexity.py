@@ -10,6 +10,7 @@ from explorer import figures as fig
 from explorer import sweeps
 from explorer.boot import run_through_app
 from explorer.i18n import t
+from explorer.safe import md
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -42,7 +43,7 @@ cfg = bench.SweepConfig(kernels=tuple(kernels), lengths=tuple(sorted(lengths)), 
 try:
     bench.validate_sweep(cfg)
 except AttentionConfigError as err:
-    st.error(t("cx_bad", msg=str(err)), icon=":material/warning:")
+    st.error(t("cx_bad", msg=md(err)), icon=":material/warning:")
     st.stop()
 
 b1, b2 = st.columns([1, 6])
@@ -74,7 +75,7 @@ if job is not None and job.active:
     st.stop()
 if job is None or not job.rows:
     if job is not None and job.state == "failed":
-        st.error(t("cx_failed", msg=job.message), icon=":material/warning:")
+        st.error(t("cx_failed", msg=md(job.message)), icon=":material/warning:")
     st.info(t("cx_none"))
     st.stop()
 rows = job.rows

@@ -10,6 +10,8 @@ from explorer import figures as fig
 from explorer import real
 from explorer.boot import run_through_app
 from explorer.i18n import label, t
+from explorer.safe import md
+from explorer.urlcheck import check_number
 from explorer.state import choice, current_settings
 from explorer.views import (
     WEIGHTED_SUM,
@@ -30,12 +32,13 @@ settings = current_settings()
 with st.expander(t("rm_settings")):
     models = list(real.offered())
     spec = choice(st.selectbox, t("rm_model"), models, "rm_model", default=models[0], format_func=str)
+    check_number("rm_pad", 0, 512)
     pad_to = int(st.number_input(t("rm_pad"), 0, 512, 0, key="rm_pad", **BIND))
 try:
     pre = real.model(spec)
 except pt.ModelUnavailable as err:
-    st.error(t("rm_unavailable", msg=err.message), icon=":material/warning:")
-    st.caption(err.fix)
+    st.error(t("rm_unavailable", msg=md(err.message)), icon=":material/warning:")
+    st.caption(md(err.fix))
     st.caption(t("rm_install"))
     st.code(pt.INSTALL, language="bash")
     st.stop()
@@ -52,7 +55,7 @@ if pre is None:  # still loading in the background (it starts with the server): 
 try:
     run = real.run(spec, settings.sentence, pad_to)
 except AttentionConfigError as err:
-    st.warning(t("invalid", msg=str(err)), icon=":material/warning:")
+    st.warning(t("invalid", msg=md(err)), icon=":material/warning:")
     st.stop()
 
 enc = run.encoding
@@ -81,6 +84,8 @@ st.plotly_chart(fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t
 def head_ui() -> None:
     """Layer/head choice and everything that depends on it: reruns alone when they change."""
     c1, c2, c3 = st.columns(3)
+    check_number("rm_layer", 0, pre.layers - 1)
+    check_number("rm_head", 0, pre.heads - 1)
     layer = int(c1.number_input(t("rm_layer"), 0, pre.layers - 1, 0, key="rm_layer", **BIND))
     head = int(c2.number_input(t("head"), 0, pre.heads - 1, 0, key="rm_head", **BIND))
     floor = c3.slider(t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")

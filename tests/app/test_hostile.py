@@ -1,0 +1,189 @@
+"""Hostile links under AppTest: a generated corpus of URL values for every URL-bound control.
+
+Each page must run without an exception; a value that cannot be used is removed from the URL and
+named in a notice (the value itself is never echoed); a value that can be used reaches its control.
+The ranges below are written out here on purpose, as the oracle, not imported from the app.
+"""
+import itertools
+import json
+import math
+import os
+import random
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
+TIMEOUT = 120
+
+# URL name -> (page, lowest, highest, whole number?, other parameters the control needs to be drawn)
+CONTROLS = {
+    "heads": ("pages/2_multihead.py", 1, 32, True, {}),
+    "d_model": ("pages/1_steps.py", 1, 1024, True, {}),
+    "d_q": ("pages/1_steps.py", 1, 1024, True, {}),
+    "d_k": ("pages/1_steps.py", 1, 1024, True, {}),
+    "d_v": ("pages/1_steps.py", 1, 1024, True, {}),
+    "window": ("pages/1_steps.py", 1, 4096, True, {"mask": "sliding_window"}),
+    "dilation": ("pages/1_steps.py", 1, 512, True, {"mask": "dilated"}),
+    "global_tokens": ("pages/1_steps.py", 0, 512, True, {"mask": "global_window"}),
+    "block": ("pages/1_steps.py", 1, 4096, True, {"mask": "block"}),
+    "seed": ("pages/1_steps.py", 0, 2**31 - 1, True, {}),
+    "temperature": ("pages/1_steps.py", 0.01, 100.0, False, {}),
+    "dropout": ("pages/1_steps.py", 0.05, 0.9, False, {"dropout_on": "true"}),
+    "head_steps": ("pages/1_steps.py", 0, 3, True, {"heads": "4"}),
+    "cross_head": ("pages/3_cross.py", 0, 1, True, {"heads": "2"}),
+    "rm_layer": ("pages/7_model.py", 0, 5, True, {}),
+    "rm_head": ("pages/7_model.py", 0, 11, True, {}),
+    "rm_pad": ("pages/7_model.py", 0, 512, True, {}),
+}
+
+
+def number_corpus(seed: int = 0, n_random: int = 4) -> list[str]:
+    """Overflowing, non-finite, malformed and borderline numbers, plus seeded random strings."""
+    fixed = ["1e400", "-1e400", "inf", "-inf", "nan", "NaN", "9" * 400, "-" + "9" * 400, "1e-400", "-1", "0",
+             "1.5", "2.0", "0x10", "1_000", "", " ", "+3", "３", "٣", "1e3", "1,5", "true", "[1]", "%00", "2\x00"]
+    rng = random.Random(seed)
+    alphabet = "0123456789.eE+-_ xin\u200b"
+    fixed += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(n_random)]
+    return fixed
+
+
+def usable(raw: str, low: float, high: float, whole: bool) -> bool:
+    """The oracle: what a careful person would accept for this control."""
+    try:
+        value = float(raw)
+    except ValueError:
+        return False
+    if not math.isfinite(value) or not low <= value <= high:
+        return False
+    return not whole or value == int(value)
+
+
+def run(page: str, query: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(page).run()
+    return at
+
+
+def notice_names(at) -> set[str]:
+    names = set()
+    for w in at.warning:
+        if "could not be used" in w.value or "cannot be used for" in w.value:
+            names |= {n.strip().replace("\\_", "_") for n in w.value.split(":", 1)[1].split(".")[0].split(",")}
+    return names
+
+
+KNOWN = set(CONTROLS) | {"mask", "score", "layout", "pos", "init", "step", "focus", "rm_step", "rm_model", "causal",
+                         "dropout_on", "residual_norm", "sentence", "source"}
+CASES = [(name, raw) for name in CONTROLS for raw in number_corpus(seed=len(name))]
+
+
+@pytest.mark.parametrize("name,raw", CASES, ids=[f"{n}={r[:12]!r}" for n, r in CASES])
+def test_a_hostile_number_in_the_link_never_crashes_and_is_named(name, raw):
+    page, low, high, whole, extra = CONTROLS[name]
+    at = run(page, {**extra, name: raw})
+    assert not at.exception, [e.value for e in at.exception]
+    if usable(raw, low, high, whole):
+        assert name not in notice_names(at)
+        assert at.query_params.get(name) == [raw] or at.session_state[name] == pytest.approx(float(raw))
+    else:
+        assert name in notice_names(at), [w.value for w in at.warning]
+        assert name not in at.query_params  # the URL was corrected
+        assert notice_names(at) <= KNOWN  # names only: the value itself is never echoed
+
+
+def test_many_hostile_values_at_once_are_each_named():
+    query = {name: "1e400" for name in CONTROLS if name not in ("head_steps", "cross_head")}
+    at = run("pages/1_steps.py", {**query, "mask": "dilated"})
+    assert not at.exception
+    named = notice_names(at)
+    for name in ("heads", "d_model", "d_q", "d_k", "d_v", "dilation", "seed", "temperature"):
+        assert name in named
+
+
+@pytest.mark.parametrize("name,value", [("mask", "evil"), ("score", "<script>"), ("layout", "x" * 500),
+                                        ("pos", ""), ("init", "1e400"), ("step", "st_nope"), ("focus", "-99")])
+def test_an_unknown_choice_falls_back_to_its_default_with_a_notice(name, value):
+    at = run("pages/1_steps.py", {name: value})
+    assert not at.exception
+    assert name in notice_names(at)
+    assert at.query_params.get(name) in (None, [])
+
+
+@pytest.mark.parametrize("switch", ["causal", "dropout_on", "residual_norm"])
+@pytest.mark.parametrize("value", ["maybe", "1e400", "", "TRUE "])
+def test_a_switch_takes_only_true_or_false(switch, value):
+    at = run("pages/1_steps.py", {switch: value})
+    assert not at.exception
+    assert switch in notice_names(at)
+
+
+def test_a_long_sentence_in_the_link_is_cut_with_a_notice():
+    at = run("pages/1_steps.py", {"sentence": "word " * 20_000})
+    assert not at.exception
+    assert "sentence" in notice_names(at)
+    assert len(at.session_state["sentence"]) <= 1000
+    assert len(at.query_params["sentence"][0]) <= 1000
+
+
+HOSTILE_TEXT = [
+    "![x](https://evil.example/x.png) [click](https://evil.example) <img src=x onerror=alert(1)>",
+    "**bold** _it_ `code` $x^2$ :material/home: :smile: # heading",
+    "<a href='javascript:alert(1)'>a</a> <b>b</b> <br> &amp; &lt;",
+    "\u202egnp.exe \u2066bidi\u2069 \u200b zero-width",
+    "👨‍👩‍👧‍👦 🏳️‍🌈 e\u0301 ﷽",
+    "tab\there ctrl\x01\x07 bell",
+]
+MARKDOWN_LINK = re.compile(r"(?<!\\)!?(?<!\\)\[[^\]]*(?<!\\)\]\((?!\\)")
+
+
+def markdown_sinks(at) -> list[str]:
+    """Every text Streamlit renders as Markdown on the page."""
+    texts = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success") for e in at.get(kind)]
+    texts += [e.label for e in at.get("expander")]
+    return texts
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXT)
+@pytest.mark.parametrize("page", ["pages/1_steps.py", "pages/2_multihead.py", "pages/3_cross.py", "pages/7_model.py"])
+def test_typed_text_is_data_never_markup(page, text):
+    at = run(page, {"sentence": text, "source": text, "focus": "0"})
+    assert not at.exception
+    for sink in markdown_sinks(at):
+        assert not MARKDOWN_LINK.search(sink), sink  # no live link or image from the input
+        assert "<img" not in sink and "<a " not in sink
+    for c in at.get("plotly_chart"):
+        spec = json.loads(c.proto.spec)
+        blob = json.dumps([spec["layout"].get("title"), [t.get("x") for t in spec["data"]],
+                           [t.get("y") for t in spec["data"]], [t.get("text") for t in spec["data"]]])
+        assert "<img" not in blob and "<a " not in blob and "<b>" not in blob
+
+
+def test_the_markdown_check_can_fail():
+    """The detector above flags an unescaped link (so a passing test means something)."""
+    assert MARKDOWN_LINK.search("see ![x](https://evil.example/x.png)")
+    assert MARKDOWN_LINK.search("[click](https://evil.example)")
+    from explorer.safe import md
+
+    assert not MARKDOWN_LINK.search(md("see ![x](https://evil.example/x.png) [click](https://evil.example)"))
+
+
+def test_the_crash_this_guards_against_is_real():
+    """A bare URL-bound number_input given 1e400 raises inside Streamlit: the checks above are needed."""
+    script = ("import streamlit as st\n"
+              "st.number_input('n', 0, 10, 1, key='n', bind='query-params')\n")
+    at = AppTest.from_string(script, default_timeout=30)
+    at.query_params["n"] = "1e400"
+    at.run()
+    assert at.exception
+
+
+def test_too_large_settings_are_refused_before_they_take_memory():
+    at = run("pages/2_multihead.py", {"heads": "32", "d_model": "1024", "d_q": "1024", "d_k": "1024", "d_v": "1024",
+                                      "sentence": " ".join(f"w{i}" for i in range(150))})
+    assert not at.exception
+    assert any("MiB" in w.value for w in itertools.chain(at.warning, at.error))
