@@ -59,7 +59,7 @@ def test_first_change_after_a_fresh_start_on_a_deep_link_sticks(server, page):
 
 def test_the_root_is_a_start_page_whose_links_open_each_page(server, page):
     open_app(page, server, "")
-    expect(page.locator("h1", has_text="Attention Explorer")).to_be_visible(timeout=WAIT)
+    expect(page.locator("h1", has_text="Attention Explorer").last).to_be_visible(timeout=WAIT)
     page.get_by_role("link", name="Step by step").last.click()
     expect(page.locator("h1", has_text="Step by step")).to_be_visible(timeout=WAIT)
     assert page.url.rstrip("/").endswith("/steps")
