@@ -63,7 +63,7 @@ def main() -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{url}/?dropout_on=true")
+            page.goto(f"{url}/steps?dropout_on=true")
             page.wait_for_selector(".js-plotly-plot", timeout=60_000)
             page.wait_for_timeout(2000)
             slider = page.get_by_role("slider").first

@@ -55,6 +55,9 @@ for n in (16, 32, 64):
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from explorer import real  # noqa: E402
+
+real.wait_for(pt.BUNDLED)  # a server loads it in the background at its first run; here, before timing pages
 s64 = sentence(64, pre)
 at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=120)
 at.query_params["sentence"] = s64
