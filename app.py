@@ -3,6 +3,7 @@
 Entry point: page config, the shared sidebar (defined once, here, so its values survive page
 switches), the language switch, and st.navigation over the scripts in pages/.
 """
+
 import streamlit as st
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")

@@ -3,9 +3,20 @@
 Data flows one way: a plain ``Settings`` -> ``run_trace`` -> a ``Trace`` of named intermediates.
 The efficient kernels live in ``kernels.KERNELS``; the benchmark in ``bench``.
 """
+
 from .config import Settings, validate
 from .errors import AttentionConfigError
 from .kernels import KERNELS, effective_weights, run_kernel
 from .trace import Trace, param_count, run_trace
 
-__all__ = ["Settings", "validate", "AttentionConfigError", "KERNELS", "effective_weights", "run_kernel", "Trace", "param_count", "run_trace"]
+__all__ = [
+    "Settings",
+    "validate",
+    "AttentionConfigError",
+    "KERNELS",
+    "effective_weights",
+    "run_kernel",
+    "Trace",
+    "param_count",
+    "run_trace",
+]

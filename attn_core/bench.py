@@ -7,6 +7,7 @@ CPU the profiler's allocation events (peak of the running total during one call)
 analytic estimate, labelled as such. Before each run its memory is estimated and a run that
 would not fit the budget is skipped with the reason; an out-of-memory error becomes a row.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -76,11 +77,15 @@ def device_info(device: str) -> dict:
         props = torch.cuda.get_device_properties(0)
         info.update(name=props.name, total_bytes=props.total_memory, free_bytes=free_bytes(device))
     elif device == "mps":
-        info.update(name="Apple GPU (MPS)", total_bytes=int(torch.mps.recommended_max_memory()), free_bytes=free_bytes(device))
+        info.update(
+            name="Apple GPU (MPS)", total_bytes=int(torch.mps.recommended_max_memory()), free_bytes=free_bytes(device)
+        )
     else:
         import platform
 
-        info.update(name=platform.processor() or platform.machine(), cores=os.cpu_count(), free_bytes=free_bytes(device))
+        info.update(
+            name=platform.processor() or platform.machine(), cores=os.cpu_count(), free_bytes=free_bytes(device)
+        )
     return info
 
 
@@ -265,30 +270,49 @@ def validate_sweep(cfg: SweepConfig) -> None:
 
     unknown = [k for k in cfg.kernels if k not in KERNELS]
     if unknown:
-        raise AttentionConfigError("kernels", f"Unknown kernel(s): {', '.join(unknown)}.", f"Choose from: {', '.join(KERNELS)}.")
+        raise AttentionConfigError(
+            "kernels", f"Unknown kernel(s): {', '.join(unknown)}.", f"Choose from: {', '.join(KERNELS)}."
+        )
     if not cfg.kernels or not cfg.lengths:
         raise AttentionConfigError("kernels", "Nothing to run.", "Pick at least one kernel and one length.")
     if any(L < 1 for L in cfg.lengths):
-        raise AttentionConfigError("lengths", "Sequence lengths must be positive.", "Use lengths such as 256,512,1024.")
+        raise AttentionConfigError(
+            "lengths", "Sequence lengths must be positive.", "Use lengths such as 256,512,1024."
+        )
     if cfg.dtype not in DTYPES:
         raise AttentionConfigError("dtype", f"Unknown dtype '{cfg.dtype}'.", f"Choose one of: {', '.join(DTYPES)}.")
     if cfg.device not in ("cpu", "cuda", "mps") or (cfg.device != "cpu" and cfg.device not in available_devices()):
-        raise AttentionConfigError("device", f"The device '{cfg.device}' is not available here.", f"Use one of: {', '.join(available_devices())}.")
+        raise AttentionConfigError(
+            "device",
+            f"The device '{cfg.device}' is not available here.",
+            f"Use one of: {', '.join(available_devices())}.",
+        )
     if cfg.device == "cpu" and cfg.dtype == "fp16":
-        raise AttentionConfigError("dtype", "fp16 attention on the CPU is slow and not what the GPU paths run.", "Use fp32 or bf16 on the CPU.")
+        raise AttentionConfigError(
+            "dtype",
+            "fp16 attention on the CPU is slow and not what the GPU paths run.",
+            "Use fp32 or bf16 on the CPU.",
+        )
     sh = cfg.shape
     for name in ("batch", "heads", "d_head", "window", "features", "proj_k"):
         if getattr(sh, name) < 1:
             raise AttentionConfigError(name, f"{name} must be at least 1.", f"Set {name} to 1 or more.")
     if not (math.isfinite(cfg.min_run_time) and 0 < cfg.min_run_time <= 60):
-        raise AttentionConfigError("min_run_time", f"--min-run-time {cfg.min_run_time} is not a time in seconds.",
-                                   "Pass a time between 0.01 and 60 seconds, e.g. --min-run-time 0.3.")
+        raise AttentionConfigError(
+            "min_run_time",
+            f"--min-run-time {cfg.min_run_time} is not a time in seconds.",
+            "Pass a time between 0.01 and 60 seconds, e.g. --min-run-time 0.3.",
+        )
     if cfg.budget_bytes is not None and cfg.budget_bytes < 0:
-        raise AttentionConfigError("budget", "The memory budget is not a size of 0 MiB or more.",
-                                   "Pass a budget in MiB, e.g. --budget-mib 2048.")
+        raise AttentionConfigError(
+            "budget",
+            "The memory budget is not a size of 0 MiB or more.",
+            "Pass a budget in MiB, e.g. --budget-mib 2048.",
+        )
     if max(cfg.lengths) > 2**20:
-        raise AttentionConfigError("lengths", f"L = {max(cfg.lengths)} is beyond what this benchmark measures.",
-                                   "Use lengths up to 1048576.")
+        raise AttentionConfigError(
+            "lengths", f"L = {max(cfg.lengths)} is beyond what this benchmark measures.", "Use lengths up to 1048576."
+        )
 
 
 def _size(n: int) -> str:
@@ -361,8 +385,13 @@ def sweep(cfg: SweepConfig, *, should_stop: Callable[[], bool] = lambda: False) 
             yield run_one(kernel, L, cfg, budget)
 
 
-def exclusive_sweep(cfg: SweepConfig, *, on_queued: Callable[[], None] = lambda: None,
-                    should_stop: Callable[[], bool] = lambda: False, poll_s: float = 0.5) -> Iterator[Row]:
+def exclusive_sweep(
+    cfg: SweepConfig,
+    *,
+    on_queued: Callable[[], None] = lambda: None,
+    should_stop: Callable[[], bool] = lambda: False,
+    poll_s: float = 0.5,
+) -> Iterator[Row]:
     """``sweep`` holding ``SWEEP_LOCK``: a second caller waits (``on_queued`` is told once)
     until the first is done, so two sweeps never time each other."""
     validate_sweep(cfg)
@@ -377,7 +406,9 @@ def exclusive_sweep(cfg: SweepConfig, *, on_queued: Callable[[], None] = lambda:
         SWEEP_LOCK.release()
 
 
-def series(rows: list[Row], field: str = "median_ms", *, scale: float = 1.0) -> dict[str, tuple[list[int], list[float]]]:
+def series(
+    rows: list[Row], field: str = "median_ms", *, scale: float = 1.0
+) -> dict[str, tuple[list[int], list[float]]]:
     """Per kernel, in sweep order: the lengths and ``field`` (x ``scale``) of its measured rows."""
     out: dict[str, tuple[list[int], list[float]]] = {}
     for r in rows:
@@ -389,7 +420,9 @@ def series(rows: list[Row], field: str = "median_ms", *, scale: float = 1.0) -> 
     return out
 
 
-def theory_curves(times: dict[str, tuple[list[int], list[float]]], sh: Shape) -> dict[str, tuple[list[int], list[float]]]:
+def theory_curves(
+    times: dict[str, tuple[list[int], list[float]]], sh: Shape
+) -> dict[str, tuple[list[int], list[float]]]:
     """The FLOP count of each kernel against L, scaled to pass through its first measured time:
     where the measured curve bends away from it, something other than arithmetic dominates."""
     out = {}
@@ -486,20 +519,34 @@ def add_cli(sub) -> None:
     p.add_argument("--device", choices=["cpu", "cuda", "mps"], default=None)
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32")
     p.add_argument("--min-run-time", type=float, default=0.3, dest="min_run_time")
-    p.add_argument("--budget-mib", type=float, dest="budget_mib",
-                   help="skip runs estimated to need more memory than this (default: half of the free memory)")
+    p.add_argument(
+        "--budget-mib",
+        type=float,
+        dest="budget_mib",
+        help="skip runs estimated to need more memory than this (default: half of the free memory)",
+    )
     p.add_argument("--csv", help="write one row per (kernel, L) to this file")
-    p.add_argument("--jsonl", action="store_true",
-                   help="print one JSON object per line instead of the table: each row as it is measured, "
-                        "then the device's matmul GFLOP/s (what the Complexity page reads)")
+    p.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print one JSON object per line instead of the table: each row as it is measured, "
+        "then the device's matmul GFLOP/s (what the Complexity page reads)",
+    )
 
 
 def cmd_bench(args) -> int:
     cfg = SweepConfig(
         kernels=tuple(k.strip() for k in args.kernels.split(",") if k.strip()),
         lengths=tuple(args.lengths),
-        shape=Shape(batch=args.batch, heads=args.heads, d_head=args.d_head, window=args.window,
-                    features=args.features, proj_k=args.proj_k, causal=args.causal),
+        shape=Shape(
+            batch=args.batch,
+            heads=args.heads,
+            d_head=args.d_head,
+            window=args.window,
+            features=args.features,
+            proj_k=args.proj_k,
+            causal=args.causal,
+        ),
         device=args.device or best_device(),
         dtype=args.dtype,
         min_run_time=args.min_run_time,
@@ -511,7 +558,10 @@ def cmd_bench(args) -> int:
     if args.jsonl:
         return _sweep_jsonl(cfg)
     info = device_info(cfg.device)
-    print(f"# device {info['device']} ({info.get('name', '')}), {info['threads']} threads, torch {info['torch']}", flush=True)
+    print(
+        f"# device {info['device']} ({info.get('name', '')}), {info['threads']} threads, torch {info['torch']}",
+        flush=True,
+    )
     rows: list[Row] = []
     start = time.perf_counter()
     with SWEEP_LOCK:
@@ -545,9 +595,13 @@ def _check_writable(path: str) -> None:
     if os.path.isdir(path):
         raise AttentionConfigError("csv", f"--csv {path} is a directory.", "Give a file name, e.g. --csv out.csv.")
     if not os.path.isdir(folder):
-        raise AttentionConfigError("csv", f"The folder of --csv {path} does not exist.", "Create it first, or write elsewhere.")
+        raise AttentionConfigError(
+            "csv", f"The folder of --csv {path} does not exist.", "Create it first, or write elsewhere."
+        )
     if not os.access(folder, os.W_OK):
-        raise AttentionConfigError("csv", f"Cannot write into the folder of --csv {path}.", "Write somewhere you may write.")
+        raise AttentionConfigError(
+            "csv", f"Cannot write into the folder of --csv {path}.", "Write somewhere you may write."
+        )
 
 
 def _sweep_jsonl(cfg: SweepConfig) -> int:

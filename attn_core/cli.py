@@ -2,6 +2,7 @@
 
 Bad arguments exit with status 2 and one line on stderr, never a traceback.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,13 @@ def _add_trace(sub) -> None:
     p.add_argument("--proj-k", type=int, dest="proj_k", help="linformer: projected length k")
     p.add_argument("--focus", type=int, help="the query position to follow (default: the second token)")
     p.add_argument("--json", action="store_true", help="print the whole trace as one JSON object")
-    p.add_argument("--max-mib", type=float, default=1024.0, dest="max_mib",
-                   help="refuse settings whose trace would need more memory than this (default 1024)")
+    p.add_argument(
+        "--max-mib",
+        type=float,
+        default=1024.0,
+        dest="max_mib",
+        help="refuse settings whose trace would need more memory than this (default 1024)",
+    )
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -63,10 +69,16 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
     base = preset() if args.preset == "tutorial" else Settings()
     if args.sentence is None and args.preset is None:
-        raise AttentionConfigError("sentence", "No sentence given.", "Pass a sentence in quotes, or --preset tutorial.")
-    changes = {name: getattr(args, name) for name in Settings.__dataclass_fields__ if getattr(args, name, None) is not None}
+        raise AttentionConfigError(
+            "sentence", "No sentence given.", "Pass a sentence in quotes, or --preset tutorial."
+        )
+    changes = {
+        name: getattr(args, name) for name in Settings.__dataclass_fields__ if getattr(args, name, None) is not None
+    }
     if not (args.max_mib > 0 and args.max_mib < 2**40):
-        raise AttentionConfigError("max_mib", f"--max-mib {args.max_mib} is not a positive size.", "Pass a size in MiB, e.g. --max-mib 1024.")
+        raise AttentionConfigError(
+            "max_mib", f"--max-mib {args.max_mib} is not a positive size.", "Pass a size in MiB, e.g. --max-mib 1024."
+        )
     changes["max_bytes"] = int(args.max_mib * 2**20)
     return replace(base, **changes)
 
@@ -125,8 +137,11 @@ def _text_args(args: argparse.Namespace) -> None:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError:
-                raise AttentionConfigError(name, f"The {name} is not valid UTF-8 text.",
-                                           "Pass it as UTF-8 (check the terminal's or the file's encoding).") from None
+                raise AttentionConfigError(
+                    name,
+                    f"The {name} is not valid UTF-8 text.",
+                    "Pass it as UTF-8 (check the terminal's or the file's encoding).",
+                ) from None
 
 
 def main(argv: list[str] | None = None) -> int:

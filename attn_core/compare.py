@@ -3,6 +3,7 @@
 Uses head 0 of the trace's Q, K, V (scaled dot product, single head), so every kernel sees
 exactly the input the Step-by-step page shows.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -14,18 +15,34 @@ from .errors import AttentionConfigError
 from .kernels import KERNELS, effective_weights, kernel_options, run_kernel
 from .trace import run_trace
 
-SWEEP_PARAM = {"sliding_window": "window", "dilated": "window", "global_window": "window", "block": "block",
-               "performer": "features", "linformer": "proj_k"}
+SWEEP_PARAM = {
+    "sliding_window": "window",
+    "dilated": "window",
+    "global_window": "window",
+    "block": "block",
+    "performer": "features",
+    "linformer": "proj_k",
+}
 
 
 def _options(s: Settings, name: str) -> dict:
-    return kernel_options(KERNELS[name], window=s.window, dilation=s.dilation, global_tokens=s.global_tokens, block=s.block,
-                          features=s.features, proj_k=s.proj_k, seed=s.seed)
+    return kernel_options(
+        KERNELS[name],
+        window=s.window,
+        dilation=s.dilation,
+        global_tokens=s.global_tokens,
+        block=s.block,
+        features=s.features,
+        proj_k=s.proj_k,
+        seed=s.seed,
+    )
 
 
 def check_options(s: Settings, name: str, L: int) -> None:
     if name == "linformer" and not 1 <= s.proj_k <= L:
-        raise AttentionConfigError("proj_k", f"Linformer's k = {s.proj_k} must be between 1 and the {L} tokens.", f"Set k between 1 and {L}.")
+        raise AttentionConfigError(
+            "proj_k", f"Linformer's k = {s.proj_k} must be between 1 and the {L} tokens.", f"Set k between 1 and {L}."
+        )
     if name == "performer" and s.features < 1:
         raise AttentionConfigError("features", "Performer needs at least 1 random feature.", "Set m to 1 or more.")
     if name == "linformer" and s.causal:
@@ -34,8 +51,21 @@ def check_options(s: Settings, name: str, L: int) -> None:
 
 def compare(settings: Settings, names: list[str]) -> dict:
     """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
-    base = run_trace(replace(settings, source=None, heads=1, layout="tutorial", score="scaled_dot", mask="none", pad_to=0,
-                             kernel="full", dropout=0.0, residual_norm=False, d_k=settings.d_q if settings.d_q != settings.d_k else settings.d_k))
+    base = run_trace(
+        replace(
+            settings,
+            source=None,
+            heads=1,
+            layout="tutorial",
+            score="scaled_dot",
+            mask="none",
+            pad_to=0,
+            kernel="full",
+            dropout=0.0,
+            residual_norm=False,
+            d_k=settings.d_q if settings.d_q != settings.d_k else settings.d_k,
+        )
+    )
     q, k, v = base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0)  # (1, 1, L, d)
     s, L = base.settings, q.shape[-2]
     causal = settings.causal

@@ -3,6 +3,7 @@
 Frozen and made of plain values, so it hashes: pages cache on it, the CLI builds it from flags,
 and the JSON export writes it back out under ``config`` with the same keys as the flags.
 """
+
 from __future__ import annotations
 
 import math
@@ -99,17 +100,25 @@ def validate(s: Settings) -> Settings:
     for name, (low, high) in LIMITS.items():
         value = getattr(s, name)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise AttentionConfigError(name, f"{name} must be a whole number.", f"Pick a {name} between {low} and {high}.")
+            raise AttentionConfigError(
+                name, f"{name} must be a whole number.", f"Pick a {name} between {low} and {high}."
+            )
         if not low <= value <= high:
             raise AttentionConfigError(
-                name, f"{name} = {value} is outside the range {low}..{high}.", f"Pick a {name} between {low} and {high}."
+                name,
+                f"{name} = {value} is outside the range {low}..{high}.",
+                f"Pick a {name} between {low} and {high}.",
             )
     if not (math.isfinite(s.temperature) and 0.01 <= s.temperature <= 100):
         raise AttentionConfigError(
-            "temperature", f"The temperature {s.temperature} cannot be used.", "Pick a temperature between 0.01 and 100."
+            "temperature",
+            f"The temperature {s.temperature} cannot be used.",
+            "Pick a temperature between 0.01 and 100.",
         )
     if not (math.isfinite(s.dropout) and 0.0 <= s.dropout < 1.0):
-        raise AttentionConfigError("dropout", f"Dropout {s.dropout} is not a probability below 1.", "Pick a dropout in [0, 1).")
+        raise AttentionConfigError(
+            "dropout", f"Dropout {s.dropout} is not a probability below 1.", "Pick a dropout in [0, 1)."
+        )
     if s.layout == "standard" and s.d_model % s.heads:
         raise AttentionConfigError(
             "heads",

@@ -3,6 +3,7 @@
 Every error names the setting at fault (``field``, keyed like the CLI flags) and says how
 to fix it, so a page can put the message next to the control and keep everything else working.
 """
+
 from __future__ import annotations
 
 

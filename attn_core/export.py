@@ -5,6 +5,7 @@ the CLI flags), x (L x d_model), x_source (S x d_model), heads (one object per h
 W_v, b_q/b_k/b_v where present, Q, K, V, scores, scaled_scores, mask, weights, context),
 W_o (or null), output; plus scale, empty_rows and the parameter count.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,17 +24,28 @@ def head_dict(trace, h: int) -> dict:
     scaled_scores, mask, attn, context, empty_rows), as plain lists."""
     w = trace.weights
     head = {
-        "W_q": _list(w.W_q[h]), "W_k": _list(w.W_k[h]), "W_v": _list(w.W_v[h]),
-        "Q": _list(trace.Q[h]), "K": _list(trace.K[h]), "V": _list(trace.V[h]),
-        "scores": _list(trace.scores[h]), "scaled_scores": _list(trace.scaled_scores[h]),
-        "mask": _list(trace.mask), "weights": _list(trace.attn[h]), "context": _list(trace.context[h]),
+        "W_q": _list(w.W_q[h]),
+        "W_k": _list(w.W_k[h]),
+        "W_v": _list(w.W_v[h]),
+        "Q": _list(trace.Q[h]),
+        "K": _list(trace.K[h]),
+        "V": _list(trace.V[h]),
+        "scores": _list(trace.scores[h]),
+        "scaled_scores": _list(trace.scaled_scores[h]),
+        "mask": _list(trace.mask),
+        "weights": _list(trace.attn[h]),
+        "context": _list(trace.context[h]),
         "empty_rows": _list(trace.empty_rows[h]),
     }
     for name in ("b_q", "b_k", "b_v"):
         if getattr(w, name) is not None:
             head[name] = _list(getattr(w, name)[h])
     if w.additive is not None:
-        head["additive"] = {"W_a": _list(w.additive.W_a[h]), "U_a": _list(w.additive.U_a[h]), "v": _list(w.additive.v[h])}
+        head["additive"] = {
+            "W_a": _list(w.additive.W_a[h]),
+            "U_a": _list(w.additive.U_a[h]),
+            "v": _list(w.additive.v[h]),
+        }
     return head
 
 

@@ -5,6 +5,7 @@ q (B, H, L, D), k (B, H, S, D), v (B, H, S, Dv) -> out (B, H, L, Dv). The effici
 build an L x S tensor; ``effective_weights`` gives the L x S matrix each kernel amounts to, for
 display at small L (sparse: softmax under the pattern; linear: normalised feature products).
 """
+
 from __future__ import annotations
 
 import math
@@ -66,7 +67,9 @@ def _merge(out_a, lse_a, out_b, lse_b):
 _CHUNK_BYTES = {"cpu": 2 << 20, "default": 256 << 20}  # scores per step: cache-sized on the CPU, few launches on a GPU
 
 
-def _local(q, k, v, *, block: int, before: int, after: int, scale: float, band: Callable, min_key: int = 0, n_valid=None):
+def _local(
+    q, k, v, *, block: int, before: int, after: int, scale: float, band: Callable, min_key: int = 0, n_valid=None
+):
     """Blocked local attention: queries in block n see key blocks n-before .. n+after.
 
     q (N, L, D), k (N, L, D), v (N, L, Dv). ``band(d)`` says which offsets d = i - j are
@@ -133,7 +136,9 @@ def _flat(t: torch.Tensor) -> torch.Tensor:
 
 def _self_only(name: str, q, k) -> None:
     if q.shape[-2] != k.shape[-2]:
-        raise AttentionConfigError("kernel", f"The {name} kernel is for self-attention (L = S).", "Use full attention for cross-attention.")
+        raise AttentionConfigError(
+            "kernel", f"The {name} kernel is for self-attention (L = S).", "Use full attention for cross-attention."
+        )
 
 
 def _check_window(window: int) -> None:
@@ -152,12 +157,22 @@ def sliding_window_attention(q, k, v, *, causal: bool = False, scale: float | No
     _check_window(window)
     B, H, L, _ = q.shape
     block, look = _block_for(window, L)
-    out, _ = _local(_flat(q), _flat(k), _flat(v), block=block, before=look, after=0 if causal else look,
-                    scale=_scale(q, scale), band=_band(window, causal))
+    out, _ = _local(
+        _flat(q),
+        _flat(k),
+        _flat(v),
+        block=block,
+        before=look,
+        after=0 if causal else look,
+        scale=_scale(q, scale),
+        band=_band(window, causal),
+    )
     return out.view(B, H, L, -1)
 
 
-def dilated_attention(q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2, dilation: int = 2):
+def dilated_attention(
+    q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2, dilation: int = 2
+):
     """Dilated sliding window: token i attends to j = i ± t·r for t = 0..w (r the dilation).
 
     The positions with the same remainder mod r form r interleaved sequences; each runs the
@@ -179,13 +194,24 @@ def dilated_attention(q, k, v, *, causal: bool = False, scale: float | None = No
     n_valid = torch.tensor([-(-(L - rem) // r) for rem in range(r)], device=q.device).repeat(B * H)
     m = Lp // r
     block, look = _block_for(window, m)
-    out, _ = _local(split(q), split(k), split(v), block=block, before=look, after=0 if causal else look,
-                    scale=_scale(q, scale), band=_band(window, causal), n_valid=n_valid)
+    out, _ = _local(
+        split(q),
+        split(k),
+        split(v),
+        block=block,
+        before=look,
+        after=0 if causal else look,
+        scale=_scale(q, scale),
+        band=_band(window, causal),
+        n_valid=n_valid,
+    )
     out = out.view(B, H, r, m, -1).transpose(2, 3).reshape(B, H, Lp, -1)
     return out[:, :, :L]
 
 
-def global_window_attention(q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2, global_tokens: int = 1):
+def global_window_attention(
+    q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2, global_tokens: int = 1
+):
     """Global + sliding window (Longformer / BigBird): the first g tokens attend to all tokens and
     all tokens attend to them; everyone else sees a window of w on each side.
 
@@ -199,8 +225,17 @@ def global_window_attention(q, k, v, *, causal: bool = False, scale: float | Non
     g = min(global_tokens, L)
     sc = _scale(q, scale)
     block, look = _block_for(window, L)
-    out, lse = _local(_flat(q), _flat(k), _flat(v), block=block, before=look, after=0 if causal else look,
-                      scale=sc, band=_band(window, causal), min_key=g)
+    out, lse = _local(
+        _flat(q),
+        _flat(k),
+        _flat(v),
+        block=block,
+        before=look,
+        after=0 if causal else look,
+        scale=sc,
+        band=_band(window, causal),
+        min_key=g,
+    )
     out, lse = out.view(B, H, L, -1), lse.view(B, H, L)
     if g == 0:
         return out
@@ -299,21 +334,27 @@ def performer_features(x: torch.Tensor, omega: torch.Tensor, *, is_query: bool) 
     stabiliser is subtracted inside exp (per row for queries, one constant for keys): it cancels
     in the ratio."""
     d = x.shape[-1]
-    x = x * d ** -0.25
+    x = x * d**-0.25
     proj = x @ omega.T  # (B, H, L, m)
     sq = (x * x).sum(-1, keepdim=True) / 2
     stab = proj.amax(dim=-1, keepdim=True) if is_query else proj.amax(dim=(-2, -1), keepdim=True)
     return torch.exp(proj - sq - stab) / math.sqrt(omega.shape[0]) + 1e-6
 
 
-def performer_attention(q, k, v, *, causal: bool = False, scale: float | None = None, features: int = 64, seed: int = 0):
+def performer_attention(
+    q, k, v, *, causal: bool = False, scale: float | None = None, features: int = 64, seed: int = 0
+):
     """Performer (FAVOR+): softmax attention approximated with m positive orthogonal random
     features, E[φ(q)·φ(k)] = exp(q·k/√d). O(L·m·d) time. Choromanski et al. 2021,
     "Rethinking Attention with Performers". (Uses the 1/√d scaling of softmax attention.)"""
     if features < 1:
-        raise AttentionConfigError("features", f"Performer needs at least 1 random feature (m = {features}).", "Set m to 1 or more.")
+        raise AttentionConfigError(
+            "features", f"Performer needs at least 1 random feature (m = {features}).", "Set m to 1 or more."
+        )
     omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
-    return _linear(performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False), v, causal=causal)
+    return _linear(
+        performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False), v, causal=causal
+    )
 
 
 def linformer_projection(k_rows: int, S: int, *, seed: int, device=None, dtype=torch.float32) -> torch.Tensor:
@@ -326,9 +367,17 @@ def linformer_attention(q, k, v, *, causal: bool = False, scale: float | None = 
     then softmax(Q K'ᵀ / √d) V'. O(L·k·d) time and memory. Wang et al. 2020, "Linformer"."""
     S = k.shape[-2]
     if causal:
-        raise AttentionConfigError("causal", "Linformer mixes all positions into k rows, so it cannot be causal.", "Turn causal off, or pick another kernel.")
+        raise AttentionConfigError(
+            "causal",
+            "Linformer mixes all positions into k rows, so it cannot be causal.",
+            "Turn causal off, or pick another kernel.",
+        )
     if not 1 <= proj_k <= S:
-        raise AttentionConfigError("proj_k", f"Linformer's k = {proj_k} must be between 1 and the sequence length {S}.", f"Set k between 1 and {S}.")
+        raise AttentionConfigError(
+            "proj_k",
+            f"Linformer's k = {proj_k} must be between 1 and the sequence length {S}.",
+            f"Set k between 1 and {S}.",
+        )
     E = linformer_projection(proj_k, S, seed=seed, device=q.device, dtype=q.dtype)
     Fm = linformer_projection(proj_k, S, seed=seed + 1, device=q.device, dtype=q.dtype)
     return F.scaled_dot_product_attention(q, E @ k, Fm @ v, scale=scale)
@@ -370,38 +419,117 @@ def _pattern(mode: str, opt_names: dict[str, str]):
 KERNELS: dict[str, Kernel] = {
     k.name: k
     for k in [
-        Kernel("full", full_attention, "Full (materialised)", "full",
-               r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V", "O(L·S·d)", "O(L·S)",
-               "Vaswani et al. 2017, Attention Is All You Need"),
-        Kernel("sdpa", sdpa_attention, "Full (fused SDPA)", "full",
-               r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V", "O(L·S·d)", "O(L) to O(L·S) by backend",
-               "Dao et al. 2022, FlashAttention; PyTorch scaled_dot_product_attention"),
-        Kernel("sliding_window", sliding_window_attention, "Sliding window", "sparse",
-               r"\mathrm{softmax}_{|i-j|\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·w·d)", "O(L·w)",
-               "Beltagy et al. 2020, Longformer", ("window",), pattern=_pattern("sliding_window", {"window": "window"})),
-        Kernel("dilated", dilated_attention, "Dilated window", "sparse",
-               r"\mathrm{softmax}_{j=i\pm t r,\ t\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·w·d)", "O(L·w)",
-               "Child et al. 2019, Sparse Transformers; Beltagy et al. 2020", ("window", "dilation"),
-               pattern=_pattern("dilated", {"window": "window", "dilation": "dilation"})),
-        Kernel("global_window", global_window_attention, "Global + window", "sparse",
-               r"\mathrm{softmax}_{|i-j|\le w\ \lor\ i<g\ \lor\ j<g}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·(w+g)·d)", "O(L·(w+g))",
-               "Beltagy et al. 2020, Longformer; Zaheer et al. 2020, Big Bird", ("window", "global_tokens"),
-               pattern=_pattern("global_window", {"window": "window", "global_tokens": "global_tokens"})),
-        Kernel("block", block_attention, "Block-local", "sparse",
-               r"\mathrm{softmax}_{\lfloor i/b\rfloor=\lfloor j/b\rfloor}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j", "O(L·b·d)", "O(L·b)",
-               "Qiu et al. 2020, Blockwise Self-Attention", ("block",), pattern=_pattern("block", {"block": "block_size"})),
-        Kernel("linear_elu", linear_elu_attention, "Linear (elu+1)", "linear",
-               r"\frac{\phi(q_i)^\top \sum_j \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_j \phi(k_j)},\ \phi(x)=\mathrm{elu}(x)+1", "O(L·d²)", "O(L·d + d²)",
-               "Katharopoulos et al. 2020, Transformers are RNNs"),
-        Kernel("causal_linear", causal_linear_attention, "Causal linear (elu+1)", "linear",
-               r"\frac{\phi(q_i)^\top \sum_{j\le i} \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_{j\le i} \phi(k_j)}", "O(L·d²)", "O(L·d + (L/c)·d²)",
-               "Katharopoulos et al. 2020, Transformers are RNNs", always_causal=True),
-        Kernel("performer", performer_attention, "Performer (FAVOR+)", "linear",
-               r"\phi(x)=\tfrac{1}{\sqrt m}\exp\!\left(\omega^\top x-\tfrac{\|x\|^2}{2}\right),\ \omega\ \text{orthogonal random}", "O(L·m·d)", "O(L·m + m·d)",
-               "Choromanski et al. 2021, Rethinking Attention with Performers", ("features",)),
-        Kernel("linformer", linformer_attention, "Linformer", "low_rank",
-               r"\mathrm{softmax}\!\left(\frac{Q (EK)^\top}{\sqrt{d_k}}\right)(FV),\ E,F\in\mathbb{R}^{k\times S}", "O(L·k·d)", "O(L·k)",
-               "Wang et al. 2020, Linformer", ("proj_k",)),
+        Kernel(
+            "full",
+            full_attention,
+            "Full (materialised)",
+            "full",
+            r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
+            "O(L·S·d)",
+            "O(L·S)",
+            "Vaswani et al. 2017, Attention Is All You Need",
+        ),
+        Kernel(
+            "sdpa",
+            sdpa_attention,
+            "Full (fused SDPA)",
+            "full",
+            r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
+            "O(L·S·d)",
+            "O(L) to O(L·S) by backend",
+            "Dao et al. 2022, FlashAttention; PyTorch scaled_dot_product_attention",
+        ),
+        Kernel(
+            "sliding_window",
+            sliding_window_attention,
+            "Sliding window",
+            "sparse",
+            r"\mathrm{softmax}_{|i-j|\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+            "O(L·w·d)",
+            "O(L·w)",
+            "Beltagy et al. 2020, Longformer",
+            ("window",),
+            pattern=_pattern("sliding_window", {"window": "window"}),
+        ),
+        Kernel(
+            "dilated",
+            dilated_attention,
+            "Dilated window",
+            "sparse",
+            r"\mathrm{softmax}_{j=i\pm t r,\ t\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+            "O(L·w·d)",
+            "O(L·w)",
+            "Child et al. 2019, Sparse Transformers; Beltagy et al. 2020",
+            ("window", "dilation"),
+            pattern=_pattern("dilated", {"window": "window", "dilation": "dilation"}),
+        ),
+        Kernel(
+            "global_window",
+            global_window_attention,
+            "Global + window",
+            "sparse",
+            r"\mathrm{softmax}_{|i-j|\le w\ \lor\ i<g\ \lor\ j<g}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+            "O(L·(w+g)·d)",
+            "O(L·(w+g))",
+            "Beltagy et al. 2020, Longformer; Zaheer et al. 2020, Big Bird",
+            ("window", "global_tokens"),
+            pattern=_pattern("global_window", {"window": "window", "global_tokens": "global_tokens"}),
+        ),
+        Kernel(
+            "block",
+            block_attention,
+            "Block-local",
+            "sparse",
+            r"\mathrm{softmax}_{\lfloor i/b\rfloor=\lfloor j/b\rfloor}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+            "O(L·b·d)",
+            "O(L·b)",
+            "Qiu et al. 2020, Blockwise Self-Attention",
+            ("block",),
+            pattern=_pattern("block", {"block": "block_size"}),
+        ),
+        Kernel(
+            "linear_elu",
+            linear_elu_attention,
+            "Linear (elu+1)",
+            "linear",
+            r"\frac{\phi(q_i)^\top \sum_j \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_j \phi(k_j)},\ \phi(x)=\mathrm{elu}(x)+1",
+            "O(L·d²)",
+            "O(L·d + d²)",
+            "Katharopoulos et al. 2020, Transformers are RNNs",
+        ),
+        Kernel(
+            "causal_linear",
+            causal_linear_attention,
+            "Causal linear (elu+1)",
+            "linear",
+            r"\frac{\phi(q_i)^\top \sum_{j\le i} \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_{j\le i} \phi(k_j)}",
+            "O(L·d²)",
+            "O(L·d + (L/c)·d²)",
+            "Katharopoulos et al. 2020, Transformers are RNNs",
+            always_causal=True,
+        ),
+        Kernel(
+            "performer",
+            performer_attention,
+            "Performer (FAVOR+)",
+            "linear",
+            r"\phi(x)=\tfrac{1}{\sqrt m}\exp\!\left(\omega^\top x-\tfrac{\|x\|^2}{2}\right),\ \omega\ \text{orthogonal random}",
+            "O(L·m·d)",
+            "O(L·m + m·d)",
+            "Choromanski et al. 2021, Rethinking Attention with Performers",
+            ("features",),
+        ),
+        Kernel(
+            "linformer",
+            linformer_attention,
+            "Linformer",
+            "low_rank",
+            r"\mathrm{softmax}\!\left(\frac{Q (EK)^\top}{\sqrt{d_k}}\right)(FV),\ E,F\in\mathbb{R}^{k\times S}",
+            "O(L·k·d)",
+            "O(L·k)",
+            "Wang et al. 2020, Linformer",
+            ("proj_k",),
+        ),
     ]
 }
 
@@ -427,7 +555,11 @@ def effective_weights(name: str, q, k, *, causal: bool = False, scale: float | N
     L, S = q.shape[-2], k.shape[-2]
     sc = _scale(q, scale)
     if kern.family in ("full", "sparse"):
-        mask = kern.pattern(L, S, causal, **opts) if kern.pattern else (masks.causal(L, S) if causal else masks.full(L, S))
+        mask = (
+            kern.pattern(L, S, causal, **opts)
+            if kern.pattern
+            else (masks.causal(L, S) if causal else masks.full(L, S))
+        )
         s = (q @ k.transpose(-2, -1)) * sc
         return torch.softmax(s.masked_fill(~mask.to(q.device), float("-inf")), dim=-1).nan_to_num(0.0)
     if name == "linformer":
@@ -435,8 +567,12 @@ def effective_weights(name: str, q, k, *, causal: bool = False, scale: float | N
         Fm = linformer_projection(opts["proj_k"], S, seed=opts.get("seed", 0) + 1, device=q.device, dtype=q.dtype)
         return torch.softmax((q @ (E @ k).transpose(-2, -1)) * sc, dim=-1) @ Fm
     if name == "performer":
-        omega = orthogonal_features(opts["features"], q.shape[-1], seed=opts.get("seed", 0), device=q.device, dtype=q.dtype)
-        a = performer_features(q, omega, is_query=True) @ performer_features(k, omega, is_query=False).transpose(-2, -1)
+        omega = orthogonal_features(
+            opts["features"], q.shape[-1], seed=opts.get("seed", 0), device=q.device, dtype=q.dtype
+        )
+        a = performer_features(q, omega, is_query=True) @ performer_features(k, omega, is_query=False).transpose(
+            -2, -1
+        )
     else:
         a = elu_features(q) @ elu_features(k).transpose(-2, -1)
     if causal:

@@ -4,6 +4,7 @@ Shapes: L query length, S key length. Every builder returns a (L, S) bool tensor
 returns (B, L, S). Builders compose with ``and_masks`` / ``or_masks``. A bool mask becomes an
 additive bias in exactly one place, ``to_bias``.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -97,7 +98,9 @@ def empty_rows(mask: torch.Tensor) -> torch.Tensor:
 
 def check_positive(field: str, value: int, what: str) -> None:
     if value < 1:
-        raise AttentionConfigError(field, f"The {what} is {value}; it must be at least 1.", f"Set {what} to 1 or more.")
+        raise AttentionConfigError(
+            field, f"The {what} is {value}; it must be at least 1.", f"Set {what} to 1 or more."
+        )
 
 
 def build_mask(
@@ -130,7 +133,9 @@ def build_mask(
     if mode == "dilated":
         check_positive("dilation", dilation, "dilation")
     if mode == "global_window" and global_tokens < 0:
-        raise AttentionConfigError("global_tokens", "The number of global tokens cannot be negative.", "Set it to 0 or more.")
+        raise AttentionConfigError(
+            "global_tokens", "The number of global tokens cannot be negative.", "Set it to 0 or more."
+        )
     if mode == "block":
         check_positive("block", block_size, "block size")
     mask = builders[mode]()

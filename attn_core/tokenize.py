@@ -5,6 +5,7 @@ The tutorial drops commas, splits on whitespace, sorts the unique words and numb
 ids [0, 4, 5, 2, 1, 3]. Chinese and Japanese runs have no spaces, so each CJK character is a token
 of its own; mixed text works ("我爱 attention" -> 我, 爱, attention).
 """
+
 from __future__ import annotations
 
 import re

@@ -3,6 +3,7 @@
 ``run_trace(settings) -> Trace``. Pages plot the fields; the CLI prints them or exports them
 as JSON. Shapes: H heads, L query length, S key length (L == S for self-attention).
 """
+
 from __future__ import annotations
 
 import math
@@ -63,7 +64,14 @@ def param_count(s: Settings) -> dict[str, int]:
     out_bias = dm if s.layout == "standard" and s.init == "standard" else 0
     additive = H * (s.d_k * s.d_q + s.d_k * s.d_k + s.d_k) if s.score == "additive" else 0
     total = proj + bias + out + out_bias + additive
-    return {"projections": proj, "biases": bias + out_bias, "output": out, "additive": additive, "total": total, "formula_4d2": 4 * dm * dm}
+    return {
+        "projections": proj,
+        "biases": bias + out_bias,
+        "output": out,
+        "additive": additive,
+        "total": total,
+        "formula_4d2": 4 * dm * dm,
+    }
 
 
 @dataclass(frozen=True)
@@ -111,8 +119,15 @@ class Trace:
 
 
 def _kernel_settings(s: Settings) -> dict:
-    return {"window": s.window, "dilation": s.dilation, "global_tokens": s.global_tokens, "block": s.block,
-            "features": s.features, "proj_k": s.proj_k, "seed": s.seed}
+    return {
+        "window": s.window,
+        "dilation": s.dilation,
+        "global_tokens": s.global_tokens,
+        "block": s.block,
+        "features": s.features,
+        "proj_k": s.proj_k,
+        "seed": s.seed,
+    }
 
 
 def _padded(tokens: Tokens, length: int) -> Tokens:
@@ -126,7 +141,11 @@ def trace_bytes(s: Settings, L: int, S: int) -> int:
     weights), the context and, for the additive score, its (H, L, S, d_k) tanh term and its copy."""
     r = s.resolved()
     H, dm = r.heads, r.d_model
-    weights = H * dm * (r.d_q + r.d_k + r.d_v) + dm * H * r.d_v + (3 * H * r.d_k * max(r.d_q, r.d_k) if r.score == "additive" else 0)
+    weights = (
+        H * dm * (r.d_q + r.d_k + r.d_v)
+        + dm * H * r.d_v
+        + (3 * H * r.d_k * max(r.d_q, r.d_k) if r.score == "additive" else 0)
+    )
     acts = H * (L * r.d_q + S * (r.d_k + r.d_v) + L * r.d_v) + 3 * max(L, S) * dm + 2 * L * H * r.d_v
     square = 10 * H * L * S
     additive = 2 * H * L * S * r.d_k if r.score == "additive" else 0
@@ -145,14 +164,28 @@ def run_trace(settings: Settings) -> Trace:
     if s.kernel not in KERNELS:
         raise AttentionConfigError("kernel", f"Unknown kernel '{s.kernel}'.", f"Choose one of: {', '.join(KERNELS)}.")
     if s.kernel != "full" and s.score == "additive":
-        raise AttentionConfigError("kernel", f"The {s.kernel} kernel works on dot-product scores.", "Use the scaled_dot score, or the full kernel.")
+        raise AttentionConfigError(
+            "kernel",
+            f"The {s.kernel} kernel works on dot-product scores.",
+            "Use the scaled_dot score, or the full kernel.",
+        )
     if s.kernel == "linformer" and not 1 <= s.proj_k <= len((source or tokens).words):
         n = len((source or tokens).words)
-        raise AttentionConfigError("proj_k", f"Linformer's k = {s.proj_k} is larger than the {n} key tokens.", f"Set k between 1 and {n}.")
+        raise AttentionConfigError(
+            "proj_k", f"Linformer's k = {s.proj_k} is larger than the {n} key tokens.", f"Set k between 1 and {n}."
+        )
     if s.kernel == "linformer" and s.causal:
-        raise AttentionConfigError("causal", "Linformer mixes all positions into k rows, so it cannot be causal.", "Turn causal off, or pick another kernel.")
+        raise AttentionConfigError(
+            "causal",
+            "Linformer mixes all positions into k rows, so it cannot be causal.",
+            "Turn causal off, or pick another kernel.",
+        )
     if KERNELS[s.kernel].family == "sparse" and source is not None:
-        raise AttentionConfigError("kernel", f"The {s.kernel} kernel is a pattern over one sequence (self-attention).", "Use the full kernel for cross-attention.")
+        raise AttentionConfigError(
+            "kernel",
+            f"The {s.kernel} kernel is a pattern over one sequence (self-attention).",
+            "Use the full kernel for cross-attention.",
+        )
     padding = s.mask == "padding"
     key_side = source or tokens
     n_real = len(key_side.words)
@@ -165,7 +198,11 @@ def run_trace(settings: Settings) -> Trace:
             f"These settings would need about {need / 2**20:,.0f} MiB for {L_est} × {S_est} tokens and {s.heads} heads, "
             f"more than the {s.max_bytes / 2**20:,.0f} MiB one view may use here.",
             "Use fewer heads, smaller d_model/d_q/d_k/d_v, a shorter sentence"
-            + (", or the scaled_dot score (the additive score needs H·L·S·d_k numbers)" if s.score == "additive" else "")
+            + (
+                ", or the scaled_dot score (the additive score needs H·L·S·d_k numbers)"
+                if s.score == "additive"
+                else ""
+            )
             + ".",
         )
     if padding and s.pad_to > n_real:
@@ -200,8 +237,15 @@ def run_trace(settings: Settings) -> Trace:
         mask = kern.pattern(L, S, s.causal, **opts)
     else:
         mask = build_mask(
-            s.mask, L, S, window=s.window, dilation=s.dilation, global_tokens=s.global_tokens,
-            block_size=s.block, n_real=n_real, also_causal=s.causal or kern.always_causal,
+            s.mask,
+            L,
+            S,
+            window=s.window,
+            dilation=s.dilation,
+            global_tokens=s.global_tokens,
+            block_size=s.block,
+            n_real=n_real,
+            also_causal=s.causal or kern.always_causal,
         )
     sm = steps.staged_softmax(scaled, mask)
     weights = sm.weights
@@ -218,4 +262,27 @@ def run_trace(settings: Settings) -> Trace:
         out = projected
     if s.residual_norm:
         out = steps.layer_norm(x + out)
-    return Trace(s, tokens, source, n_real, x_embed, pos, x, x_source, w, Q, K, V, raw, scale, scaled, mask, sm, attn, context, concat, projected, out)
+    return Trace(
+        s,
+        tokens,
+        source,
+        n_real,
+        x_embed,
+        pos,
+        x,
+        x_source,
+        w,
+        Q,
+        K,
+        V,
+        raw,
+        scale,
+        scaled,
+        mask,
+        sm,
+        attn,
+        context,
+        concat,
+        projected,
+        out,
+    )

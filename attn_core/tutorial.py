@@ -5,6 +5,7 @@ Tutorial page and the tests read them from one place. The tutorial seeds 123 bef
 embedding and, as its printed numbers require, again before drawing W_q, W_k, W_v; the
 3-head weights and the second sequence of the cross-attention example continue that stream.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,8 +25,15 @@ PRINTED = {  # what the tutorial prints, to 4 decimals
     "omega_2": [8.5808, -7.6597, 3.2558, 1.0395, 11.1466, -0.4800],
     "attention_weights_2": [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458],
     "shapes": {
-        "embedded_sentence": (6, 16), "query_2": (24,), "keys": (6, 24), "values": (6, 28), "context_vector_2": (28,),
-        "multihead_query_2": (3, 24), "multihead_keys": (3, 6, 24), "multihead_values": (3, 6, 28), "final_context": (84,),
+        "embedded_sentence": (6, 16),
+        "query_2": (24,),
+        "keys": (6, 24),
+        "values": (6, 28),
+        "context_vector_2": (28,),
+        "multihead_query_2": (3, 24),
+        "multihead_keys": (3, 6, 24),
+        "multihead_values": (3, 6, 28),
+        "final_context": (84,),
         "cross_context": (28,),
     },
 }
@@ -33,8 +41,18 @@ PRINTED = {  # what the tutorial prints, to 4 decimals
 
 def preset() -> Settings:
     """The tutorial's single-head setting: d_model 16, d_q = d_k = 24, d_v = 28, scaled dot."""
-    return Settings(sentence=TUTORIAL_SENTENCE, seed=SEED, init="tutorial", d_model=16, d_q=24, d_k=24, d_v=28,
-                    heads=1, layout="tutorial", score="scaled_dot")
+    return Settings(
+        sentence=TUTORIAL_SENTENCE,
+        seed=SEED,
+        init="tutorial",
+        d_model=16,
+        d_q=24,
+        d_k=24,
+        d_v=28,
+        heads=1,
+        layout="tutorial",
+        score="scaled_dot",
+    )
 
 
 @dataclass(frozen=True)
@@ -60,10 +78,15 @@ class Walkthrough:
     def shapes(self) -> dict[str, tuple[int, ...]]:
         t = self.trace
         return {
-            "embedded_sentence": tuple(t.x.shape), "query_2": tuple(self.query_2.shape), "keys": tuple(t.K[0].shape),
-            "values": tuple(t.V[0].shape), "context_vector_2": tuple(self.context_vector_2.shape),
-            "multihead_query_2": tuple(self.multihead_query_2.shape), "multihead_keys": tuple(self.multihead_keys.shape),
-            "multihead_values": tuple(self.multihead_values.shape), "final_context": tuple(self.final_context.shape),
+            "embedded_sentence": tuple(t.x.shape),
+            "query_2": tuple(self.query_2.shape),
+            "keys": tuple(t.K[0].shape),
+            "values": tuple(t.V[0].shape),
+            "context_vector_2": tuple(self.context_vector_2.shape),
+            "multihead_query_2": tuple(self.multihead_query_2.shape),
+            "multihead_keys": tuple(self.multihead_keys.shape),
+            "multihead_values": tuple(self.multihead_values.shape),
+            "final_context": tuple(self.final_context.shape),
             "cross_context": tuple(self.cross_context.shape),
         }
 
@@ -76,7 +99,11 @@ def walkthrough() -> Walkthrough:
     g = torch.Generator().manual_seed(SEED)
     for shape in [(24, 16), (24, 16), (28, 16)]:
         torch.rand(*shape, generator=g)
-    W_q3, W_k3, W_v3 = torch.rand(3, 24, 16, generator=g), torch.rand(3, 24, 16, generator=g), torch.rand(3, 28, 16, generator=g)
+    W_q3, W_k3, W_v3 = (
+        torch.rand(3, 24, 16, generator=g),
+        torch.rand(3, 24, 16, generator=g),
+        torch.rand(3, 28, 16, generator=g),
+    )
     target = torch.rand(8, 16, generator=g)
 
     q3 = steps.project(x[FOCUS : FOCUS + 1], W_q3)[:, 0]  # (3, 24)
@@ -89,9 +116,18 @@ def walkthrough() -> Walkthrough:
     q_cross = target[1] @ W.W_q[0].T  # (24,)
     cross_w = steps.staged_softmax((q_cross @ t.K[0].T * scale).unsqueeze(0), everywhere).weights[0]
     return Walkthrough(
-        trace=t, query_2=t.Q[0, FOCUS], omega_2=t.scores[0, FOCUS], attention_weights_2=t.softmax.weights[0, FOCUS],
-        context_vector_2=t.context[0, FOCUS], multihead_query_2=q3, multihead_keys=k3, multihead_values=v3,
-        multihead_weights_2=w3, final_context=ctx3.reshape(-1), embedded_sentence_2=target, cross_weights=cross_w,
+        trace=t,
+        query_2=t.Q[0, FOCUS],
+        omega_2=t.scores[0, FOCUS],
+        attention_weights_2=t.softmax.weights[0, FOCUS],
+        context_vector_2=t.context[0, FOCUS],
+        multihead_query_2=q3,
+        multihead_keys=k3,
+        multihead_values=v3,
+        multihead_weights_2=w3,
+        final_context=ctx3.reshape(-1),
+        embedded_sentence_2=target,
+        cross_weights=cross_w,
         cross_context=cross_w @ t.V[0],
     )
 

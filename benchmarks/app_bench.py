@@ -11,6 +11,7 @@ Two columns, both medians of 15 warm reruns under AppTest in one process:
 
 The minimal page gets the same treatment in each column. The ratio is page / minimal page.
 """
+
 import os
 import statistics
 import sys
@@ -46,8 +47,15 @@ sb.button("Reset", key="reset")
 for i in range(10):
     sb.empty()
 """
-PAGES = ["pages/1_steps.py", "pages/2_multihead.py", "pages/3_cross.py", "pages/4_tutorial.py", "pages/5_variants.py",
-         "pages/6_complexity.py", "pages/7_model.py"]
+PAGES = [
+    "pages/1_steps.py",
+    "pages/2_multihead.py",
+    "pages/3_cross.py",
+    "pages/4_tutorial.py",
+    "pages/5_variants.py",
+    "pages/6_complexity.py",
+    "pages/7_model.py",
+]
 
 
 def server_like(on: bool) -> None:
@@ -100,4 +108,6 @@ server_like(False)
 base_raw, base_warm = raw["minimal one-chart page"], warm["minimal one-chart page"]
 print(f"{'':<24} {'apptest':>9} {'ratio':>7}   {'server-like':>11} {'ratio':>7}")
 for name in raw:
-    print(f"{name:<24} {raw[name] * 1e3:7.1f}ms {raw[name] / base_raw:6.2f}x   {warm[name] * 1e3:9.1f}ms {warm[name] / base_warm:6.2f}x")
+    print(
+        f"{name:<24} {raw[name] * 1e3:7.1f}ms {raw[name] / base_raw:6.2f}x   {warm[name] * 1e3:9.1f}ms {warm[name] / base_warm:6.2f}x"
+    )

@@ -8,6 +8,7 @@ redrawn with new data. Prints the median and the range over the repeats.
 
     python benchmarks/browser_latency.py [--repeats 10]
 """
+
 import argparse
 import os
 import shutil
@@ -19,8 +20,10 @@ from serve import CHROMIUM_ARGS, start_server  # noqa: E402
 
 # Each plotly chart's data, as drawn; "done" once the run is over, nothing is stale and as many
 # charts as this kind of change redraws (counted after a warm-up change) show new data.
-DRAWN = ("Array.from(document.querySelectorAll('.js-plotly-plot'))"
-         ".map(el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])))")
+DRAWN = (
+    "Array.from(document.querySelectorAll('.js-plotly-plot'))"
+    ".map(el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.text])))"
+)
 N_CHANGED = "now.filter((s, i) => s !== before[i]).length + Math.max(0, now.length - before.length)"
 SIGNATURE = f"() => {DRAWN}"
 CHANGED = f"(before) => {{ const now = {DRAWN}; return {N_CHANGED}; }}"
@@ -76,13 +79,17 @@ def main() -> None:
                 "d_v number input": lambda i: (d_v.fill(dims[i % 2]), d_v.press("Enter")),
                 "sentence": lambda i: (box.fill(sentences[i % 2]), box.press("Control+Enter")),
             }
-            print(f"Step by step page at the defaults (+ dropout on), {args.repeats} changes each; "
-                  f"time from the key press to the last chart redrawn:")
+            print(
+                f"Step by step page at the defaults (+ dropout on), {args.repeats} changes each; "
+                f"time from the key press to the last chart redrawn:"
+            )
             for name, act in changes.items():
                 expected = redrawn(page, lambda: act(0))  # warm-up, and how many charts it redraws
                 times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
-                print(f"  {name:<28} median {statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}"
-                      f"   ({expected} charts redrawn)")
+                print(
+                    f"  {name:<28} median {statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}"
+                    f"   ({expected} charts redrawn)"
+                )
             page.goto(f"{url}/model?sentence=The+animal+didn%27t+cross+the+street+because+it+was+too+tired")
             page.wait_for_selector(".js-plotly-plot", timeout=60_000)
             page.wait_for_timeout(2000)
@@ -91,8 +98,10 @@ def main() -> None:
             act = lambda i: (layer.fill(layers[i % 6]), layer.press("Enter"))  # noqa: E731
             expected = redrawn(page, lambda: act(0))
             times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
-            print(f"Real model page (14 pieces), layer change (a fragment rerun):\n  {'layer number input':<28} median "
-                  f"{statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}   ({expected} charts redrawn)")
+            print(
+                f"Real model page (14 pieces), layer change (a fragment rerun):\n  {'layer number input':<28} median "
+                f"{statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}   ({expected} charts redrawn)"
+            )
             browser.close()
     finally:
         proc.terminate()

@@ -19,6 +19,7 @@ seconds a teacher opens Complexity and runs the default sweep. Measured:
 
 The numbers are written as JSON with ``--json`` (the recorded runs live in ``benchmarks/results/``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,8 +72,22 @@ NUMBER_CHOICES = {
     "rm_head": [0, 3, 5, 9, 11],
     "rm_pad": [0],
 }
-SKIP = {"cx_run", "cx_stop", "reset", "rm_model", "cx_lengths", "cx_kernels", "cx_batch", "cx_heads", "cx_dhead",
-        "cx_window", "cx_dtype", "cx_causal", "cx_device", "rm_floor"}
+SKIP = {
+    "cx_run",
+    "cx_stop",
+    "reset",
+    "rm_model",
+    "cx_lengths",
+    "cx_kernels",
+    "cx_batch",
+    "cx_heads",
+    "cx_dhead",
+    "cx_window",
+    "cx_dtype",
+    "cx_causal",
+    "cx_device",
+    "rm_floor",
+}
 TEACHER_PAGE = "complexity"
 
 
@@ -84,8 +99,13 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 def summary(values: list[float]) -> dict:
-    return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95),
-            "p99": percentile(values, 99), "max": max(values) if values else None}
+    return {
+        "n": len(values),
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "p99": percentile(values, 99),
+        "max": max(values) if values else None,
+    }
 
 
 @dataclass
@@ -120,15 +140,17 @@ class Session:
 
     async def connect(self) -> None:
         ws_url = self.url.replace("http", "ws", 1) + "/_stcore/stream"
-        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**27,
-                                           open_timeout=60, ping_interval=None)
+        self.ws = await websockets.connect(
+            ws_url, subprotocols=["streamlit"], max_size=2**27, open_timeout=60, ping_interval=None
+        )
 
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
 
-    async def run(self, *, page: str | None = None, fragment_id: str = "", trigger: str | None = None,
-                  timeout: float = 120.0) -> tuple[float, str | None]:
+    async def run(
+        self, *, page: str | None = None, fragment_id: str = "", trigger: str | None = None, timeout: float = 120.0
+    ) -> tuple[float, str | None]:
         """Send one rerun; wait for its end. Returns (seconds, error kind or None)."""
         msg = BackMsg()
         cs = msg.rerun_script
@@ -201,8 +223,13 @@ class Session:
 
     def change(self, rng: random.Random) -> tuple[str, str] | None:
         """Set a random drawn widget to a plausible new value; returns (key, fragment id) or None."""
-        candidates = [w for w in self.widgets.values() if w.key not in SKIP and not w.key.startswith("dl_")
-                      and w.kind in ("number_input", "selectbox", "radio", "checkbox", "text_area", "slider")]
+        candidates = [
+            w
+            for w in self.widgets.values()
+            if w.key not in SKIP
+            and not w.key.startswith("dl_")
+            and w.kind in ("number_input", "selectbox", "radio", "checkbox", "text_area", "slider")
+        ]
         if not candidates:
             return None
         w = rng.choice(candidates)
@@ -224,8 +251,9 @@ class Session:
         elif w.kind == "text_area":
             state.string_value = rng.choice(SENTENCES)
         elif w.kind == "slider":
-            state.double_array_value.data.append(round(rng.uniform(w.proto.min, w.proto.max) / w.proto.step)
-                                                 * w.proto.step)
+            state.double_array_value.data.append(
+                round(rng.uniform(w.proto.min, w.proto.max) / w.proto.step) * w.proto.step
+            )
         self.states[w.id] = state
         return w.key, w.fragment_id
 
@@ -369,8 +397,10 @@ async def main_async(args) -> dict:
     tasks = [asyncio.create_task(student(i, args, pages, results, stop, phase)) for i in range(args.students)]
     browser_times: list[tuple[float, float]] = []
     browser_stop = threading.Event()
-    browsers = [threading.Thread(target=browser_tab, args=(args.url, browser_times, browser_stop, args.chromium),
-                                 daemon=True) for _ in range(args.browsers)]
+    browsers = [
+        threading.Thread(target=browser_tab, args=(args.url, browser_times, browser_stop, args.chromium), daemon=True)
+        for _ in range(args.browsers)
+    ]
     for b in browsers:
         b.start()
     teacher_task = asyncio.create_task(teacher(args, sweep)) if args.sweep_after >= 0 else None
@@ -397,46 +427,67 @@ async def main_async(args) -> dict:
         if r.error:
             errors[r.error] = errors.get(r.error, 0) + 1
     report = {
-        "students": args.students, "duration_s": args.duration, "reruns": len(results),
+        "students": args.students,
+        "duration_s": args.duration,
+        "reruns": len(results),
         "reruns_per_s": round(len(results) / args.duration, 2),
         "errors": errors,
-        "latency_ms": {k: (round(v * 1000, 1) if isinstance(v, float) else v)
-                       for k, v in summary([r.latency for r in ok]).items()},
-        "per_page": {}, "per_phase": {},
+        "latency_ms": {
+            k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary([r.latency for r in ok]).items()
+        },
+        "per_page": {},
+        "per_phase": {},
         "sweep": {k: v for k, v in sweep.items() if k in ("seconds", "error")},
-        "memory_mib": {"before_class": round(rss_before / 2**20), "peak": round(max(m for _, m in memory) / 2**20),
-                       "when_class_left": round(rss_left / 2**20),
-                       f"{args.linger:.0f}_s_after": round(rss_after / 2**20),
-                       "timeline": [(round(t), round(m / 2**20)) for t, m in memory[:: max(1, len(memory) // 40)]]},
+        "memory_mib": {
+            "before_class": round(rss_before / 2**20),
+            "peak": round(max(m for _, m in memory) / 2**20),
+            "when_class_left": round(rss_left / 2**20),
+            f"{args.linger:.0f}_s_after": round(rss_after / 2**20),
+            "timeline": [(round(t), round(m / 2**20)) for t, m in memory[:: max(1, len(memory) // 40)]],
+        },
         "left_at_s": round(left_at - t_start),
     }
+
     def phase_at(t: float) -> str:
         if "start" not in sweep or t < sweep["start"]:
             return "before"
         return "during" if t < sweep.get("end", float("inf")) else "after"
 
     report["browser_key_to_chart_ms"] = {
-        "all": {k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary([x for _, x in browser_times]).items()},
-        **{ph: {k: (round(v * 1000, 1) if isinstance(v, float) else v)
-                for k, v in summary([x for t, x in browser_times if phase_at(t) == ph]).items()}
-           for ph in ("before", "during", "after")},
+        "all": {
+            k: (round(v * 1000, 1) if isinstance(v, float) else v)
+            for k, v in summary([x for _, x in browser_times]).items()
+        },
+        **{
+            ph: {
+                k: (round(v * 1000, 1) if isinstance(v, float) else v)
+                for k, v in summary([x for t, x in browser_times if phase_at(t) == ph]).items()
+            }
+            for ph in ("before", "during", "after")
+        },
     }
     for key, groups in (("per_page", lambda r: r.page), ("per_phase", lambda r: r.phase)):
         names = sorted({groups(r) for r in ok})
         for name in names:
             lat = [r.latency for r in ok if groups(r) == name]
-            report[key][name] = {k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary(lat).items()}
+            report[key][name] = {
+                k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary(lat).items()
+            }
     return report
 
 
 def print_report(rep: dict) -> None:
     def row(name, s):
-        return (f"  {name:<14} n={s['n']:<5} p50 {s['p50']:>8} ms  p95 {s['p95']:>8} ms  p99 {s['p99']:>8} ms"
-                f"  max {s['max']:>8} ms")
+        return (
+            f"  {name:<14} n={s['n']:<5} p50 {s['p50']:>8} ms  p95 {s['p95']:>8} ms  p99 {s['p99']:>8} ms"
+            f"  max {s['max']:>8} ms"
+        )
 
     where = f"{rep['replicas']} replica(s) behind HAProxy" if rep.get("replicas") else "one server"
-    print(f"{rep['students']} students on {where}, {rep['duration_s']} s, {rep['reruns']} reruns "
-          f"({rep['reruns_per_s']}/s)")
+    print(
+        f"{rep['students']} students on {where}, {rep['duration_s']} s, {rep['reruns']} reruns "
+        f"({rep['reruns_per_s']}/s)"
+    )
     print(row("all", rep["latency_ms"]))
     print("per phase of the teacher's sweep:")
     for k, s in rep["per_phase"].items():
@@ -459,10 +510,19 @@ def print_report(rep: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="an existing server (default: start `streamlit run app.py` here)")
-    ap.add_argument("--pid", type=int, action="append", default=[],
-                    help="the server's process id(s), for its memory (with --url; repeatable)")
-    ap.add_argument("--replicas", type=int, default=0,
-                    help="start N replicas behind HAProxy (scripts/replicas.py) and go through it; 0: one plain server")
+    ap.add_argument(
+        "--pid",
+        type=int,
+        action="append",
+        default=[],
+        help="the server's process id(s), for its memory (with --url; repeatable)",
+    )
+    ap.add_argument(
+        "--replicas",
+        type=int,
+        default=0,
+        help="start N replicas behind HAProxy (scripts/replicas.py) and go through it; 0: one plain server",
+    )
     ap.add_argument("--students", type=int, default=30)
     ap.add_argument("--duration", type=float, default=180.0, help="seconds of class")
     ap.add_argument("--sweep-after", type=float, default=60.0, help="seconds before the teacher's sweep; -1: none")

@@ -7,6 +7,7 @@ Prints medians (torch.utils.benchmark, all threads), interquartile ranges and pe
   - linear (elu) vs fused SDPA; causal linear vs causal SDPA
 Run:  python benchmarks/kernels_bench.py [--length 16384] [--device cpu|cuda]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,9 @@ def main() -> int:
     ap.add_argument("--dtype", default="fp32", choices=list(bench.DTYPES))
     args = ap.parse_args()
     dev, L, w, dt = args.device, args.length, args.window, bench.DTYPES[args.dtype]
-    print(f"# device {dev}: {bench.device_info(dev).get('name')}, threads {torch.get_num_threads()}, torch {torch.__version__}")
+    print(
+        f"# device {dev}: {bench.device_info(dev).get('name')}, threads {torch.get_num_threads()}, torch {torch.__version__}"
+    )
     print(f"# B=1 H=4 D=64 {args.dtype} L={L} window={w}")
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, 4, L, 64, generator=g).to(dev, dt) for _ in range(3))
@@ -54,7 +57,9 @@ def main() -> int:
     try:
         from local_attention import LocalAttention
 
-        la = LocalAttention(window_size=w, causal=False, look_backward=1, look_forward=1, dim=64, autopad=True, exact_windowsize=True)
+        la = LocalAttention(
+            window_size=w, causal=False, look_backward=1, look_forward=1, dim=64, autopad=True, exact_windowsize=True
+        )
         res["la"] = measure("local-attention package", lambda: la(q, k, v), dev)
     except ImportError:
         print("# local-attention not installed: skipped")

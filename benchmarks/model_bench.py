@@ -5,6 +5,7 @@ plus ``take_apart`` of one head, for sentences of about 16, 32 and 64 WordPiece 
 (AppTest, warm): a rerun after a layer/head change (the fragment and its charts) and after a
 sentence change (a new model run, the overview and every chart).
 """
+
 import os
 import statistics
 import sys
@@ -17,9 +18,11 @@ import torch  # noqa: E402
 
 from attn_core import pretrained as pt  # noqa: E402
 
-WORDS = ("the quick brown fox jumps over the lazy dog while attention heads quietly learn which words "
-         "matter most to each other in a sentence that keeps going on and on until it reaches sixty four "
-         "pieces or so for this measurement of the page").split()
+WORDS = (
+    "the quick brown fox jumps over the lazy dog while attention heads quietly learn which words "
+    "matter most to each other in a sentence that keeps going on and on until it reaches sixty four "
+    "pieces or so for this measurement of the page"
+).split()
 
 
 def sentence(n_pieces: int, pre: pt.Pretrained, shift: int = 0) -> str:
@@ -50,8 +53,10 @@ for n in (16, 32, 64):
     run = pt.forward(pre, enc)
     fwd = median_ms(lambda: pt.forward(pre, pt.encode(pre, s)))
     head = median_ms(lambda: pt.take_apart(run, pt.head_weights(pre, 3, 7), 3, 7))
-    print(f"{enc.n_real:3d} pieces: tokenize + model forward {fwd:6.1f} ms, take one head apart {head:5.2f} ms, "
-          f"total {fwd + head:6.1f} ms")
+    print(
+        f"{enc.n_real:3d} pieces: tokenize + model forward {fwd:6.1f} ms, take one head apart {head:5.2f} ms, "
+        f"total {fwd + head:6.1f} ms"
+    )
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 

@@ -1,4 +1,5 @@
 """Full traces on this CPU: 64 tokens / 8 heads / d_model 512 (goal < 20 ms) and 512 tokens (goal < 300 ms)."""
+
 import os
 import sys
 
@@ -10,7 +11,13 @@ from torch.utils import benchmark  # noqa: E402
 from attn_core import Settings, run_trace  # noqa: E402
 
 for n in (64, 512):
-    s = Settings(sentence=" ".join(f"w{i}" for i in range(n)), d_model=512, heads=8, layout="standard", init="standard")
+    s = Settings(
+        sentence=" ".join(f"w{i}" for i in range(n)), d_model=512, heads=8, layout="standard", init="standard"
+    )
     run_trace(s)
-    m = benchmark.Timer("run_trace(s)", globals={"run_trace": run_trace, "s": s}, num_threads=torch.get_num_threads()).blocked_autorange(min_run_time=2)
-    print(f"trace L={n:4d} H=8 d_model=512: median {m.median * 1e3:7.2f} ms  iqr {m.iqr * 1e3:6.2f} ms  runs {len(m.times)}")
+    m = benchmark.Timer(
+        "run_trace(s)", globals={"run_trace": run_trace, "s": s}, num_threads=torch.get_num_threads()
+    ).blocked_autorange(min_run_time=2)
+    print(
+        f"trace L={n:4d} H=8 d_model=512: median {m.median * 1e3:7.2f} ms  iqr {m.iqr * 1e3:6.2f} ms  runs {len(m.times)}"
+    )

@@ -9,6 +9,7 @@ run it executes ``app.py`` (whose ``st.navigation`` ends the legacy mode for the
 server and renders this very page, with the same page hash) and stops. In every other run it
 does nothing.
 """
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ drops the oldest. Identical calls that arrive together are computed once: the ot
 first (a class that opens the same link at the same moment costs one computation), and at most
 two results are computed at once on the whole server (``COMPUTING``).
 """
+
 from __future__ import annotations
 
 import dataclasses

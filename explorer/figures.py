@@ -3,6 +3,7 @@
 Token labels are made unique by their position ("0 the", "3 the"), since a categorical axis
 would merge repeated words. Hover shows the exact value.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,11 @@ MARGIN = dict(l=10, r=10, t=40, b=10)
 
 def _plain(values) -> list:
     """Tensors and arrays to (nested) lists of Python floats, in one call where possible."""
-    return values.tolist() if hasattr(values, "tolist") else [_plain(v) if isinstance(v, (list, tuple)) else float(v) for v in values]
+    return (
+        values.tolist()
+        if hasattr(values, "tolist")
+        else [_plain(v) if isinstance(v, (list, tuple)) else float(v) for v in values]
+    )
 
 
 def _matrix(z):
@@ -64,8 +69,18 @@ def _pool(z, names: list[str], axis: int) -> tuple:
     return np.moveaxis(pooled, 0, axis), blocks, size
 
 
-def heatmap(z, x: Sequence[str], y: Sequence[str], *, title: str = "", x_title: str = "", y_title: str = "",
-            colorscale: str = "Viridis", zmid: float | None = None, height: int | None = None) -> go.Figure:
+def heatmap(
+    z,
+    x: Sequence[str],
+    y: Sequence[str],
+    *,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    colorscale: str = "Viridis",
+    zmid: float | None = None,
+    height: int | None = None,
+) -> go.Figure:
     """A matrix with its row and column names; above MAX_SIDE rows or columns, the mean of blocks
     (the title says so), so one chart never sends more than MAX_SIDE² cells."""
     x, y = list(x), list(y)
@@ -74,30 +89,58 @@ def heatmap(z, x: Sequence[str], y: Sequence[str], *, title: str = "", x_title: 
     if rows > 1 or cols > 1:
         title = f"{title} · mean of {rows}×{cols} blocks"
     trace = go.Heatmap(
-        z=_matrix(z), x=list(x), y=list(y), colorscale=colorscale, zmid=zmid, colorbar=dict(thickness=12),
+        z=_matrix(z),
+        x=list(x),
+        y=list(y),
+        colorscale=colorscale,
+        zmid=zmid,
+        colorbar=dict(thickness=12),
         hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>value %{{z:.6g}}<extra></extra>",
     )
-    return _figure([trace], title=title, height=height or min(120 + 28 * max(len(y), 1), 640),
-                   xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45 if len(x) > 8 else 0),
-                   yaxis=dict(title=dict(text=y_title), type="category", autorange="reversed"))
+    return _figure(
+        [trace],
+        title=title,
+        height=height or min(120 + 28 * max(len(y), 1), 640),
+        xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45 if len(x) > 8 else 0),
+        yaxis=dict(title=dict(text=y_title), type="category", autorange="reversed"),
+    )
 
 
-def bars(values, names: Sequence[str], *, title: str = "", y_title: str = "", highlight: int | None = None) -> go.Figure:
+def bars(
+    values, names: Sequence[str], *, title: str = "", y_title: str = "", highlight: int | None = None
+) -> go.Figure:
     values = _plain(values)
     colors = ["#e4572e" if i == highlight else "#4c78a8" for i in range(len(values))]
-    trace = go.Bar(x=list(names), y=values, marker_color=colors, text=[f"{v:.4f}" for v in values],
-                   textposition="outside", hovertemplate="%{x}<br>%{y:.6g}<extra></extra>")
+    trace = go.Bar(
+        x=list(names),
+        y=values,
+        marker_color=colors,
+        text=[f"{v:.4f}" for v in values],
+        textposition="outside",
+        hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
+    )
     return _figure([trace], title=title, height=320, yaxis=dict(title=dict(text=y_title)), xaxis=dict(type="category"))
 
 
 def grouped_bars(series: dict[str, Sequence[float]], names: Sequence[str], *, title: str = "") -> go.Figure:
-    data = [go.Bar(name=k, x=list(names), y=_plain(vals), hovertemplate="%{x}<br>%{y:.6g}<extra>" + k + "</extra>")
-            for k, vals in series.items()]
+    data = [
+        go.Bar(name=k, x=list(names), y=_plain(vals), hovertemplate="%{x}<br>%{y:.6g}<extra>" + k + "</extra>")
+        for k, vals in series.items()
+    ]
     return _figure(data, title=title, height=320, barmode="group", xaxis=dict(type="category"))
 
 
-def attention_lines(weights, queries: Sequence[str], keys: Sequence[str], *, min_weight: float = 0.0,
-                    title: str = "", left: str = "queries", right: str = "keys", buckets: int = 8) -> go.Figure:
+def attention_lines(
+    weights,
+    queries: Sequence[str],
+    keys: Sequence[str],
+    *,
+    min_weight: float = 0.0,
+    title: str = "",
+    left: str = "queries",
+    right: str = "keys",
+    buckets: int = 8,
+) -> go.Figure:
     """Queries on the left, keys on the right, one line per pair above ``min_weight``; width and
     opacity grow with the weight.
 
@@ -124,19 +167,55 @@ def attention_lines(weights, queries: Sequence[str], keys: Sequence[str], *, min
     for b, (xs, ys, text) in enumerate(bands):
         if xs:
             mid = (b + 0.5) / buckets
-            data.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=max(0.5, 10 * mid), color="#4c78a8"),
-                                   opacity=min(1.0, 0.15 + mid), hoverinfo="text", text=text, showlegend=False))
-    data.append(go.Scatter(x=[0] * L, y=yq, mode="markers+text", text=list(queries), textposition="middle left",
-                           marker=dict(size=8, color="#e4572e"), hoverinfo="skip", showlegend=False))
-    data.append(go.Scatter(x=[1] * S, y=yk, mode="markers+text", text=list(keys), textposition="middle right",
-                           marker=dict(size=8, color="#54a24b"), hoverinfo="skip", showlegend=False))
-    return _figure(data, title=title, height=min(max(300, 24 * max(L, S)), 1600),
-                   xaxis=dict(visible=False, range=[-0.6, 1.6]), yaxis=dict(visible=False, range=[-0.08, 1.08]),
-                   annotations=[dict(x=0, y=1.08, text=left, showarrow=False), dict(x=1, y=1.08, text=right, showarrow=False)])
+            data.append(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line=dict(width=max(0.5, 10 * mid), color="#4c78a8"),
+                    opacity=min(1.0, 0.15 + mid),
+                    hoverinfo="text",
+                    text=text,
+                    showlegend=False,
+                )
+            )
+    data.append(
+        go.Scatter(
+            x=[0] * L,
+            y=yq,
+            mode="markers+text",
+            text=list(queries),
+            textposition="middle left",
+            marker=dict(size=8, color="#e4572e"),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    data.append(
+        go.Scatter(
+            x=[1] * S,
+            y=yk,
+            mode="markers+text",
+            text=list(keys),
+            textposition="middle right",
+            marker=dict(size=8, color="#54a24b"),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    return _figure(
+        data,
+        title=title,
+        height=min(max(300, 24 * max(L, S)), 1600),
+        xaxis=dict(visible=False, range=[-0.6, 1.6]),
+        yaxis=dict(visible=False, range=[-0.08, 1.08]),
+        annotations=[dict(x=0, y=1.08, text=left, showarrow=False), dict(x=1, y=1.08, text=right, showarrow=False)],
+    )
 
 
-def small_multiples(grid, *, labels: Sequence[str], row_name: str = "layer", col_name: str = "head",
-                    title: str = "", gap: int = 1) -> go.Figure:
+def small_multiples(
+    grid, *, labels: Sequence[str], row_name: str = "layer", col_name: str = "head", title: str = "", gap: int = 1
+) -> go.Figure:
     """An (R, C, L, L) array of weight matrices as one tiled heatmap: R rows of C panels.
 
     One trace, z sent as a typed array, whatever the number of panels. The axes are categories
@@ -150,7 +229,7 @@ def small_multiples(grid, *, labels: Sequence[str], row_name: str = "layer", col
     z = np.full((R * (L + gap) - gap, C * (S + gap) - gap), np.nan, dtype=np.float32)
     for r in range(R):
         for c in range(C):
-            z[r * (L + gap): r * (L + gap) + L, c * (S + gap): c * (S + gap) + S] = a[r, c]
+            z[r * (L + gap) : r * (L + gap) + L, c * (S + gap) : c * (S + gap) + S] = a[r, c]
 
     def axis(n_blocks: int, n: int, name: str) -> tuple[list[str], list[str]]:
         names, centres = [], []
@@ -162,27 +241,99 @@ def small_multiples(grid, *, labels: Sequence[str], row_name: str = "layer", col
 
     y, y_ticks = axis(R, L, row_name)
     x, x_ticks = axis(C, S, col_name)
-    trace = go.Heatmap(z=z, x=x, y=y, colorscale="Viridis", zmin=0.0, zmax=float(np.nanmax(a)) if a.size else 1.0,
-                       colorbar=dict(thickness=12), hoverongaps=False, hovertemplate="%{y}<br>%{x}<br>weight %{z:.4f}<extra></extra>")
-    return _figure([trace], title=title, height=max(260, min(110 * R, 760)),
-                   xaxis=dict(type="category", tickvals=x_ticks, ticktext=[str(c) for c in range(C)], title=dict(text=col_name), showgrid=False),
-                   yaxis=dict(type="category", tickvals=y_ticks, ticktext=[str(r) for r in range(R)], title=dict(text=row_name),
-                              autorange="reversed", showgrid=False))
+    trace = go.Heatmap(
+        z=z,
+        x=x,
+        y=y,
+        colorscale="Viridis",
+        zmin=0.0,
+        zmax=float(np.nanmax(a)) if a.size else 1.0,
+        colorbar=dict(thickness=12),
+        hoverongaps=False,
+        hovertemplate="%{y}<br>%{x}<br>weight %{z:.4f}<extra></extra>",
+    )
+    return _figure(
+        [trace],
+        title=title,
+        height=max(260, min(110 * R, 760)),
+        xaxis=dict(
+            type="category",
+            tickvals=x_ticks,
+            ticktext=[str(c) for c in range(C)],
+            title=dict(text=col_name),
+            showgrid=False,
+        ),
+        yaxis=dict(
+            type="category",
+            tickvals=y_ticks,
+            ticktext=[str(r) for r in range(R)],
+            title=dict(text=row_name),
+            autorange="reversed",
+            showgrid=False,
+        ),
+    )
 
 
-def loglog(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str = "", x_title: str = "L",
-           y_title: str = "", theory: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None) -> go.Figure:
-    data = [go.Scatter(x=list(xs), y=list(ys), mode="lines+markers", name=name,
-                       hovertemplate=f"{name}<br>L %{{x}}<br>%{{y:.4g}}<extra></extra>") for name, (xs, ys) in series.items()]
-    data += [go.Scatter(x=list(xs), y=list(ys), mode="lines", name=f"{name} (theory)", line=dict(dash="dot", width=1),
-                        hoverinfo="skip") for name, (xs, ys) in (theory or {}).items()]
-    return _figure(data, title=title, height=420, xaxis=dict(type="log", title=dict(text=x_title)),
-                   yaxis=dict(type="log", title=dict(text=y_title)))
+def loglog(
+    series: dict[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    title: str = "",
+    x_title: str = "L",
+    y_title: str = "",
+    theory: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+) -> go.Figure:
+    data = [
+        go.Scatter(
+            x=list(xs),
+            y=list(ys),
+            mode="lines+markers",
+            name=name,
+            hovertemplate=f"{name}<br>L %{{x}}<br>%{{y:.4g}}<extra></extra>",
+        )
+        for name, (xs, ys) in series.items()
+    ]
+    data += [
+        go.Scatter(
+            x=list(xs),
+            y=list(ys),
+            mode="lines",
+            name=f"{name} (theory)",
+            line=dict(dash="dot", width=1),
+            hoverinfo="skip",
+        )
+        for name, (xs, ys) in (theory or {}).items()
+    ]
+    return _figure(
+        data,
+        title=title,
+        height=420,
+        xaxis=dict(type="log", title=dict(text=x_title)),
+        yaxis=dict(type="log", title=dict(text=y_title)),
+    )
 
 
-def line(xs, series: dict[str, Sequence[float]], *, title: str = "", x_title: str = "", y_title: str = "",
-         log_x: bool = False) -> go.Figure:
-    data = [go.Scatter(x=list(xs), y=[float(v) if v is not None and math.isfinite(v) else None for v in ys],
-                       mode="lines+markers", name=k) for k, ys in series.items()]
-    return _figure(data, title=title, height=340, xaxis=dict(title=dict(text=x_title), type="log" if log_x else "linear"),
-                   yaxis=dict(title=dict(text=y_title)))
+def line(
+    xs,
+    series: dict[str, Sequence[float]],
+    *,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    log_x: bool = False,
+) -> go.Figure:
+    data = [
+        go.Scatter(
+            x=list(xs),
+            y=[float(v) if v is not None and math.isfinite(v) else None for v in ys],
+            mode="lines+markers",
+            name=k,
+        )
+        for k, ys in series.items()
+    ]
+    return _figure(
+        data,
+        title=title,
+        height=340,
+        xaxis=dict(title=dict(text=x_title), type="log" if log_x else "linear"),
+        yaxis=dict(title=dict(text=y_title)),
+    )

@@ -3,6 +3,7 @@
 The root URL ("/") is this page, so every other page keeps its own path (``/steps``, ...):
 Streamlit gives the default page the root and no path of its own.
 """
+
 from __future__ import annotations
 
 import streamlit as st

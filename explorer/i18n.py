@@ -1,5 +1,6 @@
 """Every UI string, in English and Simplified Chinese. Option values stay language-neutral;
 labels go through ``label()`` in a ``format_func``."""
+
 from __future__ import annotations
 
 import threading
@@ -20,26 +21,44 @@ STRINGS: dict[str, tuple[str, str]] = {
     "page_model": ("Real model", "真实模型"),
     "language": ("Language", "语言"),
     "page_home": ("Start", "开始"),
-    "home_intro": ("Attention, computed in front of you: change the sentence, the heads, d_q/d_k/d_v, the mask or the "
-                   "score function in the sidebar and every step recomputes. Start with Step by step, or pick a page.",
-                   "注意力机制，当场计算给你看：在侧边栏修改句子、头数、d_q/d_k/d_v、掩码或打分函数，每一步都会重新计算。"
-                   "从“逐步计算”开始，或选择下面任意一页。"),
-    "home_steps": ("Tokens → embeddings → Q, K, V → scores → scaling → mask → softmax → context, one step at a time.",
-                   "词元 → 嵌入 → Q、K、V → 分数 → 缩放 → 掩码 → softmax → 上下文，一步一步来。"),
-    "home_multihead": ("Several heads side by side, their concatenation, W_o, residual and LayerNorm.",
-                       "多个头并排显示，以及拼接、W_o、残差与层归一化。"),
-    "home_cross": ("Queries from one sentence, keys and values from another.", "查询来自一个句子，键和值来自另一个句子。"),
+    "home_intro": (
+        "Attention, computed in front of you: change the sentence, the heads, d_q/d_k/d_v, the mask or the "
+        "score function in the sidebar and every step recomputes. Start with Step by step, or pick a page.",
+        "注意力机制，当场计算给你看：在侧边栏修改句子、头数、d_q/d_k/d_v、掩码或打分函数，每一步都会重新计算。"
+        "从“逐步计算”开始，或选择下面任意一页。",
+    ),
+    "home_steps": (
+        "Tokens → embeddings → Q, K, V → scores → scaling → mask → softmax → context, one step at a time.",
+        "词元 → 嵌入 → Q、K、V → 分数 → 缩放 → 掩码 → softmax → 上下文，一步一步来。",
+    ),
+    "home_multihead": (
+        "Several heads side by side, their concatenation, W_o, residual and LayerNorm.",
+        "多个头并排显示，以及拼接、W_o、残差与层归一化。",
+    ),
+    "home_cross": (
+        "Queries from one sentence, keys and values from another.",
+        "查询来自一个句子，键和值来自另一个句子。",
+    ),
     "home_tutorial": ("The source tutorial's printed numbers, recomputed.", "重新计算原教程中打印的每个数字。"),
-    "home_variants": ("Sliding window, dilated, block, linear, Performer and Linformer against full attention.",
-                      "滑动窗口、膨胀、分块、线性、Performer 与 Linformer，与完整注意力对比。"),
-    "home_complexity": ("Time and memory against sequence length, measured on this server.",
-                        "在本服务器上实测时间和内存随序列长度的变化。"),
-    "home_model": ("A trained encoder's 72 heads, one of them taken apart step by step.",
-                   "一个训练好的编码器的 72 个头，并逐步拆解其中一个。"),
+    "home_variants": (
+        "Sliding window, dilated, block, linear, Performer and Linformer against full attention.",
+        "滑动窗口、膨胀、分块、线性、Performer 与 Linformer，与完整注意力对比。",
+    ),
+    "home_complexity": (
+        "Time and memory against sequence length, measured on this server.",
+        "在本服务器上实测时间和内存随序列长度的变化。",
+    ),
+    "home_model": (
+        "A trained encoder's 72 heads, one of them taken apart step by step.",
+        "一个训练好的编码器的 72 个头，并逐步拆解其中一个。",
+    ),
     # sidebar
     "sec_input": ("Input", "输入"),
     "sentence": ("Sentence", "句子"),
-    "sentence_help": ("Words are split on spaces; Chinese/Japanese characters are tokens of their own.", "按空格切分单词；中文/日文每个字是一个词元。"),
+    "sentence_help": (
+        "Words are split on spaces; Chinese/Japanese characters are tokens of their own.",
+        "按空格切分单词；中文/日文每个字是一个词元。",
+    ),
     "source": ("Second sentence (cross-attention, padding batch)", "第二个句子（交叉注意力、填充批次）"),
     "sec_dims": ("Dimensions", "维度"),
     "heads": ("Heads", "头数"),
@@ -48,7 +67,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "d_q": ("d_q", "d_q"),
     "d_k": ("d_k", "d_k"),
     "d_v": ("d_v", "d_v"),
-    "standard_dims": ("Standard layout: each head uses d_model / heads = {d} for d_q, d_k and d_v.", "标准布局：每个头的 d_q、d_k、d_v 都是 d_model / 头数 = {d}。"),
+    "standard_dims": (
+        "Standard layout: each head uses d_model / heads = {d} for d_q, d_k and d_v.",
+        "标准布局：每个头的 d_q、d_k、d_v 都是 d_model / 头数 = {d}。",
+    ),
     "sec_scores": ("Scores and mask", "分数与掩码"),
     "score": ("Score function", "打分函数"),
     "temperature": ("Softmax temperature", "Softmax 温度"),
@@ -66,8 +88,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "dropout_p": ("Dropout p", "Dropout 概率 p"),
     "residual_norm": ("Residual + LayerNorm", "残差 + 层归一化"),
     "fix_prefix": ("Fix:", "修改建议："),
-    "url_fixed": ("The link had values that cannot be used for: {names}. Those settings start from their defaults; "
-                  "change them here.", "链接中以下设置的值无法使用：{names}。这些设置已恢复默认值，可在此处修改。"),
+    "url_fixed": (
+        "The link had values that cannot be used for: {names}. Those settings start from their defaults; "
+        "change them here.",
+        "链接中以下设置的值无法使用：{names}。这些设置已恢复默认值，可在此处修改。",
+    ),
     "invalid": ("These settings cannot be computed: {msg}", "当前设置无法计算：{msg}"),
     "reset": ("Reset to the tutorial's settings", "恢复教程默认设置"),
     # option labels
@@ -88,7 +113,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "opt_layout_tutorial": ("tutorial: own weights per head, concatenated", "教程：每头独立权重，拼接"),
     "opt_layout_standard": ("standard: d_model split across heads + W_o", "标准：d_model 按头切分 + W_o"),
     # step page
-    "steps_intro": ("Change anything in the sidebar: every step below recomputes. Hover a cell for its exact value.", "修改侧边栏中的任何设置，下面每一步都会重新计算。将鼠标悬停在单元格上可查看精确数值。"),
+    "steps_intro": (
+        "Change anything in the sidebar: every step below recomputes. Hover a cell for its exact value.",
+        "修改侧边栏中的任何设置，下面每一步都会重新计算。将鼠标悬停在单元格上可查看精确数值。",
+    ),
     "your_sentence": ("Your sentence, as typed:", "你输入的句子："),
     "focus": ("Focus token (query)", "关注的词元（查询）"),
     "head": ("Head", "头"),
@@ -107,10 +135,16 @@ STRINGS: dict[str, tuple[str, str]] = {
     "weights_of": ("Weight matrix {name}", "权重矩阵 {name}"),
     "raw_scores": ("Raw scores Q Kᵀ", "原始分数 Q Kᵀ"),
     "scaled_scores": ("Scaled scores (what enters the softmax)", "缩放后的分数（送入 softmax）"),
-    "why_scale": ("Why scale? q·k adds up d_k products, so its spread grows like √d_k. Without ÷√d_k the softmax saturates: one weight near 1, the rest near 0, and gradients vanish. Here the largest weight of the focus row is {unscaled:.4f} without scaling and {scaled:.4f} with it.", "为什么要缩放？q·k 是 d_k 个乘积之和，其尺度随 √d_k 增长。若不除以 √d_k，softmax 会饱和：一个权重接近 1，其余接近 0，梯度消失。这里关注行的最大权重不缩放时为 {unscaled:.4f}，缩放后为 {scaled:.4f}。"),
+    "why_scale": (
+        "Why scale? q·k adds up d_k products, so its spread grows like √d_k. Without ÷√d_k the softmax saturates: one weight near 1, the rest near 0, and gradients vanish. Here the largest weight of the focus row is {unscaled:.4f} without scaling and {scaled:.4f} with it.",
+        "为什么要缩放？q·k 是 d_k 个乘积之和，其尺度随 √d_k 增长。若不除以 √d_k，softmax 会饱和：一个权重接近 1，其余接近 0，梯度消失。这里关注行的最大权重不缩放时为 {unscaled:.4f}，缩放后为 {scaled:.4f}。",
+    ),
     "mask_matrix": ("Mask (1 = may attend)", "掩码（1 = 可关注）"),
     "mask_count": ("{n} of {total} query–key pairs may attend.", "{total} 个查询-键对中有 {n} 个可以关注。"),
-    "empty_rows": ("{n} query rows have nothing to attend to: their weights are 0 (flagged), never NaN.", "有 {n} 个查询行没有可关注的位置：其权重为 0（已标记），不会出现 NaN。"),
+    "empty_rows": (
+        "{n} query rows have nothing to attend to: their weights are 0 (flagged), never NaN.",
+        "有 {n} 个查询行没有可关注的位置：其权重为 0（已标记），不会出现 NaN。",
+    ),
     "sm_max": ("Row max", "行最大值"),
     "sm_exp": ("exp(x − max)", "exp(x − max)"),
     "sm_sum": ("Row sum", "行和"),
@@ -123,40 +157,70 @@ STRINGS: dict[str, tuple[str, str]] = {
     "download_json": ("Download the trace (JSON)", "下载完整计算过程（JSON）"),
     "download_csv": ("Download {name} (CSV)", "下载 {name}（CSV）"),
     "shape": ("shape", "形状"),
-    "dropout_note": ("Dropout is on: the weights used for the sum are the dropped, rescaled ones.", "Dropout 已开启：用于加权求和的是经过随机丢弃并重新缩放的权重。"),
+    "dropout_note": (
+        "Dropout is on: the weights used for the sum are the dropped, rescaled ones.",
+        "Dropout 已开启：用于加权求和的是经过随机丢弃并重新缩放的权重。",
+    ),
     # multi-head
-    "mh_intro": ("Each head projects the same tokens with its own weights and attends on its own; the heads' contexts are concatenated{proj}.", "每个头用自己的权重投影相同的词元并独立计算注意力；各头的上下文向量被拼接{proj}。"),
+    "mh_intro": (
+        "Each head projects the same tokens with its own weights and attends on its own; the heads' contexts are concatenated{proj}.",
+        "每个头用自己的权重投影相同的词元并独立计算注意力；各头的上下文向量被拼接{proj}。",
+    ),
     "mh_proj": (" and projected back to d_model by W_o", "，再由 W_o 投影回 d_model"),
     "concat": ("Concatenated heads", "拼接后的多头输出"),
     "projected": ("Output projection concat @ W_oᵀ", "输出投影 concat @ W_oᵀ"),
     "output": ("Layer output", "层输出"),
     "params": ("Parameters", "参数量"),
-    "params_formula": ("Overview's rule 4·d_model² = {f:,}; this layer has {n:,} ({b:,} of them biases).", "概述中的公式 4·d_model² = {f:,}；本层共有 {n:,} 个参数（其中偏置 {b:,} 个）。"),
-    "params_tutorial": ("The tutorial layout has no W_o; its heads have their own d_q, d_k, d_v, so 4·d_model² = {f:,} does not apply: this layer has {n:,}.", "教程布局没有 W_o，每个头有自己的 d_q、d_k、d_v，因此 4·d_model² = {f:,} 不适用：本层共有 {n:,} 个参数。"),
+    "params_formula": (
+        "Overview's rule 4·d_model² = {f:,}; this layer has {n:,} ({b:,} of them biases).",
+        "概述中的公式 4·d_model² = {f:,}；本层共有 {n:,} 个参数（其中偏置 {b:,} 个）。",
+    ),
+    "params_tutorial": (
+        "The tutorial layout has no W_o; its heads have their own d_q, d_k, d_v, so 4·d_model² = {f:,} does not apply: this layer has {n:,}.",
+        "教程布局没有 W_o，每个头有自己的 d_q、d_k、d_v，因此 4·d_model² = {f:,} 不适用：本层共有 {n:,} 个参数。",
+    ),
     "heads_to_show": ("Heads to show", "显示的头"),
     # cross
-    "cross_intro": ("Queries come from the second sentence, keys and values from the first: an L × S matrix (L = {L}, S = {S}).", "查询来自第二个句子，键和值来自第一个句子：L × S 矩阵（L = {L}，S = {S}）。"),
+    "cross_intro": (
+        "Queries come from the second sentence, keys and values from the first: an L × S matrix (L = {L}, S = {S}).",
+        "查询来自第二个句子，键和值来自第一个句子：L × S 矩阵（L = {L}，S = {S}）。",
+    ),
     "line_view": ("Who attends to whom (line width = weight)", "谁关注谁（线宽 = 权重）"),
     "min_weight": ("Hide lines below", "隐藏权重低于此值的连线"),
     "queries": ("queries", "查询"),
     "keys": ("keys", "键"),
     # tutorial
-    "tut_intro": ("The source tutorial, “attention from theory to code”, reproduced step by step by this app's engine. Every number it prints is recomputed here.", "原教程《注意力机制从理论到代码实现》，由本应用的引擎逐步复现。教程中打印的每个数字都在这里重新计算。"),
+    "tut_intro": (
+        "The source tutorial, “attention from theory to code”, reproduced step by step by this app's engine. Every number it prints is recomputed here.",
+        "原教程《注意力机制从理论到代码实现》，由本应用的引擎逐步复现。教程中打印的每个数字都在这里重新计算。",
+    ),
     "tut_printed": ("tutorial prints", "教程输出"),
     "tut_computed": ("computed here", "此处计算"),
     "tut_match": ("match", "一致"),
     "tut_s1": ("3.1 Input: vocabulary and ids", "3.1 输入：词表与编号"),
     "tut_s2": ("3.2 Embedding (seed 123, nn.Embedding(6, 16))", "3.2 词嵌入（种子 123，nn.Embedding(6, 16)）"),
-    "tut_s3": ("3.3 Weight matrices (seed 123 again; d_q = d_k = 24, d_v = 28)", "3.3 权重矩阵（再次设置种子 123；d_q = d_k = 24，d_v = 28）"),
+    "tut_s3": (
+        "3.3 Weight matrices (seed 123 again; d_q = d_k = 24, d_v = 28)",
+        "3.3 权重矩阵（再次设置种子 123；d_q = d_k = 24，d_v = 28）",
+    ),
     "tut_s4": ("3.4–3.5 The query 'is': scores and weights", "3.4–3.5 查询 “is”：分数与权重"),
     "tut_s5": ("3.6 Context vector", "3.6 上下文向量"),
     "tut_s6": ("4 Multi-head attention (3 heads)", "4 多头注意力（3 个头）"),
-    "tut_s7": ("5 Cross-attention (a second sequence of 8 random vectors)", "5 交叉注意力（第二个序列为 8 个随机向量）"),
-    "tut_seed_note": ("Note: the printed numbers come out only when the seed is set again right before the three weight matrices are drawn; the tutorial shows the seed once.", "注意：只有在抽取三个权重矩阵之前再次设置随机种子，才能得到教程中打印的数字；原文只显示了一次设置种子。"),
+    "tut_s7": (
+        "5 Cross-attention (a second sequence of 8 random vectors)",
+        "5 交叉注意力（第二个序列为 8 个随机向量）",
+    ),
+    "tut_seed_note": (
+        "Note: the printed numbers come out only when the seed is set again right before the three weight matrices are drawn; the tutorial shows the seed once.",
+        "注意：只有在抽取三个权重矩阵之前再次设置随机种子，才能得到教程中打印的数字；原文只显示了一次设置种子。",
+    ),
     "tut_dessert": ("'is' attends most to 'dessert' ({w:.4f}).", "“is” 对 “dessert” 的注意力权重最高（{w:.4f}）。"),
     "tut_open": ("Open these settings in Step by step", "在“逐步计算”页打开这些设置"),
     # variants
-    "var_intro": ("Efficient kernels beside full attention on the current sentence and settings (single head, scaled dot).", "在当前句子和设置下，将高效注意力与完整注意力并排比较（单头、缩放点积）。"),
+    "var_intro": (
+        "Efficient kernels beside full attention on the current sentence and settings (single head, scaled dot).",
+        "在当前句子和设置下，将高效注意力与完整注意力并排比较（单头、缩放点积）。",
+    ),
     "var_pick": ("Kernels to compare (two or more)", "要比较的注意力（至少两个）"),
     "var_need_two": ("Pick at least two kernels to compare.", "请至少选择两个进行比较。"),
     "features": ("Performer features m", "Performer 随机特征数 m"),
@@ -171,45 +235,97 @@ STRINGS: dict[str, tuple[str, str]] = {
     "how": ("How it is computed", "计算方法"),
     "curve": ("Error against {p}", "误差随 {p} 的变化"),
     "pattern": ("Pattern", "稀疏模式"),
-    "window_too_big": ("The window w = {w} covers the whole sentence ({L} tokens): the sliding window equals full attention. Make w smaller than {L} to see sparsity.", "窗口 w = {w} 覆盖了整个句子（{L} 个词元）：滑动窗口等同于完整注意力。将 w 设为小于 {L} 的值才能看到稀疏性。"),
+    "window_too_big": (
+        "The window w = {w} covers the whole sentence ({L} tokens): the sliding window equals full attention. Make w smaller than {L} to see sparsity.",
+        "窗口 w = {w} 覆盖了整个句子（{L} 个词元）：滑动窗口等同于完整注意力。将 w 设为小于 {L} 的值才能看到稀疏性。",
+    ),
     # real model
-    "rm_intro": ("A trained encoder reads your sentence. See what each of its heads attends to, then take one head apart with this app's step-by-step engine and check every number against the model's own.", "一个训练好的编码器读取你的句子。看看它的每个头关注什么，再用本应用的逐步计算引擎拆开其中一个头，并与模型自己的输出逐一核对。"),
+    "rm_intro": (
+        "A trained encoder reads your sentence. See what each of its heads attends to, then take one head apart with this app's step-by-step engine and check every number against the model's own.",
+        "一个训练好的编码器读取你的句子。看看它的每个头关注什么，再用本应用的逐步计算引擎拆开其中一个头，并与模型自己的输出逐一核对。",
+    ),
     "rm_settings": ("Model and padding", "模型与填充"),
-    "rm_model": ("Model (the server offers these; whoever runs it can add local ones with ATTN_EXPLORER_MODELS)",
-                 "模型（由服务器提供；运行服务器的人可以用 ATTN_EXPLORER_MODELS 添加本地模型）"),
-    "rm_pad": ("Pad to this many pieces, as in a batch with a longer sentence (0 = no padding)", "填充到这么多个词片，如同与更长的句子组成批次（0 = 不填充）"),
-    "rm_loading": ("The model is loading (once per server, in the background). This page shows it as soon as it is ready.",
-                   "模型正在后台加载（每个服务器只加载一次）。加载完成后本页会自动显示。"),
+    "rm_model": (
+        "Model (the server offers these; whoever runs it can add local ones with ATTN_EXPLORER_MODELS)",
+        "模型（由服务器提供；运行服务器的人可以用 ATTN_EXPLORER_MODELS 添加本地模型）",
+    ),
+    "rm_pad": (
+        "Pad to this many pieces, as in a batch with a longer sentence (0 = no padding)",
+        "填充到这么多个词片，如同与更长的句子组成批次（0 = 不填充）",
+    ),
+    "rm_loading": (
+        "The model is loading (once per server, in the background). This page shows it as soon as it is ready.",
+        "模型正在后台加载（每个服务器只加载一次）。加载完成后本页会自动显示。",
+    ),
     "rm_unavailable": ("The Real model page cannot run: {msg}", "“真实模型”页面无法运行：{msg}"),
-    "rm_install": ("Install the model and the library that runs it (no download happens at run time afterwards):", "安装模型及运行它的库（之后运行时不再下载任何内容）："),
-    "rm_model_caption": ("{name}: {layers} layers × {heads} heads, d_model = {d}, d_head = {d} / {heads} = {dh}, {n:,} parameters.", "{name}：{layers} 层 × {heads} 个头，d_model = {d}，d_head = {d} / {heads} = {dh}，共 {n:,} 个参数。"),
-    "rm_pieces": ("The model's own tokens (WordPiece: ## marks a piece that continues a word)", "模型自己的词元（WordPiece：## 表示接续前一个词片）"),
-    "rm_truncated": ("Your sentence needs {n} pieces; the model has {max} positions, so only the first {max} are used.", "你的句子需要 {n} 个词片；模型只有 {max} 个位置，因此只使用前 {max} 个。"),
-    "rm_unk": ("{unk} of {n} pieces are [UNK]: the bundled model learned from English text and knows few Chinese characters, so it cannot tell these apart. Try an English sentence, or point the page at a multilingual BERT directory.", "{n} 个词片中有 {unk} 个是 [UNK]：内置模型用英文文本训练，认识的汉字很少，无法区分这些字。请尝试英文句子，或改用多语言 BERT 模型目录。"),
+    "rm_install": (
+        "Install the model and the library that runs it (no download happens at run time afterwards):",
+        "安装模型及运行它的库（之后运行时不再下载任何内容）：",
+    ),
+    "rm_model_caption": (
+        "{name}: {layers} layers × {heads} heads, d_model = {d}, d_head = {d} / {heads} = {dh}, {n:,} parameters.",
+        "{name}：{layers} 层 × {heads} 个头，d_model = {d}，d_head = {d} / {heads} = {dh}，共 {n:,} 个参数。",
+    ),
+    "rm_pieces": (
+        "The model's own tokens (WordPiece: ## marks a piece that continues a word)",
+        "模型自己的词元（WordPiece：## 表示接续前一个词片）",
+    ),
+    "rm_truncated": (
+        "Your sentence needs {n} pieces; the model has {max} positions, so only the first {max} are used.",
+        "你的句子需要 {n} 个词片；模型只有 {max} 个位置，因此只使用前 {max} 个。",
+    ),
+    "rm_unk": (
+        "{unk} of {n} pieces are [UNK]: the bundled model learned from English text and knows few Chinese characters, so it cannot tell these apart. Try an English sentence, or point the page at a multilingual BERT directory.",
+        "{n} 个词片中有 {unk} 个是 [UNK]：内置模型用英文文本训练，认识的汉字很少，无法区分这些字。请尝试英文句子，或改用多语言 BERT 模型目录。",
+    ),
     "rm_overview": ("Every layer × head", "所有层 × 头"),
-    "rm_overview_note": ("Row = layer, column = head; each panel is one head's query × key weights. Hover for the pair and the exact weight; pick a head below to take it apart.", "行 = 层，列 = 头；每个小图是一个头的查询 × 键权重。悬停可查看词对与精确权重；在下方选择一个头来拆开它。"),
-    "rm_pooled": ("{n} pieces: each panel shows {m} × {m} blocks, the average weight of the pieces they cover (hover names them). The head view below shows every piece.", "共 {n} 个词片：每个小图显示 {m} × {m} 个块，即所覆盖词片的平均权重（悬停可看到范围）。下方的单头视图显示全部词片。"),
+    "rm_overview_note": (
+        "Row = layer, column = head; each panel is one head's query × key weights. Hover for the pair and the exact weight; pick a head below to take it apart.",
+        "行 = 层，列 = 头；每个小图是一个头的查询 × 键权重。悬停可查看词对与精确权重；在下方选择一个头来拆开它。",
+    ),
+    "rm_pooled": (
+        "{n} pieces: each panel shows {m} × {m} blocks, the average weight of the pieces they cover (hover names them). The head view below shows every piece.",
+        "共 {n} 个词片：每个小图显示 {m} × {m} 个块，即所覆盖词片的平均权重（悬停可看到范围）。下方的单头视图显示全部词片。",
+    ),
     "rm_layer": ("Layer", "层"),
     "rm_head_view": ("Layer {l}, head {h}", "第 {l} 层第 {h} 个头"),
     "rm_model_weights": ("The model's attention probabilities", "模型自己的注意力概率"),
     "rm_apart": ("Take the head apart", "拆开这个头"),
-    "rm_apart_intro": ("Head {h}'s W_q, W_k, W_v and biases, taken from the model, go through attn_core's steps on x, the hidden states that enter layer {l}.", "从模型中取出第 {h} 个头的 W_q、W_k、W_v 及偏置，用 attn_core 的计算步骤作用于 x（进入第 {l} 层的隐藏状态）。"),
+    "rm_apart_intro": (
+        "Head {h}'s W_q, W_k, W_v and biases, taken from the model, go through attn_core's steps on x, the hidden states that enter layer {l}.",
+        "从模型中取出第 {h} 个头的 W_q、W_k、W_v 及偏置，用 attn_core 的计算步骤作用于 x（进入第 {l} 层的隐藏状态）。",
+    ),
     "rm_st_qkv": ("1 Projections (with bias)", "1 投影（含偏置）"),
     "rm_st_scores": ("2 Scores & scaling", "2 分数与缩放"),
     "rm_st_mask": ("3 Padding mask", "3 填充掩码"),
     "rm_st_softmax": ("4 Softmax in stages", "4 分阶段 Softmax"),
     "rm_st_output": ("5 Weights & context", "5 权重与上下文"),
     "rm_x": ("x: hidden states entering layer {l}", "x：进入第 {l} 层的隐藏状态"),
-    "rm_no_padding": ("No padding: every key is visible. Set the padding above to see the mask hide [PAD] keys.", "没有填充：所有键都可见。在上方设置填充，即可看到掩码遮住 [PAD] 键。"),
+    "rm_no_padding": (
+        "No padding: every key is visible. Set the padding above to see the mask hide [PAD] keys.",
+        "没有填充：所有键都可见。在上方设置填充，即可看到掩码遮住 [PAD] 键。",
+    ),
     "rm_diff": ("max |attn_core − model|", "最大 |attn_core − 模型|"),
-    "rm_diff_ok": ("attn_core's recomputation matches the model's own attention probabilities: the largest difference is {d:.2g}.", "attn_core 的重新计算与模型自己的注意力概率一致：最大差值为 {d:.2g}。"),
-    "rm_diff_bad": ("attn_core's recomputation differs from the model by {d:.2g}: this model computes attention in a way this page does not reproduce.", "attn_core 的重新计算与模型相差 {d:.2g}：该模型的注意力计算方式本页面无法复现。"),
-    "rm_random_intro": ("Left: who attends to whom (line width = weight). Right: the same head with untrained weights of the same shapes (nn.Linear's U(±1/√{d})), drawn with the sidebar's seed {seed}, on the same input x. Training is what makes a head focus.", "左：谁关注谁（线宽 = 权重）。右：同一个头换成形状相同的未训练权重（nn.Linear 的 U(±1/√{d})），使用侧边栏的随机种子 {seed}，作用于同一个输入 x。正是训练让注意力头学会聚焦。"),
+    "rm_diff_ok": (
+        "attn_core's recomputation matches the model's own attention probabilities: the largest difference is {d:.2g}.",
+        "attn_core 的重新计算与模型自己的注意力概率一致：最大差值为 {d:.2g}。",
+    ),
+    "rm_diff_bad": (
+        "attn_core's recomputation differs from the model by {d:.2g}: this model computes attention in a way this page does not reproduce.",
+        "attn_core 的重新计算与模型相差 {d:.2g}：该模型的注意力计算方式本页面无法复现。",
+    ),
+    "rm_random_intro": (
+        "Left: who attends to whom (line width = weight). Right: the same head with untrained weights of the same shapes (nn.Linear's U(±1/√{d})), drawn with the sidebar's seed {seed}, on the same input x. Training is what makes a head focus.",
+        "左：谁关注谁（线宽 = 权重）。右：同一个头换成形状相同的未训练权重（nn.Linear 的 U(±1/√{d})），使用侧边栏的随机种子 {seed}，作用于同一个输入 x。正是训练让注意力头学会聚焦。",
+    ),
     "rm_untrained": ("Random (untrained)", "随机（未训练）"),
     "rm_entropy": ("mean row entropy (uniform = {u:.2f} nats)", "行平均熵（均匀分布 = {u:.2f} 奈特）"),
     "rm_download": ("Download this head's trace (JSON)", "下载这个头的计算过程（JSON）"),
     # complexity
-    "cx_intro": ("Time and memory of full, sparse and linear attention on this machine. Each row is measured honestly: warm-up first, the median of many runs, memory from the device's own counters.", "在本机上测量完整、稀疏与线性注意力的时间和内存。每一行都如实测量：先预热，取多次运行的中位数，内存来自设备自身的计数。"),
+    "cx_intro": (
+        "Time and memory of full, sparse and linear attention on this machine. Each row is measured honestly: warm-up first, the median of many runs, memory from the device's own counters.",
+        "在本机上测量完整、稀疏与线性注意力的时间和内存。每一行都如实测量：先预热，取多次运行的中位数，内存来自设备自身的计数。",
+    ),
     "cx_device": ("Device", "设备"),
     "cx_kernels": ("Kernels", "注意力实现"),
     "cx_lengths": ("Sequence lengths", "序列长度"),
@@ -222,29 +338,54 @@ STRINGS: dict[str, tuple[str, str]] = {
     "cx_run": ("Run the sweep", "运行测量"),
     "cx_stop": ("Stop", "停止"),
     "cx_running": ("Measuring {kernel} at L = {L} ({i}/{n})", "正在测量 {kernel}，L = {L}（{i}/{n}）"),
-    "cx_queued": ("Another sweep is running on this server; {n} sweep(s) run before yours, which starts when they end "
-                  "(timings of two sweeps at once would mean nothing).",
-                  "本服务器上正在运行另一次测量；你之前还有 {n} 次测量，它们结束后你的测量才开始（同时运行两次测量，计时将毫无意义）。"),
+    "cx_queued": (
+        "Another sweep is running on this server; {n} sweep(s) run before yours, which starts when they end "
+        "(timings of two sweeps at once would mean nothing).",
+        "本服务器上正在运行另一次测量；你之前还有 {n} 次测量，它们结束后你的测量才开始（同时运行两次测量，计时将毫无意义）。",
+    ),
     "cx_starting": ("Starting the sweep in its own process…", "正在独立进程中启动测量……"),
     "cx_failed": ("The sweep failed: {msg}", "测量失败：{msg}"),
-    "cx_measured": ("Measured in {s:.0f} s in a separate process at low priority; other sessions on this server "
-                    "meanwhile: {n}.", "在独立的低优先级进程中测量，用时 {s:.0f} 秒；期间本服务器上的其他会话数：{n}。"),
-    "cx_under_load": ("{n} other sessions were using this server while it was measured: these timings were taken under "
-                      "load and are not comparable with a quiet machine's. Run it again when the room is idle for "
-                      "clean figures.", "测量期间本服务器上还有 {n} 个其他会话：这些计时是在负载下测得的，不能与空闲机器上的结果相比。"
-                      "如需干净的数据，请在无人使用时重新运行。"),
+    "cx_measured": (
+        "Measured in {s:.0f} s in a separate process at low priority; other sessions on this server meanwhile: {n}.",
+        "在独立的低优先级进程中测量，用时 {s:.0f} 秒；期间本服务器上的其他会话数：{n}。",
+    ),
+    "cx_under_load": (
+        "{n} other sessions were using this server while it was measured: these timings were taken under "
+        "load and are not comparable with a quiet machine's. Run it again when the room is idle for "
+        "clean figures.",
+        "测量期间本服务器上还有 {n} 个其他会话：这些计时是在负载下测得的，不能与空闲机器上的结果相比。"
+        "如需干净的数据，请在无人使用时重新运行。",
+    ),
     "cx_from": ("faster than {base} from L =", "从 L = … 起快于 {base}"),
     "cx_stopped": ("Stopped. The rows measured so far are shown.", "已停止。下面显示的是已测得的结果。"),
-    "cx_cached": ("Shown from this server's cache of the same configuration.", "显示的是本服务器对相同配置的缓存结果。"),
+    "cx_cached": (
+        "Shown from this server's cache of the same configuration.",
+        "显示的是本服务器对相同配置的缓存结果。",
+    ),
     "cx_time": ("Time (ms) against L", "时间（毫秒）随 L 的变化"),
     "cx_mem": ("Peak memory (MiB) against L", "峰值内存（MiB）随 L 的变化"),
     "cx_theory": ("dotted: theoretical FLOPs, scaled to the first point", "虚线：理论 FLOPs，按第一个点缩放"),
-    "cx_slopes": ("Fitted slopes (log time / log L): ≈2 means O(L²), ≈1 means O(L)", "拟合斜率（log 时间 / log L）：≈2 表示 O(L²)，≈1 表示 O(L)"),
-    "cx_cross": ("Crossovers: from which L each kernel beats full attention (fused SDPA) here", "交叉点：从哪个 L 开始各实现快于完整注意力（融合 SDPA）"),
+    "cx_slopes": (
+        "Fitted slopes (log time / log L): ≈2 means O(L²), ≈1 means O(L)",
+        "拟合斜率（log 时间 / log L）：≈2 表示 O(L²)，≈1 表示 O(L)",
+    ),
+    "cx_cross": (
+        "Crossovers: from which L each kernel beats full attention (fused SDPA) here",
+        "交叉点：从哪个 L 开始各实现快于完整注意力（融合 SDPA）",
+    ),
     "cx_never": ("not within the measured lengths", "在测量范围内未出现"),
-    "cx_gflops": ("Achieved GFLOP/s against this device's matmul ({peak:.0f} GFLOP/s measured)", "实际 GFLOP/s 与本设备矩阵乘法吞吐（实测 {peak:.0f} GFLOP/s）的对比"),
-    "cx_rule": ("The overview's rule of thumb: < 512 tokens full attention is fine; 512–2048 local/sparse; > 2048 linear-class. Measured here: {verdict}", "概述中的经验法则：少于 512 个词元用完整注意力即可；512–2048 用局部/稀疏注意力；超过 2048 用线性类注意力。本机实测：{verdict}"),
-    "cx_params": ("A multi-head layer with d_model = {d} has 4·d_model² = {p:,} weights, whatever L is; its attention matrix has H·L² entries.", "d_model = {d} 的多头注意力层有 4·d_model² = {p:,} 个权重，与 L 无关；其注意力矩阵有 H·L² 个元素。"),
+    "cx_gflops": (
+        "Achieved GFLOP/s against this device's matmul ({peak:.0f} GFLOP/s measured)",
+        "实际 GFLOP/s 与本设备矩阵乘法吞吐（实测 {peak:.0f} GFLOP/s）的对比",
+    ),
+    "cx_rule": (
+        "The overview's rule of thumb: < 512 tokens full attention is fine; 512–2048 local/sparse; > 2048 linear-class. Measured here: {verdict}",
+        "概述中的经验法则：少于 512 个词元用完整注意力即可；512–2048 用局部/稀疏注意力；超过 2048 用线性类注意力。本机实测：{verdict}",
+    ),
+    "cx_params": (
+        "A multi-head layer with d_model = {d} has 4·d_model² = {p:,} weights, whatever L is; its attention matrix has H·L² entries.",
+        "d_model = {d} 的多头注意力层有 4·d_model² = {p:,} 个权重，与 L 无关；其注意力矩阵有 H·L² 个元素。",
+    ),
     "cx_csv": ("Download the table (CSV)", "下载表格（CSV）"),
     "cx_none": ("Choose kernels and lengths, then run the sweep.", "选择实现与长度，然后运行测量。"),
     "cx_bad": ("Cannot run: {msg}", "无法运行：{msg}"),

@@ -6,6 +6,7 @@ all-MiniLM-L6-v2 always, plus local directories named in the environment variabl
 ``ATTN_EXPLORER_MODELS`` (``name=/path/to/dir;other=/path``). The URL's ``rm_model`` picks one of
 these by name; it never names a path.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,8 +51,10 @@ class _Loader:
         except pt.ModelUnavailable as err:
             result = err
         except Exception as err:  # noqa: BLE001 - any failure of a background load becomes a message on the page
-            result = pt.ModelUnavailable(f"Could not load the model '{name}': {type(err).__name__}.",
-                                         "Check the directory the server was given for it.")
+            result = pt.ModelUnavailable(
+                f"Could not load the model '{name}': {type(err).__name__}.",
+                "Check the directory the server was given for it.",
+            )
         from .server import freeze_heap
 
         freeze_heap()  # transformers and the weights are long-lived too: keep them out of every gc pass

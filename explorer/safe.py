@@ -4,6 +4,7 @@ Streamlit renders Markdown in captions, messages and expander labels, and plotly
 HTML tags (<a href>, <b>, <br>...) in titles, tick labels and hover text. Anything that came from
 the user goes through ``md()`` before a Markdown sink and through ``plot()`` before a chart.
 """
+
 from __future__ import annotations
 
 import html

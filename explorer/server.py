@@ -11,6 +11,7 @@
   server's first script run, so nobody waits for it on that page.
 - How many sessions the server has now (a sweep records it beside its timings).
 """
+
 from __future__ import annotations
 
 import gc

@@ -3,6 +3,7 @@
 Widgets -> a plain ``Settings`` -> ``attn_core.run_trace`` (cached on plain values) -> figures.
 Only plain values live in ``st.session_state``; tensors stay in the resource cache.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -34,7 +35,11 @@ BIND = dict(bind="query-params")
 def _number(key: str, *, low: int | None = None, high: int | None = None, container=st.sidebar) -> int:
     low = LIMITS[key][0] if low is None and key in LIMITS else low
     high = LIMITS[key][1] if high is None and key in LIMITS else high
-    return int(container.number_input(t(key), min_value=low, max_value=high, value=WIDGET_DEFAULTS[key], step=1, key=key, **BIND))
+    return int(
+        container.number_input(
+            t(key), min_value=low, max_value=high, value=WIDGET_DEFAULTS[key], step=1, key=key, **BIND
+        )
+    )
 
 
 def choice(widget, title: str, options, key: str, *, default, format_func, variant: str = "", **kwargs):
@@ -56,8 +61,9 @@ def choice(widget, title: str, options, key: str, *, default, format_func, varia
         if str(stored) not in by_text:
             reject_choice(key)  # a link with a value this control does not offer
     stored = by_text.get(str(stored), default)
-    value = widget(title, options, index=options.index(stored), format_func=format_func,
-                   key=f"{key}__{variant}{lang()}", **kwargs)
+    value = widget(
+        title, options, index=options.index(stored), format_func=format_func, key=f"{key}__{variant}{lang()}", **kwargs
+    )
     st.session_state[key] = value
     _sync_url(key, str(value), str(default))
     return value
@@ -75,14 +81,31 @@ def _sync_url(key: str, value: str, default: str) -> None:
 
 # The sidebar's widgets bound to the URL, and the values they start from.
 WIDGET_DEFAULTS = {
-    "sentence": TUTORIAL_SENTENCE, "source": DEFAULT_SOURCE, "heads": DEFAULTS.heads, "d_model": DEFAULTS.d_model,
-    "d_q": DEFAULTS.d_q, "d_k": DEFAULTS.d_k, "d_v": DEFAULTS.d_v, "temperature": DEFAULTS.temperature,
-    "causal": DEFAULTS.causal, "window": DEFAULTS.window, "dilation": DEFAULTS.dilation,
-    "global_tokens": DEFAULTS.global_tokens, "block": DEFAULTS.block, "seed": DEFAULTS.seed, "dropout_on": False,
-    "dropout": 0.1, "residual_norm": DEFAULTS.residual_norm,
+    "sentence": TUTORIAL_SENTENCE,
+    "source": DEFAULT_SOURCE,
+    "heads": DEFAULTS.heads,
+    "d_model": DEFAULTS.d_model,
+    "d_q": DEFAULTS.d_q,
+    "d_k": DEFAULTS.d_k,
+    "d_v": DEFAULTS.d_v,
+    "temperature": DEFAULTS.temperature,
+    "causal": DEFAULTS.causal,
+    "window": DEFAULTS.window,
+    "dilation": DEFAULTS.dilation,
+    "global_tokens": DEFAULTS.global_tokens,
+    "block": DEFAULTS.block,
+    "seed": DEFAULTS.seed,
+    "dropout_on": False,
+    "dropout": 0.1,
+    "residual_norm": DEFAULTS.residual_norm,
 }
-CHOICE_DEFAULTS = {"layout": DEFAULTS.layout, "score": DEFAULTS.score, "mask": DEFAULTS.mask, "pos": DEFAULTS.pos,
-                   "init": DEFAULTS.init}
+CHOICE_DEFAULTS = {
+    "layout": DEFAULTS.layout,
+    "score": DEFAULTS.score,
+    "mask": DEFAULTS.mask,
+    "pos": DEFAULTS.pos,
+    "init": DEFAULTS.init,
+}
 
 
 def reset_to_defaults() -> None:
@@ -105,11 +128,26 @@ def sidebar_ui() -> tuple[Settings, dict]:
     sb = st.sidebar
     slots: dict[str, object] = {}
     current = lang()
-    chosen = sb.radio(t("language"), list(LANGS), index=list(LANGS).index(current), format_func=LANGS.get, key="lang_widget", horizontal=True)
+    chosen = sb.radio(
+        t("language"),
+        list(LANGS),
+        index=list(LANGS).index(current),
+        format_func=LANGS.get,
+        key="lang_widget",
+        horizontal=True,
+    )
     _sync_url("lang", chosen, "en")
 
     sb.subheader(t("sec_input"))
-    sentence = sb.text_area(t("sentence"), value=WIDGET_DEFAULTS["sentence"], key="sentence", help=t("sentence_help"), height=80, max_chars=MAX_TEXT, **BIND)
+    sentence = sb.text_area(
+        t("sentence"),
+        value=WIDGET_DEFAULTS["sentence"],
+        key="sentence",
+        help=t("sentence_help"),
+        height=80,
+        max_chars=MAX_TEXT,
+        **BIND,
+    )
     slots["sentence"] = sb.empty()
     source = sb.text_input(t("source"), value=WIDGET_DEFAULTS["source"], key="source", max_chars=MAX_TEXT, **BIND)
     slots["source"] = sb.empty()
@@ -117,7 +155,9 @@ def sidebar_ui() -> tuple[Settings, dict]:
     sb.subheader(t("sec_dims"))
     heads = _number("heads")
     slots["heads"] = sb.empty()
-    layout = choice(sb.radio, t("layout"), LAYOUTS, "layout", default=CHOICE_DEFAULTS["layout"], format_func=label("opt_layout_"))
+    layout = choice(
+        sb.radio, t("layout"), LAYOUTS, "layout", default=CHOICE_DEFAULTS["layout"], format_func=label("opt_layout_")
+    )
     d_model = _number("d_model")
     slots["d_model"] = sb.empty()
     cols = sb.columns(3)
@@ -130,10 +170,22 @@ def sidebar_ui() -> tuple[Settings, dict]:
 
     sb.subheader(t("sec_scores"))
     score = choice(sb.selectbox, t("score"), SCORES, "score", default=CHOICE_DEFAULTS["score"], format_func=label())
-    temperature = float(sb.number_input(t("temperature"), min_value=0.01, max_value=100.0, value=WIDGET_DEFAULTS["temperature"], step=0.1, key="temperature", **BIND))
+    temperature = float(
+        sb.number_input(
+            t("temperature"),
+            min_value=0.01,
+            max_value=100.0,
+            value=WIDGET_DEFAULTS["temperature"],
+            step=0.1,
+            key="temperature",
+            **BIND,
+        )
+    )
     slots["temperature"] = sb.empty()
     mask = choice(sb.selectbox, t("mask"), MASK_MODES, "mask", default=CHOICE_DEFAULTS["mask"], format_func=label())
-    causal = sb.checkbox(t("causal"), value=WIDGET_DEFAULTS["causal"], key="causal", **BIND) if mask != "causal" else False
+    causal = (
+        sb.checkbox(t("causal"), value=WIDGET_DEFAULTS["causal"], key="causal", **BIND) if mask != "causal" else False
+    )
     slots["causal"] = sb.empty()
     window, dilation, global_tokens, block = DEFAULTS.window, DEFAULTS.dilation, DEFAULTS.global_tokens, DEFAULTS.block
     if mask in ("sliding_window", "dilated", "global_window"):
@@ -148,13 +200,21 @@ def sidebar_ui() -> tuple[Settings, dict]:
 
     sb.subheader(t("sec_model"))
     pos = choice(sb.selectbox, t("pos"), POSITIONS, "pos", default=CHOICE_DEFAULTS["pos"], format_func=label())
-    init = choice(sb.radio, t("init"), INITS, "init", default=CHOICE_DEFAULTS["init"], format_func=label(), horizontal=True)
-    seed = int(sb.number_input(t("seed"), min_value=0, max_value=2**31 - 1, value=WIDGET_DEFAULTS["seed"], step=1, key="seed", **BIND))
+    init = choice(
+        sb.radio, t("init"), INITS, "init", default=CHOICE_DEFAULTS["init"], format_func=label(), horizontal=True
+    )
+    seed = int(
+        sb.number_input(
+            t("seed"), min_value=0, max_value=2**31 - 1, value=WIDGET_DEFAULTS["seed"], step=1, key="seed", **BIND
+        )
+    )
     dropout = 0.0
     if sb.checkbox(t("dropout"), value=WIDGET_DEFAULTS["dropout_on"], key="dropout_on", **BIND):
         dropout = float(sb.slider(t("dropout_p"), 0.05, 0.9, WIDGET_DEFAULTS["dropout"], 0.05, key="dropout", **BIND))
     slots["dropout"] = sb.empty()
-    residual_norm = sb.checkbox(t("residual_norm"), value=WIDGET_DEFAULTS["residual_norm"], key="residual_norm", **BIND)
+    residual_norm = sb.checkbox(
+        t("residual_norm"), value=WIDGET_DEFAULTS["residual_norm"], key="residual_norm", **BIND
+    )
     slots["residual_norm"] = sb.empty()
     sb.button(t("reset"), on_click=reset_to_defaults, key="reset")
 
@@ -162,9 +222,27 @@ def sidebar_ui() -> tuple[Settings, dict]:
     if mask == "padding":
         pad_to = min(max(len(split_words(sentence)), len(split_words(source))), LIMITS["pad_to"][1])
     settings = Settings(
-        sentence=sentence, source=None, seed=seed, init=init, d_model=d_model, d_q=d_q, d_k=d_k, d_v=d_v, heads=heads,
-        layout=layout, score=score, temperature=temperature, pos=pos, mask=mask, causal=bool(causal), window=window,
-        dilation=dilation, global_tokens=global_tokens, block=block, pad_to=pad_to, dropout=dropout,
+        sentence=sentence,
+        source=None,
+        seed=seed,
+        init=init,
+        d_model=d_model,
+        d_q=d_q,
+        d_k=d_k,
+        d_v=d_v,
+        heads=heads,
+        layout=layout,
+        score=score,
+        temperature=temperature,
+        pos=pos,
+        mask=mask,
+        causal=bool(causal),
+        window=window,
+        dilation=dilation,
+        global_tokens=global_tokens,
+        block=block,
+        pad_to=pad_to,
+        dropout=dropout,
         residual_norm=bool(residual_norm),
     )
     st.session_state["settings"] = settings.to_dict()
@@ -196,8 +274,13 @@ def current_settings() -> Settings:
 
 def cross_settings(settings: Settings) -> Settings:
     """Queries from the second sentence, keys and values from the first."""
-    return replace(settings, sentence=st.session_state.get("source_text", DEFAULT_SOURCE), source=settings.sentence,
-                   pad_to=0, mask="none" if settings.mask == "padding" else settings.mask)
+    return replace(
+        settings,
+        sentence=st.session_state.get("source_text", DEFAULT_SOURCE),
+        source=settings.sentence,
+        pad_to=0,
+        mask="none" if settings.mask == "padding" else settings.mask,
+    )
 
 
 def current_trace(settings: Settings | None = None) -> Trace | None:

@@ -8,6 +8,7 @@ position shown), and a finished sweep is shared: every session that asks for the
 configuration gets the same rows. Beside each sweep we record how many other sessions the server
 had while it ran, since timings taken under load are not comparable with a quiet machine's.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,11 +51,35 @@ class Job:
 
 def command(cfg: bench.SweepConfig) -> list[str]:
     sh = cfg.shape
-    cmd = [sys.executable, "-m", "attn_core", "bench", "--jsonl", "--kernels", ",".join(cfg.kernels),
-           "--lengths", ",".join(str(L) for L in cfg.lengths), "--batch", str(sh.batch), "--heads", str(sh.heads),
-           "--d-head", str(sh.d_head), "--window", str(sh.window), "--features", str(sh.features),
-           "--proj-k", str(sh.proj_k), "--device", cfg.device, "--dtype", cfg.dtype,
-           "--min-run-time", str(cfg.min_run_time)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "attn_core",
+        "bench",
+        "--jsonl",
+        "--kernels",
+        ",".join(cfg.kernels),
+        "--lengths",
+        ",".join(str(L) for L in cfg.lengths),
+        "--batch",
+        str(sh.batch),
+        "--heads",
+        str(sh.heads),
+        "--d-head",
+        str(sh.d_head),
+        "--window",
+        str(sh.window),
+        "--features",
+        str(sh.features),
+        "--proj-k",
+        str(sh.proj_k),
+        "--device",
+        cfg.device,
+        "--dtype",
+        cfg.dtype,
+        "--min-run-time",
+        str(cfg.min_run_time),
+    ]
     return cmd + (["--causal"] if sh.causal else [])
 
 
@@ -127,9 +152,15 @@ class Runner:
     def _run(self, job: Job) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         try:
-            proc = subprocess.Popen(command(job.cfg), cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, preexec_fn=_lowest_priority
-                                    if hasattr(os, "nice") else None)
+            proc = subprocess.Popen(
+                command(job.cfg),
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                preexec_fn=_lowest_priority if hasattr(os, "nice") else None,
+            )
         except OSError as err:
             job.state, job.message, job.ended = "failed", str(err), time.time()
             return

@@ -6,6 +6,7 @@ traceback. Here each URL parameter of a number, a switch or a text is parsed and
 its range first; one that cannot be used is removed from the URL (its control starts from the
 default) and named in a notice. Choices are checked where they are drawn (``state.choice``).
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,9 @@ MAX_TEXT = 1000  # characters of a sentence (it travels in the URL; 1000 CJK cha
 
 # URL name -> (lowest, highest, integer?) for the sidebar's numbers; page controls pass their own.
 NUMBERS: dict[str, tuple[float, float, bool]] = {
-    **{name: (low, high, True) for name, (low, high) in LIMITS.items() if name not in ("pad_to", "features", "proj_k")},
+    **{
+        name: (low, high, True) for name, (low, high) in LIMITS.items() if name not in ("pad_to", "features", "proj_k")
+    },
     "temperature": (0.01, 100.0, False),
     "dropout": (0.05, 0.9, False),
 }

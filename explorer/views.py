@@ -4,6 +4,7 @@ that the Step-by-step and Real model pages both show.
 The step helpers take anything with a ``Trace``'s fields (``attn_core.trace.Trace``, or the
 Real model's ``HeadTrace``): ``softmax``, ``mask``, ``attn``, ``context``.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -21,8 +22,14 @@ def matrix_chart(figure, name: str, matrix=None, rows=None, cols=None, *, key_pr
     """Draw ``figure``; with ``matrix``, offer it as CSV with token labels."""
     st.plotly_chart(figure, width="stretch", key=f"{key_prefix}chart_{name}")
     if matrix is not None:
-        st.download_button(t("download_csv", name=name), lambda: matrix_csv(matrix, rows, cols), f"{name}.csv", "text/csv",
-                           key=f"{key_prefix}dl_{name}", on_click="ignore")  # the CSV is built only when clicked
+        st.download_button(
+            t("download_csv", name=name),
+            lambda: matrix_csv(matrix, rows, cols),
+            f"{name}.csv",
+            "text/csv",
+            key=f"{key_prefix}dl_{name}",
+            on_click="ignore",
+        )  # the CSV is built only when clicked
 
 
 def scores_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_prefix: str = "") -> None:
@@ -31,39 +38,111 @@ def scores_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_prefi
     for col, name, title in ((a, "scores", t("raw_scores")), (b, "scaled_scores", t("scaled_scores"))):
         with col:
             m = getattr(tr, name)[h]
-            matrix_chart(fig.heatmap(m, fig.labels(k_words), fig.labels(q_words), title=title, x_title="key", y_title="query",
-                                     colorscale="RdBu", zmid=0), name, m, q_words, k_words, key_prefix=key_prefix)
+            matrix_chart(
+                fig.heatmap(
+                    m,
+                    fig.labels(k_words),
+                    fig.labels(q_words),
+                    title=title,
+                    x_title="key",
+                    y_title="query",
+                    colorscale="RdBu",
+                    zmid=0,
+                ),
+                name,
+                m,
+                q_words,
+                k_words,
+                key_prefix=key_prefix,
+            )
 
 
 def mask_step(tr, q_words: list[str], k_words: list[str], *, key_prefix: str = "") -> None:
     """How many pairs may attend, and the mask as a matrix (1 = may attend)."""
     mask = tr.mask.int()
     st.caption(t("mask_count", n=int(mask.sum()), total=mask.numel()))
-    matrix_chart(fig.heatmap(mask, fig.labels(k_words), fig.labels(q_words), title=t("mask_matrix"), x_title="key", y_title="query",
-                             colorscale="Blues"), "mask", mask, q_words, k_words, key_prefix=key_prefix)
+    matrix_chart(
+        fig.heatmap(
+            mask,
+            fig.labels(k_words),
+            fig.labels(q_words),
+            title=t("mask_matrix"),
+            x_title="key",
+            y_title="query",
+            colorscale="Blues",
+        ),
+        "mask",
+        mask,
+        q_words,
+        k_words,
+        key_prefix=key_prefix,
+    )
 
 
 def softmax_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_prefix: str = "") -> None:
     """The softmax in stages: each row's max and sum beside exp(x - max)."""
     st.latex(SOFTMAX_STAGES)
-    st.code("m = scaled.amax(-1, keepdim=True)\np = (scaled - m).exp()   # masked entries -> 0\nZ = p.sum(-1, keepdim=True)\nweights = p / Z",
-            language="python")
+    st.code(
+        "m = scaled.amax(-1, keepdim=True)\np = (scaled - m).exp()   # masked entries -> 0\nZ = p.sum(-1, keepdim=True)\nweights = p / Z",
+        language="python",
+    )
     sm = tr.softmax
     a, b = st.columns([1, 3])
     with a:
-        st.dataframe({t("token"): q_words, t("sm_max"): sm.row_max[h].tolist(), t("sm_sum"): sm.row_sum[h].tolist()}, hide_index=True)
+        st.dataframe(
+            {t("token"): q_words, t("sm_max"): sm.row_max[h].tolist(), t("sm_sum"): sm.row_sum[h].tolist()},
+            hide_index=True,
+        )
     with b:
-        matrix_chart(fig.heatmap(sm.exp[h], fig.labels(k_words), fig.labels(q_words), title=t("sm_exp"), x_title="key", y_title="query"),
-                     "exp", sm.exp[h], q_words, k_words, key_prefix=key_prefix)
+        matrix_chart(
+            fig.heatmap(
+                sm.exp[h], fig.labels(k_words), fig.labels(q_words), title=t("sm_exp"), x_title="key", y_title="query"
+            ),
+            "exp",
+            sm.exp[h],
+            q_words,
+            k_words,
+            key_prefix=key_prefix,
+        )
 
 
-def output_step(tr, h: int, q_words: list[str], k_words: list[str], *, weights_title: str, key_prefix: str = "") -> None:
+def output_step(
+    tr, h: int, q_words: list[str], k_words: list[str], *, weights_title: str, key_prefix: str = ""
+) -> None:
     """The weights and the context vectors they make, side by side."""
     a, b = st.columns(2)
     with a:
-        matrix_chart(fig.heatmap(tr.attn[h], fig.labels(k_words), fig.labels(q_words), title=weights_title, x_title="key", y_title="query"),
-                     "weights", tr.attn[h], q_words, k_words, key_prefix=key_prefix)
+        matrix_chart(
+            fig.heatmap(
+                tr.attn[h],
+                fig.labels(k_words),
+                fig.labels(q_words),
+                title=weights_title,
+                x_title="key",
+                y_title="query",
+            ),
+            "weights",
+            tr.attn[h],
+            q_words,
+            k_words,
+            key_prefix=key_prefix,
+        )
     with b:
         dims = [str(i) for i in range(tr.context.shape[-1])]
-        matrix_chart(fig.heatmap(tr.context[h], dims, fig.labels(q_words), title=t("context"), x_title="dim", y_title="query",
-                                 colorscale="RdBu", zmid=0), "context", tr.context[h], q_words, dims, key_prefix=key_prefix)
+        matrix_chart(
+            fig.heatmap(
+                tr.context[h],
+                dims,
+                fig.labels(q_words),
+                title=t("context"),
+                x_title="dim",
+                y_title="query",
+                colorscale="RdBu",
+                zmid=0,
+            ),
+            "context",
+            tr.context[h],
+            q_words,
+            dims,
+            key_prefix=key_prefix,
+        )

@@ -1,4 +1,5 @@
 """Step by step: tokens -> embeddings -> Q, K, V -> scores -> scaling -> mask -> softmax -> context."""
+
 import streamlit as st
 
 from attn_core.export import to_json
@@ -34,8 +35,15 @@ q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 L, S = len(q_words), len(k_words)
 
 c1, c2, c3 = st.columns([2, 1, 3])
-focus = choice(c1.selectbox, t("focus"), range(L), "focus", default=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i],
-               variant=f"{abs(hash(tuple(q_words)))}_")  # a new sentence, a new selector (the position is kept when it fits)
+focus = choice(
+    c1.selectbox,
+    t("focus"),
+    range(L),
+    "focus",
+    default=min(1, L - 1),
+    format_func=lambda i, names=tuple(q_labels): names[i],
+    variant=f"{abs(hash(tuple(q_words)))}_",
+)  # a new sentence, a new selector (the position is kept when it fits)
 check_number("head_steps", 0, s.heads - 1)
 head = int(c2.number_input(t("head"), 0, s.heads - 1, 0, key="head_steps", bind="query-params")) if s.heads > 1 else 0
 steps = ["st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output"]
@@ -46,52 +54,125 @@ show = matrix_chart  # a chart and its CSV download
 
 if step == "st_tokens":
     st.subheader(t("tokens_table"))
-    st.dataframe({t("position"): list(range(L)), t("token"): q_words, t("id"): list(trace.tokens.ids)}, hide_index=True)
+    st.dataframe(
+        {t("position"): list(range(L)), t("token"): q_words, t("id"): list(trace.tokens.ids)}, hide_index=True
+    )
     st.latex(r"x_i = E[\mathrm{id}_i] + PE_i \qquad E \in \mathbb{R}^{|V| \times d_{model}}")
-    st.code(f"embed = torch.nn.Embedding({len(trace.tokens.vocab)}, {s.d_model})\nx = embed(ids)  # {tuple(trace.x.shape)}", language="python")
+    st.code(
+        f"embed = torch.nn.Embedding({len(trace.tokens.vocab)}, {s.d_model})\nx = embed(ids)  # {tuple(trace.x.shape)}",
+        language="python",
+    )
     dims = [str(i) for i in range(s.d_model)]
-    show(fig.heatmap(trace.x, dims, q_labels, title=t("embeddings"), x_title="dim", y_title=t("token"), colorscale="RdBu", zmid=0), "x", trace.x, q_words, dims)
+    show(
+        fig.heatmap(
+            trace.x,
+            dims,
+            q_labels,
+            title=t("embeddings"),
+            x_title="dim",
+            y_title=t("token"),
+            colorscale="RdBu",
+            zmid=0,
+        ),
+        "x",
+        trace.x,
+        q_words,
+        dims,
+    )
 elif step == "st_qkv":
     st.latex(r"Q = X W_q^\top,\quad K = X W_k^\top,\quad V = X W_v^\top")
     st.code(
         f"W_q = torch.rand({s.d_q}, {s.d_model})   # head {head}: {tuple(W.W_q[head].shape)}\n"
         f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\nK = x @ W_k.T   # {tuple(trace.K[head].shape)}\nV = x @ W_v.T   # {tuple(trace.V[head].shape)}",
-        language="python")
-    which = st.radio(t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key=f"qkv_which__{lang()}")
-    mats = {"Q": (trace.Q[head], q_labels, q_words), "K": (trace.K[head], k_labels, k_words), "V": (trace.V[head], k_labels, k_words),
-            "W_q": (W.W_q[head], None, None), "W_k": (W.W_k[head], None, None), "W_v": (W.W_v[head], None, None)}
+        language="python",
+    )
+    which = st.radio(
+        t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key=f"qkv_which__{lang()}"
+    )
+    mats = {
+        "Q": (trace.Q[head], q_labels, q_words),
+        "K": (trace.K[head], k_labels, k_words),
+        "V": (trace.V[head], k_labels, k_words),
+        "W_q": (W.W_q[head], None, None),
+        "W_k": (W.W_k[head], None, None),
+        "W_v": (W.W_v[head], None, None),
+    }
     m, rl, rw = mats[which]
     rl = rl or [str(i) for i in range(m.shape[0])]
     rw = rw or rl
     cols = [str(i) for i in range(m.shape[1])]
-    show(fig.heatmap(m, cols, rl, title=f"{which} {tuple(m.shape)}", x_title="dim", y_title="", colorscale="RdBu", zmid=0), which, m, rw, cols)
+    show(
+        fig.heatmap(
+            m, cols, rl, title=f"{which} {tuple(m.shape)}", x_title="dim", y_title="", colorscale="RdBu", zmid=0
+        ),
+        which,
+        m,
+        rw,
+        cols,
+    )
 elif step == "st_scores":
-    formula = {"dot": r"e_{ij} = q_i^\top k_j", "scaled_dot": r"e_{ij} = \frac{q_i^\top k_j}{\sqrt{d_k}}",
-               "additive": r"e_{ij} = v^\top \tanh(W_a q_i + U_a k_j)"}[s.score]
+    formula = {
+        "dot": r"e_{ij} = q_i^\top k_j",
+        "scaled_dot": r"e_{ij} = \frac{q_i^\top k_j}{\sqrt{d_k}}",
+        "additive": r"e_{ij} = v^\top \tanh(W_a q_i + U_a k_j)",
+    }[s.score]
     st.latex(formula + (rf"\ /\ T,\ T = {s.temperature:g}" if s.temperature != 1 else ""))
-    st.code(f"scores = Q @ K.T            # {tuple(trace.scores[head].shape)}\nscaled = scores * {trace.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})", language="python")
+    st.code(
+        f"scores = Q @ K.T            # {tuple(trace.scores[head].shape)}\nscaled = scores * {trace.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})",
+        language="python",
+    )
     scores_step(trace, head, q_words, k_words)
-    st.info(t("why_scale", unscaled=trace.peak_weight(head, focus, scaled=False), scaled=trace.peak_weight(head, focus)))
-    show(fig.grouped_bars({"raw": trace.scores[head, focus].tolist(), "scaled": trace.scaled_scores[head, focus].tolist()}, k_labels,
-                          title=t("focus_scores", tok=tok)), "focus_scores")
+    st.info(
+        t("why_scale", unscaled=trace.peak_weight(head, focus, scaled=False), scaled=trace.peak_weight(head, focus))
+    )
+    show(
+        fig.grouped_bars(
+            {"raw": trace.scores[head, focus].tolist(), "scaled": trace.scaled_scores[head, focus].tolist()},
+            k_labels,
+            title=t("focus_scores", tok=tok),
+        ),
+        "focus_scores",
+    )
 elif step == "st_mask":
     st.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & \text{mask}_{ij} \\ -\infty & \text{otherwise}\end{cases}")
-    st.code(f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})  # bool {tuple(trace.mask.shape)}, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))", language="python")
+    st.code(
+        f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})  # bool {tuple(trace.mask.shape)}, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
+        language="python",
+    )
     mask_step(trace, q_words, k_words)
 elif step == "st_softmax":
     softmax_step(trace, head, q_words, k_words)
 else:
     st.latex(WEIGHTED_SUM)
-    st.code(f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\ncontext = weights @ V               # {tuple(trace.context[head].shape)}", language="python")
+    st.code(
+        f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\ncontext = weights @ V               # {tuple(trace.context[head].shape)}",
+        language="python",
+    )
     if s.dropout > 0:
         st.caption(t("dropout_note"))
     output_step(trace, head, q_words, k_words, weights_title=t("attn_weights"))
 
 if bool(trace.empty_rows.any()):
     st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))
-st.plotly_chart(fig.bars(trace.attn[head, focus].tolist(), k_labels, title=t("focus_row", tok=tok), highlight=int(trace.attn[head, focus].argmax())),
-                width="stretch", key="chart_focus")
+st.plotly_chart(
+    fig.bars(
+        trace.attn[head, focus].tolist(),
+        k_labels,
+        title=t("focus_row", tok=tok),
+        highlight=int(trace.attn[head, focus].argmax()),
+    ),
+    width="stretch",
+    key="chart_focus",
+)
 with st.expander(t("focus_context", tok=md(tok))):
-    st.dataframe({"dim": list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()}, hide_index=True)
-st.download_button(t("download_json"), lambda: to_json(trace), "attention_trace.json", "application/json", key="dl_json",
-                   on_click="ignore")  # the JSON is built only when clicked
+    st.dataframe(
+        {"dim": list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()}, hide_index=True
+    )
+st.download_button(
+    t("download_json"),
+    lambda: to_json(trace),
+    "attention_trace.json",
+    "application/json",
+    key="dl_json",
+    on_click="ignore",
+)  # the JSON is built only when clicked

@@ -1,4 +1,5 @@
 """Multi-head: one panel per head, the concatenation, W_o, residual + LayerNorm, parameter count."""
+
 import streamlit as st
 
 from attn_core import param_count
@@ -19,26 +20,71 @@ q_labels, k_labels = fig.labels(trace.tokens.words), fig.labels(trace.key_tokens
 st.caption(t("mh_intro", proj=t("mh_proj") if trace.projected is not None else ""))
 
 default = list(range(min(s.heads, 4)))
-shown = st.multiselect(t("heads_to_show"), list(range(s.heads)), default=default, format_func=lambda h, word=t("head"): f"{word} {h}",
-                       max_selections=4, key=f"mh_heads__{lang()}")
+shown = st.multiselect(
+    t("heads_to_show"),
+    list(range(s.heads)),
+    default=default,
+    format_func=lambda h, word=t("head"): f"{word} {h}",
+    max_selections=4,
+    key=f"mh_heads__{lang()}",
+)
 cols = st.columns(max(len(shown), 1))
 for col, h in zip(cols, shown):
     with col:
-        st.plotly_chart(fig.heatmap(trace.attn[h], k_labels, q_labels, title=f"{t('head')} {h}", x_title="key", y_title="query", height=360),
-                        width="stretch", key=f"mh_head_{h}")
+        st.plotly_chart(
+            fig.heatmap(
+                trace.attn[h], k_labels, q_labels, title=f"{t('head')} {h}", x_title="key", y_title="query", height=360
+            ),
+            width="stretch",
+            key=f"mh_head_{h}",
+        )
 
 dims = [str(i) for i in range(trace.concat.shape[1])]
-st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(z^{(1)}, \dots, z^{(h)})" + (r"\,W_o^\top" if trace.projected is not None else "")
-         + (r"\quad\to\quad \mathrm{LayerNorm}(X + \cdot)" if s.residual_norm else ""))
-st.code(f"concat = torch.cat([context[h] for h in range({s.heads})], dim=-1)  # {tuple(trace.concat.shape)}"
-        + (f"\nprojected = concat @ W_o.T + b_o  # {tuple(trace.projected.shape)}" if trace.projected is not None else "")
-        + (f"\noutput = F.layer_norm(x + projected, ({s.d_model},))  # {tuple(trace.output.shape)}" if s.residual_norm else ""), language="python")
-st.plotly_chart(fig.heatmap(trace.concat, dims, q_labels, title=f"{t('concat')} {tuple(trace.concat.shape)}", x_title="dim", y_title="query",
-                            colorscale="RdBu", zmid=0), width="stretch", key="mh_concat")
+st.latex(
+    r"\mathrm{MultiHead}(X) = \mathrm{Concat}(z^{(1)}, \dots, z^{(h)})"
+    + (r"\,W_o^\top" if trace.projected is not None else "")
+    + (r"\quad\to\quad \mathrm{LayerNorm}(X + \cdot)" if s.residual_norm else "")
+)
+st.code(
+    f"concat = torch.cat([context[h] for h in range({s.heads})], dim=-1)  # {tuple(trace.concat.shape)}"
+    + (f"\nprojected = concat @ W_o.T + b_o  # {tuple(trace.projected.shape)}" if trace.projected is not None else "")
+    + (
+        f"\noutput = F.layer_norm(x + projected, ({s.d_model},))  # {tuple(trace.output.shape)}"
+        if s.residual_norm
+        else ""
+    ),
+    language="python",
+)
+st.plotly_chart(
+    fig.heatmap(
+        trace.concat,
+        dims,
+        q_labels,
+        title=f"{t('concat')} {tuple(trace.concat.shape)}",
+        x_title="dim",
+        y_title="query",
+        colorscale="RdBu",
+        zmid=0,
+    ),
+    width="stretch",
+    key="mh_concat",
+)
 if trace.projected is not None or s.residual_norm:
     out_dims = [str(i) for i in range(trace.output.shape[1])]
-    st.plotly_chart(fig.heatmap(trace.output, out_dims, q_labels, title=f"{t('output')} {tuple(trace.output.shape)}", x_title="dim",
-                                y_title="query", colorscale="RdBu", zmid=0), width="stretch", key="mh_output")
+    st.plotly_chart(
+        fig.heatmap(
+            trace.output,
+            out_dims,
+            q_labels,
+            title=f"{t('output')} {tuple(trace.output.shape)}",
+            x_title="dim",
+            y_title="query",
+            colorscale="RdBu",
+            zmid=0,
+        ),
+        width="stretch",
+        key="mh_output",
+    )
 
 st.subheader(t("params"))
 n = param_count(s)

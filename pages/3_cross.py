@@ -1,4 +1,5 @@
 """Cross-attention: queries from the second sentence attend to the first (L x S weights)."""
+
 import streamlit as st
 
 from explorer import figures as fig
@@ -17,15 +18,42 @@ if trace is None:
 q_words, k_words = list(trace.tokens.words), list(trace.key_tokens.words)
 q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 st.caption(t("cross_intro", L=len(q_words), S=len(k_words)))
-st.latex(r"Q = X_{\text{2nd}} W_q^\top,\ K = X_{\text{1st}} W_k^\top,\ V = X_{\text{1st}} W_v^\top,\quad "
-         r"\alpha = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{L\times S}")
+st.latex(
+    r"Q = X_{\text{2nd}} W_q^\top,\ K = X_{\text{1st}} W_k^\top,\ V = X_{\text{1st}} W_v^\top,\quad "
+    r"\alpha = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{L\times S}"
+)
 check_number("cross_head", 0, trace.settings.heads - 1)
-head = st.number_input(t("head"), 0, trace.settings.heads - 1, 0, key="cross_head", bind="query-params") if trace.settings.heads > 1 else 0
+head = (
+    st.number_input(t("head"), 0, trace.settings.heads - 1, 0, key="cross_head", bind="query-params")
+    if trace.settings.heads > 1
+    else 0
+)
 a, b = st.columns(2)
 with a:
-    st.plotly_chart(fig.heatmap(trace.attn[head], k_labels, q_labels, title=f"{t('attn_weights')} {tuple(trace.attn[head].shape)}",
-                                x_title=t("keys"), y_title=t("queries")), width="stretch", key="cross_heatmap")
+    st.plotly_chart(
+        fig.heatmap(
+            trace.attn[head],
+            k_labels,
+            q_labels,
+            title=f"{t('attn_weights')} {tuple(trace.attn[head].shape)}",
+            x_title=t("keys"),
+            y_title=t("queries"),
+        ),
+        width="stretch",
+        key="cross_heatmap",
+    )
 with b:
     floor = st.slider(t("min_weight"), 0.0, 0.5, 0.02, 0.01, key="cross_floor")
-    st.plotly_chart(fig.attention_lines(trace.attn[head].tolist(), q_labels, k_labels, min_weight=floor, title=t("line_view"),
-                                        left=t("queries"), right=t("keys")), width="stretch", key="cross_lines")
+    st.plotly_chart(
+        fig.attention_lines(
+            trace.attn[head].tolist(),
+            q_labels,
+            k_labels,
+            min_weight=floor,
+            title=t("line_view"),
+            left=t("queries"),
+            right=t("keys"),
+        ),
+        width="stretch",
+        key="cross_lines",
+    )

@@ -1,4 +1,5 @@
 """The source tutorial, reproduced with its exact numbers, in its order."""
+
 import streamlit as st
 
 from attn_core.tutorial import PRINTED, walkthrough
@@ -24,51 +25,98 @@ st.title(t("page_tutorial"))
 st.caption(t("tut_intro"))
 
 st.subheader(t("tut_s1"))
-st.code('sentence = "Life is short, eat dessert first"\n'
-        "dc = {s: i for i, s in enumerate(sorted(sentence.replace(',', '').split()))}\n"
-        f"print(dc)            # {tr.tokens.vocab}\n"
-        f"print(sentence_int)  # tensor({list(tr.tokens.ids)})", language="python")
-st.dataframe({"": [t("tut_printed"), t("tut_computed")], "vocab": [str(PRINTED["vocab"]), str(tr.tokens.vocab)],
-              "ids": [str(PRINTED["ids"]), str(list(tr.tokens.ids))]}, hide_index=True)
+st.code(
+    'sentence = "Life is short, eat dessert first"\n'
+    "dc = {s: i for i, s in enumerate(sorted(sentence.replace(',', '').split()))}\n"
+    f"print(dc)            # {tr.tokens.vocab}\n"
+    f"print(sentence_int)  # tensor({list(tr.tokens.ids)})",
+    language="python",
+)
+st.dataframe(
+    {
+        "": [t("tut_printed"), t("tut_computed")],
+        "vocab": [str(PRINTED["vocab"]), str(tr.tokens.vocab)],
+        "ids": [str(PRINTED["ids"]), str(list(tr.tokens.ids))],
+    },
+    hide_index=True,
+)
 
 st.subheader(t("tut_s2"))
-st.code(f"torch.manual_seed(123)\nembed = torch.nn.Embedding(6, 16)\nembedded_sentence = embed(sentence_int).detach()\n"
-        f"print(embedded_sentence.shape)  # torch.Size({list(tr.x.shape)})", language="python")
+st.code(
+    f"torch.manual_seed(123)\nembed = torch.nn.Embedding(6, 16)\nembedded_sentence = embed(sentence_int).detach()\n"
+    f"print(embedded_sentence.shape)  # torch.Size({list(tr.x.shape)})",
+    language="python",
+)
 
 st.subheader(t("tut_s3"))
-st.code("torch.manual_seed(123)  # again: the printed numbers need it\nd_q, d_k, d_v = 24, 24, 28\n"
-        "W_query = torch.nn.Parameter(torch.rand(d_q, d))\nW_key = torch.nn.Parameter(torch.rand(d_k, d))\n"
-        "W_value = torch.nn.Parameter(torch.rand(d_v, d))", language="python")
+st.code(
+    "torch.manual_seed(123)  # again: the printed numbers need it\nd_q, d_k, d_v = 24, 24, 28\n"
+    "W_query = torch.nn.Parameter(torch.rand(d_q, d))\nW_key = torch.nn.Parameter(torch.rand(d_k, d))\n"
+    "W_value = torch.nn.Parameter(torch.rand(d_v, d))",
+    language="python",
+)
 st.caption(t("tut_seed_note"))
 
 st.subheader(t("tut_s4"))
-st.code(f"query_2 = W_query.matmul(x_2)       # torch.Size({list(w.query_2.shape)})\n"
-        f"keys = W_key.matmul(embedded_sentence.T).T      # torch.Size({list(tr.K[0].shape)})\n"
-        f"values = W_value.matmul(embedded_sentence.T).T  # torch.Size({list(tr.V[0].shape)})\n"
-        f"omega_2 = query_2.matmul(keys.T)\nattention_weights_2 = F.softmax(omega_2 / d_k**0.5, dim=0)", language="python")
-st.dataframe({
-    "": ["omega_2", "attention_weights_2"],
-    t("tut_printed"): [_row(PRINTED["omega_2"]), _row(PRINTED["attention_weights_2"])],
-    t("tut_computed"): [_row(w.omega_2.tolist()), _row(w.attention_weights_2.tolist())],
-    t("tut_match"): ["✓" if w.matches(k) else "✗" for k in ("omega_2", "attention_weights_2")],
-}, hide_index=True)
+st.code(
+    f"query_2 = W_query.matmul(x_2)       # torch.Size({list(w.query_2.shape)})\n"
+    f"keys = W_key.matmul(embedded_sentence.T).T      # torch.Size({list(tr.K[0].shape)})\n"
+    f"values = W_value.matmul(embedded_sentence.T).T  # torch.Size({list(tr.V[0].shape)})\n"
+    f"omega_2 = query_2.matmul(keys.T)\nattention_weights_2 = F.softmax(omega_2 / d_k**0.5, dim=0)",
+    language="python",
+)
+st.dataframe(
+    {
+        "": ["omega_2", "attention_weights_2"],
+        t("tut_printed"): [_row(PRINTED["omega_2"]), _row(PRINTED["attention_weights_2"])],
+        t("tut_computed"): [_row(w.omega_2.tolist()), _row(w.attention_weights_2.tolist())],
+        t("tut_match"): ["✓" if w.matches(k) else "✗" for k in ("omega_2", "attention_weights_2")],
+    },
+    hide_index=True,
+)
 names = fig.labels(tr.tokens.words)
-st.plotly_chart(fig.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4), width="stretch", key="tut_bars")
+st.plotly_chart(
+    fig.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4),
+    width="stretch",
+    key="tut_bars",
+)
 st.success(t("tut_dessert", w=float(w.attention_weights_2[4])))
 
 st.subheader(t("tut_s5"))
-st.code(f"context_vector_2 = attention_weights_2.matmul(values)\nprint(context_vector_2.shape)  # torch.Size({list(w.context_vector_2.shape)})",
-        language="python")
+st.code(
+    f"context_vector_2 = attention_weights_2.matmul(values)\nprint(context_vector_2.shape)  # torch.Size({list(w.context_vector_2.shape)})",
+    language="python",
+)
 
 st.subheader(t("tut_s6"))
-st.code(f"multihead_query_2 = multihead_W_query.matmul(x_2)  # torch.Size({list(w.multihead_query_2.shape)})\n"
-        f"multihead_keys    # torch.Size({list(w.multihead_keys.shape)})\nmultihead_values  # torch.Size({list(w.multihead_values.shape)})\n"
-        f"final_context = torch.cat(multihead_contexts, dim=0)  # torch.Size({list(w.final_context.shape)})", language="python")
-st.plotly_chart(fig.heatmap(w.multihead_weights_2, names, [f"{t('head')} {h}" for h in range(3)], title="'is' — 3 heads",
-                            x_title="key", y_title=t("head")), width="stretch", key="tut_heads")
+st.code(
+    f"multihead_query_2 = multihead_W_query.matmul(x_2)  # torch.Size({list(w.multihead_query_2.shape)})\n"
+    f"multihead_keys    # torch.Size({list(w.multihead_keys.shape)})\nmultihead_values  # torch.Size({list(w.multihead_values.shape)})\n"
+    f"final_context = torch.cat(multihead_contexts, dim=0)  # torch.Size({list(w.final_context.shape)})",
+    language="python",
+)
+st.plotly_chart(
+    fig.heatmap(
+        w.multihead_weights_2,
+        names,
+        [f"{t('head')} {h}" for h in range(3)],
+        title="'is' — 3 heads",
+        x_title="key",
+        y_title=t("head"),
+    ),
+    width="stretch",
+    key="tut_heads",
+)
 
 st.subheader(t("tut_s7"))
-st.code(f"embedded_sentence_2 = torch.rand(8, 16)\nquery_2 = W_query.matmul(embedded_sentence_2[1])\n"
-        f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})", language="python")
-st.plotly_chart(fig.bars(w.cross_weights.tolist(), names, title="cross-attention: target token 1 → source"), width="stretch", key="tut_cross")
+st.code(
+    f"embedded_sentence_2 = torch.rand(8, 16)\nquery_2 = W_query.matmul(embedded_sentence_2[1])\n"
+    f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})",
+    language="python",
+)
+st.plotly_chart(
+    fig.bars(w.cross_weights.tolist(), names, title="cross-attention: target token 1 → source"),
+    width="stretch",
+    key="tut_cross",
+)
 st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")

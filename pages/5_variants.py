@@ -1,4 +1,5 @@
 """Variants: efficient kernels side by side with full attention on the current sentence."""
+
 from dataclasses import replace
 
 import streamlit as st
@@ -19,8 +20,14 @@ st.title(t("page_variants"))
 st.caption(t("var_intro"))
 settings = current_settings()
 names = [k for k in KERNELS if k != "sdpa"]
-picked = st.multiselect(t("var_pick"), names, default=["full", "sliding_window", "linear_elu"],
-                        format_func=lambda k: KERNELS[k].label, key="var_kernels", max_selections=4)
+picked = st.multiselect(
+    t("var_pick"),
+    names,
+    default=["full", "sliding_window", "linear_elu"],
+    format_func=lambda k: KERNELS[k].label,
+    key="var_kernels",
+    max_selections=4,
+)
 c = st.columns(5)
 window = int(c[0].number_input(t("window"), 1, 512, 1, key="var_window"))
 dilation = int(c[1].number_input(t("dilation"), 1, 64, 2, key="var_dilation"))
@@ -33,14 +40,18 @@ s = replace(settings, window=window, dilation=dilation, block=block, features=fe
 @bounded(max_mib=64, max_entries=64)  # shared by every session; tensors are drawn as they are
 def _compare(items: tuple, kernels: tuple):
     res = compare(Settings(**dict(items)), list(kernels))
-    return {"tokens": res["tokens"], "kernels": {k: {**v, "pattern": None if v["pattern"] is None else v["pattern"].int()}
-                                                  for k, v in res["kernels"].items()}}
+    return {
+        "tokens": res["tokens"],
+        "kernels": {
+            k: {**v, "pattern": None if v["pattern"] is None else v["pattern"].int()}
+            for k, v in res["kernels"].items()
+        },
+    }
 
 
 @bounded(max_mib=8, max_entries=64)
 def _curve(items: tuple, kernel: str, values: tuple):
     return error_curve(Settings(**dict(items)), kernel, list(values))
-
 
 
 if len(picked) < 2:
@@ -63,11 +74,19 @@ for col, name in zip(cols, picked):
         st.markdown(f"**{k.label}**")
         st.latex(k.formula)
         st.caption(f"{t('cost_time')} {k.time} · {t('cost_memory')} {k.memory}  \n{t('paper')}: {k.paper}")
-        st.plotly_chart(fig.heatmap(r["weights"], labels, labels, title=t("attn_weights"), x_title="key", y_title="query", height=340),
-                        width="stretch", key=f"var_w_{name}")
+        st.plotly_chart(
+            fig.heatmap(
+                r["weights"], labels, labels, title=t("attn_weights"), x_title="key", y_title="query", height=340
+            ),
+            width="stretch",
+            key=f"var_w_{name}",
+        )
         if r["pattern"] is not None:
-            st.plotly_chart(fig.heatmap(r["pattern"], labels, labels, title=t("pattern"), colorscale="Blues", height=300),
-                            width="stretch", key=f"var_p_{name}")
+            st.plotly_chart(
+                fig.heatmap(r["pattern"], labels, labels, title=t("pattern"), colorscale="Blues", height=300),
+                width="stretch",
+                key=f"var_p_{name}",
+            )
         st.metric(t("max_abs"), f"{r['max_abs']:.4g}")
         st.metric(t("kl"), f"{r['kl']:.4g}")
         st.metric(t("cos"), f"{r['cos']:.4f}")
@@ -81,5 +100,14 @@ if sweepable:
     values = tuple(range(1, L + 1)) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
     rows = _curve(tuple(sorted(s.to_dict().items())), name, values)
     if rows:
-        st.plotly_chart(fig.line([r[param] for r in rows], {t("max_abs"): [r["max_abs"] for r in rows], t("kl"): [r["kl"] for r in rows]},
-                                 title=t("curve", p=param), x_title=param, log_x=param == "features"), width="stretch", key="var_curve_chart")
+        st.plotly_chart(
+            fig.line(
+                [r[param] for r in rows],
+                {t("max_abs"): [r["max_abs"] for r in rows], t("kl"): [r["kl"] for r in rows]},
+                title=t("curve", p=param),
+                x_title=param,
+                log_x=param == "features",
+            ),
+            width="stretch",
+            key="var_curve_chart",
+        )

@@ -1,4 +1,5 @@
 """Complexity: time and memory of full vs sparse vs linear attention on this machine."""
+
 from dataclasses import asdict
 
 import pandas as pd
@@ -24,10 +25,16 @@ info = bench.device_info(device)
 mem = info.get("total_bytes") or info.get("free_bytes")
 c[1].caption(f"{info.get('name', device)} · {info['threads']} threads · {mem / 2**30:.1f} GiB · torch {info['torch']}")
 
-kernels = st.multiselect(t("cx_kernels"), list(KERNELS), default=list(bench.DEFAULT_KERNELS),
-                         format_func=lambda k: KERNELS[k].label, key="cx_kernels")
-lengths = st.multiselect(t("cx_lengths"), [2**p for p in range(6, 17)], default=[256, 512, 1024, 2048, 4096],
-                         key="cx_lengths")
+kernels = st.multiselect(
+    t("cx_kernels"),
+    list(KERNELS),
+    default=list(bench.DEFAULT_KERNELS),
+    format_func=lambda k: KERNELS[k].label,
+    key="cx_kernels",
+)
+lengths = st.multiselect(
+    t("cx_lengths"), [2**p for p in range(6, 17)], default=[256, 512, 1024, 2048, 4096], key="cx_lengths"
+)
 c = st.columns(6)
 batch = int(c[0].number_input(t("cx_batch"), 1, 64, 1, key="cx_batch"))
 heads = int(c[1].number_input(t("cx_heads"), 1, 64, 4, key="cx_heads"))
@@ -36,8 +43,13 @@ window = int(c[3].number_input(t("cx_window"), 1, 4096, 128, key="cx_window"))
 dtypes = ["fp32", "bf16"] + (["fp16"] if device != "cpu" else [])
 dtype = c[4].selectbox(t("cx_dtype"), dtypes, key="cx_dtype")
 causal = c[5].checkbox(t("cx_causal"), key="cx_causal")
-cfg = bench.SweepConfig(kernels=tuple(kernels), lengths=tuple(sorted(lengths)), device=device, dtype=dtype,
-                        shape=bench.Shape(batch=batch, heads=heads, d_head=d_head, window=window, causal=causal))
+cfg = bench.SweepConfig(
+    kernels=tuple(kernels),
+    lengths=tuple(sorted(lengths)),
+    device=device,
+    dtype=dtype,
+    shape=bench.Shape(batch=batch, heads=heads, d_head=d_head, window=window, causal=causal),
+)
 
 
 try:
@@ -103,14 +115,18 @@ names = list(series_t)
 theory = bench.theory_curves(series_t, cfg.shape)
 a, b = st.columns(2)
 with a:
-    st.plotly_chart(fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory), width="stretch", key="cx_time_chart")
+    st.plotly_chart(
+        fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory), width="stretch", key="cx_time_chart"
+    )
     st.caption(t("cx_theory"))
 with b:
     st.plotly_chart(fig.loglog(series_m, title=t("cx_mem"), y_title="MiB"), width="stretch", key="cx_mem_chart")
 
 st.subheader(t("cx_slopes"))
 slopes = {k: bench.fit_slope(*bench.fit_range(rows, k)) for k in names}
-st.dataframe({"kernel": list(slopes), "slope": [None if v is None else round(v, 2) for v in slopes.values()]}, hide_index=True)
+st.dataframe(
+    {"kernel": list(slopes), "slope": [None if v is None else round(v, 2) for v in slopes.values()]}, hide_index=True
+)
 
 st.subheader(t("cx_cross"))
 base = "sdpa" if "sdpa" in names else ("full" if "full" in names else None)
@@ -119,14 +135,20 @@ if base:
     ref = dict(zip(*series_t[base]))
     cross = {k: bench.crossover(ref, dict(zip(*series_t[k]))) for k in names if k not in ("full", "sdpa")}
     # one type per column: the lengths as text beside "never"
-    st.dataframe({"kernel": list(cross), t("cx_from", base=base): [str(v) if v else t("cx_never") for v in cross.values()]},
-                 hide_index=True)
+    st.dataframe(
+        {"kernel": list(cross), t("cx_from", base=base): [str(v) if v else t("cx_never") for v in cross.values()]},
+        hide_index=True,
+    )
 
 peak = job.matmul_gflops
 if peak:  # measured at the end of a sweep that ran to completion
     st.subheader(t("cx_gflops", peak=peak))
-    st.dataframe(df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]]
-                 .assign(**{"% of matmul": lambda d: (100 * d["gflops"] / peak).round(1)}), hide_index=True)
+    st.dataframe(
+        df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]].assign(
+            **{"% of matmul": lambda d: (100 * d["gflops"] / peak).round(1)}
+        ),
+        hide_index=True,
+    )
 verdict = ", ".join(f"{KERNELS[k].label}: L ≥ {v}" for k, v in cross.items() if v) or t("cx_never")
 st.info(t("cx_rule", verdict=verdict))
 st.caption(t("cx_params", d=heads * d_head, p=4 * (heads * d_head) ** 2))

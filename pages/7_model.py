@@ -1,4 +1,5 @@
 """Real model: a trained encoder's attention, and one head taken apart through attn_core's steps."""
+
 import json
 import math
 
@@ -61,7 +62,17 @@ except AttentionConfigError as err:
 enc = run.encoding
 pieces = list(enc.pieces)
 labels = fig.labels(pieces)
-st.caption(t("rm_model_caption", name=pre.name, layers=pre.layers, heads=pre.heads, d=pre.d_model, dh=pre.d_head, n=pre.n_params))
+st.caption(
+    t(
+        "rm_model_caption",
+        name=pre.name,
+        layers=pre.layers,
+        heads=pre.heads,
+        d=pre.d_model,
+        dh=pre.d_head,
+        n=pre.n_params,
+    )
+)
 st.caption(t("your_sentence"))
 st.text(settings.sentence)
 if enc.truncated:
@@ -69,15 +80,20 @@ if enc.truncated:
 if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
     st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - 2), icon=":material/help:")
 st.caption(t("rm_pieces"))
-st.dataframe({t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)}, hide_index=True, height=180)
+st.dataframe(
+    {t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)}, hide_index=True, height=180
+)
 
 st.subheader(t("rm_overview"))
 st.caption(t("rm_overview_note"))
 grid, grid_labels = pt.overview(run)
 if len(grid_labels) < len(pieces):
     st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
-st.plotly_chart(fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")),
-                width="stretch", key="rm_overview")
+st.plotly_chart(
+    fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")),
+    width="stretch",
+    key="rm_overview",
+)
 
 
 @st.fragment
@@ -96,12 +112,33 @@ def head_ui() -> None:
     uniform = math.log(enc.n_real)
     a, b, c = st.columns(3)
     with a:
-        st.plotly_chart(fig.attention_lines(model_w, labels, labels, min_weight=floor, title=t("rm_head_view", l=layer, h=head),
-                                            left=t("queries"), right=t("keys")), width="stretch", key="rm_lines")
+        st.plotly_chart(
+            fig.attention_lines(
+                model_w,
+                labels,
+                labels,
+                min_weight=floor,
+                title=t("rm_head_view", l=layer, h=head),
+                left=t("queries"),
+                right=t("keys"),
+            ),
+            width="stretch",
+            key="rm_lines",
+        )
     for col, title, h_trace, key in ((b, t("rm_model_weights"), ht, "trained"), (c, t("rm_untrained"), rnd, "random")):
         with col:  # the trained head beside the same head with random weights
-            st.plotly_chart(fig.heatmap(h_trace.model_attn if key == "trained" else h_trace.attn[0], labels, labels, title=title,
-                                        x_title="key", y_title="query"), width="stretch", key=f"rm_{key}_heatmap")
+            st.plotly_chart(
+                fig.heatmap(
+                    h_trace.model_attn if key == "trained" else h_trace.attn[0],
+                    labels,
+                    labels,
+                    title=title,
+                    x_title="key",
+                    y_title="query",
+                ),
+                width="stretch",
+                key=f"rm_{key}_heatmap",
+            )
             st.metric(t("rm_entropy", u=uniform), f"{pt.row_entropy(h_trace.attn, h_trace.mask):.3f}")
     st.caption(t("rm_random_intro", d=pre.d_model, seed=settings.seed))
 
@@ -114,15 +151,22 @@ def head_ui() -> None:
         st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")
     st.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
     steps = ["rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output"]
-    step = choice(st.radio, t("step"), steps, "rm_step", default="rm_st_output", format_func=label(""), horizontal=True)
+    step = choice(
+        st.radio, t("step"), steps, "rm_step", default="rm_st_output", format_func=label(""), horizontal=True
+    )
     show = matrix_chart  # a chart and its CSV download
     L = len(pieces)
     if step == "rm_st_qkv":
         st.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
-        st.code(f"sa = model.encoder.layer[{layer}].attention.self\nrows = slice({head * d}, {(head + 1) * d})   # head {head} of {pre.heads}\n"
-                f"W_q, b_q = sa.query.weight[rows], sa.query.bias[rows]   # {tuple(ht.weights.W_q[0].shape)}, ({d},)\n"
-                f"x = hidden_states[{layer}][0]   # {tuple(ht.x.shape)}\nQ = x @ W_q.T + b_q   # {tuple(ht.Q[0].shape)}", language="python")
-        which = st.radio(t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which")
+        st.code(
+            f"sa = model.encoder.layer[{layer}].attention.self\nrows = slice({head * d}, {(head + 1) * d})   # head {head} of {pre.heads}\n"
+            f"W_q, b_q = sa.query.weight[rows], sa.query.bias[rows]   # {tuple(ht.weights.W_q[0].shape)}, ({d},)\n"
+            f"x = hidden_states[{layer}][0]   # {tuple(ht.x.shape)}\nQ = x @ W_q.T + b_q   # {tuple(ht.Q[0].shape)}",
+            language="python",
+        )
+        which = st.radio(
+            t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
+        )
         if which == "x":
             m, rows, title = ht.x, labels, t("rm_x", l=layer)
         elif which in ("Q", "K", "V"):
@@ -131,16 +175,29 @@ def head_ui() -> None:
             m = getattr(ht.weights, which)[0]
             rows, title = [str(i) for i in range(m.shape[0])], which
         cols = [str(i) for i in range(m.shape[1])]
-        show(fig.heatmap(m, cols, rows, title=f"{title} {tuple(m.shape)}", x_title="dim", colorscale="RdBu", zmid=0),
-             which, m, rows, cols, key_prefix="rm_")
+        show(
+            fig.heatmap(m, cols, rows, title=f"{title} {tuple(m.shape)}", x_title="dim", colorscale="RdBu", zmid=0),
+            which,
+            m,
+            rows,
+            cols,
+            key_prefix="rm_",
+        )
     elif step == "rm_st_scores":
         st.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
-        st.code(f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})", language="python")
+        st.code(
+            f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})",
+            language="python",
+        )
         scores_step(ht, 0, pieces, pieces, key_prefix="rm_")
     elif step == "rm_st_mask":
-        st.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}")
-        st.code(f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
-                language="python")
+        st.latex(
+            r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}"
+        )
+        st.code(
+            f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
+            language="python",
+        )
         if enc.n_real == L:
             st.info(t("rm_no_padding"))
         mask_step(ht, pieces, pieces, key_prefix="rm_")
@@ -148,12 +205,21 @@ def head_ui() -> None:
         softmax_step(ht, 0, pieces, pieces, key_prefix="rm_")
     else:
         st.latex(WEIGHTED_SUM)
-        st.code(f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\ncontext = weights @ V               # {tuple(ht.context[0].shape)}\n"
-                f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}", language="python")
+        st.code(
+            f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\ncontext = weights @ V               # {tuple(ht.context[0].shape)}\n"
+            f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}",
+            language="python",
+        )
         output_step(ht, 0, pieces, pieces, weights_title=t("attn_weights") + " (attn_core)", key_prefix="rm_")
 
-    st.download_button(t("rm_download"), lambda: json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
-                       f"head_L{layer}_H{head}.json", "application/json", key="rm_dl_json", on_click="ignore")
+    st.download_button(
+        t("rm_download"),
+        lambda: json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
+        f"head_L{layer}_H{head}.json",
+        "application/json",
+        key="rm_dl_json",
+        on_click="ignore",
+    )
 
 
 head_ui()

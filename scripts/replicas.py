@@ -14,6 +14,7 @@ comes back as it was).
 Ctrl-C (or SIGTERM) stops HAProxy and every replica it started. Needs Debian's ``haproxy``
 (``apt-get install haproxy``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,9 +37,12 @@ COOKIE = "AE_REPLICA"
 
 def haproxy_config(bind: str, port: int, backends: list[str], *, stats_port: int | None = None) -> str:
     """A plain HAProxy configuration: sticky cookie, websockets, health checks, redispatch."""
-    servers = "\n".join(f"    server r{i} {b} check inter 2s fall 2 rise 1 cookie r{i}" for i, b in enumerate(backends, 1))
-    stats = (f"\nfrontend stats\n    bind 127.0.0.1:{stats_port}\n    stats enable\n    stats uri /\n"
-             if stats_port else "")
+    servers = "\n".join(
+        f"    server r{i} {b} check inter 2s fall 2 rise 1 cookie r{i}" for i, b in enumerate(backends, 1)
+    )
+    stats = (
+        f"\nfrontend stats\n    bind 127.0.0.1:{stats_port}\n    stats enable\n    stats uri /\n" if stats_port else ""
+    )
     return f"""global
     maxconn 4096
 
@@ -143,12 +147,31 @@ class Cluster:
             for i in range(self.replicas):
                 port = free_port()
                 log = open(os.path.join(self.log_dir, f"replica{i + 1}.log"), "w")
-                self.procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-                     "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                     *self.streamlit_args],
-                    cwd=ROOT, env=dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=secret), stdout=log,
-                    stderr=subprocess.STDOUT, start_new_session=True))
+                self.procs.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "streamlit",
+                            "run",
+                            "app.py",
+                            "--server.address",
+                            "127.0.0.1",
+                            "--server.port",
+                            str(port),
+                            "--server.headless",
+                            "true",
+                            "--browser.gatherUsageStats",
+                            "false",
+                            *self.streamlit_args,
+                        ],
+                        cwd=ROOT,
+                        env=dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=secret),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
                 backends.append(f"127.0.0.1:{port}")
             self.replica_urls = [f"http://{b}" for b in backends]
             for url in self.replica_urls:
@@ -163,8 +186,12 @@ class Cluster:
         if check.returncode != 0:
             self.stop()
             raise SystemExit(f"haproxy rejected its configuration: {check.stderr.strip()}")
-        self.haproxy = subprocess.Popen([exe, "-db", "-f", cfg], stdout=open(os.path.join(self.log_dir, "haproxy.log"), "w"),
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+        self.haproxy = subprocess.Popen(
+            [exe, "-db", "-f", cfg],
+            stdout=open(os.path.join(self.log_dir, "haproxy.log"), "w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         if not healthy(self.url, timeout):
             self.stop()
             raise SystemExit(f"HAProxy at {self.url} did not answer; see {self.log_dir}")
@@ -192,8 +219,9 @@ def main() -> None:
     if args.replicas < 1:
         ap.error("--replicas must be at least 1")
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    cluster = Cluster(bind=args.bind, port=args.port, replicas=args.replicas, backends=backends,
-                      streamlit_args=args.streamlit_args)
+    cluster = Cluster(
+        bind=args.bind, port=args.port, replicas=args.replicas, backends=backends, streamlit_args=args.streamlit_args
+    )
 
     def stop(*_):
         cluster.stop()
@@ -202,18 +230,24 @@ def main() -> None:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     cluster.start()
-    print(f"Attention Explorer at {cluster.url} ({len(cluster.procs) or len(backends)} replicas behind HAProxy; "
-          f"logs in {cluster.log_dir}). Ctrl-C stops everything.", flush=True)
+    print(
+        f"Attention Explorer at {cluster.url} ({len(cluster.procs) or len(backends)} replicas behind HAProxy; "
+        f"logs in {cluster.log_dir}). Ctrl-C stops everything.",
+        flush=True,
+    )
     reported: set[int] = set()
     while cluster.haproxy.poll() is None:
         for i, p in enumerate(cluster.procs):
             if p.poll() is not None and i not in reported:
                 reported.add(i)
-                print(f"replica {i + 1} exited (code {p.returncode}); HAProxy sends its users to the others.",
-                      file=sys.stderr)
+                print(
+                    f"replica {i + 1} exited (code {p.returncode}); HAProxy sends its users to the others.",
+                    file=sys.stderr,
+                )
         time.sleep(2)
     print("HAProxy exited; stopping.", file=sys.stderr)
     stop()
+
 
 if __name__ == "__main__":
     main()

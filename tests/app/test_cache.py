@@ -1,5 +1,6 @@
 """The server-wide cache keeps within its memory budget, shares identical concurrent work, and
 never computes more than two results at once; big heatmaps are pooled, never sent whole."""
+
 import threading
 import time
 
@@ -90,5 +91,7 @@ def test_an_uneven_last_block_averages_only_what_is_there():
 
 
 def test_token_text_is_escaped_for_plotly():
-    f = fig.heatmap(torch.zeros(1, 1), fig.labels(["<a href='x'>t</a>"]), fig.labels(["<b>q</b>"]), title="<img src=x>")
+    f = fig.heatmap(
+        torch.zeros(1, 1), fig.labels(["<a href='x'>t</a>"]), fig.labels(["<b>q</b>"]), title="<img src=x>"
+    )
     assert f.data[0].x[0] == "0 &lt;a href='x'&gt;t&lt;/a&gt;" and "<img" not in f.layout.title.text

@@ -4,6 +4,7 @@ Each page must run without an exception; a value that cannot be used is removed 
 named in a notice (the value itself is never echoed); a value that can be used reaches its control.
 The ranges below are written out here on purpose, as the oracle, not imported from the app.
 """
+
 import itertools
 import json
 import math
@@ -41,8 +42,34 @@ CONTROLS = {
 
 def number_corpus(seed: int = 0, n_random: int = 4) -> list[str]:
     """Overflowing, non-finite, malformed and borderline numbers, plus seeded random strings."""
-    fixed = ["1e400", "-1e400", "inf", "-inf", "nan", "NaN", "9" * 400, "-" + "9" * 400, "1e-400", "-1", "0",
-             "1.5", "2.0", "0x10", "1_000", "", " ", "+3", "３", "٣", "1e3", "1,5", "true", "[1]", "%00", "2\x00"]
+    fixed = [
+        "1e400",
+        "-1e400",
+        "inf",
+        "-inf",
+        "nan",
+        "NaN",
+        "9" * 400,
+        "-" + "9" * 400,
+        "1e-400",
+        "-1",
+        "0",
+        "1.5",
+        "2.0",
+        "0x10",
+        "1_000",
+        "",
+        " ",
+        "+3",
+        "３",
+        "٣",
+        "1e3",
+        "1,5",
+        "true",
+        "[1]",
+        "%00",
+        "2\x00",
+    ]
     rng = random.Random(seed)
     alphabet = "0123456789.eE+-_ xin\u200b"
     fixed += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(n_random)]
@@ -77,8 +104,22 @@ def notice_names(at) -> set[str]:
     return names
 
 
-KNOWN = set(CONTROLS) | {"mask", "score", "layout", "pos", "init", "step", "focus", "rm_step", "rm_model", "causal",
-                         "dropout_on", "residual_norm", "sentence", "source"}
+KNOWN = set(CONTROLS) | {
+    "mask",
+    "score",
+    "layout",
+    "pos",
+    "init",
+    "step",
+    "focus",
+    "rm_step",
+    "rm_model",
+    "causal",
+    "dropout_on",
+    "residual_norm",
+    "sentence",
+    "source",
+}
 CASES = [(name, raw) for name in CONTROLS for raw in number_corpus(seed=len(name))]
 
 
@@ -105,8 +146,18 @@ def test_many_hostile_values_at_once_are_each_named():
         assert name in named
 
 
-@pytest.mark.parametrize("name,value", [("mask", "evil"), ("score", "<script>"), ("layout", "x" * 500),
-                                        ("pos", ""), ("init", "1e400"), ("step", "st_nope"), ("focus", "-99")])
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("mask", "evil"),
+        ("score", "<script>"),
+        ("layout", "x" * 500),
+        ("pos", ""),
+        ("init", "1e400"),
+        ("step", "st_nope"),
+        ("focus", "-99"),
+    ],
+)
 def test_an_unknown_choice_falls_back_to_its_default_with_a_notice(name, value):
     at = run("pages/1_steps.py", {name: value})
     assert not at.exception
@@ -158,8 +209,14 @@ def test_typed_text_is_data_never_markup(page, text):
         assert "<img" not in sink and "<a " not in sink
     for c in at.get("plotly_chart"):
         spec = json.loads(c.proto.spec)
-        blob = json.dumps([spec["layout"].get("title"), [t.get("x") for t in spec["data"]],
-                           [t.get("y") for t in spec["data"]], [t.get("text") for t in spec["data"]]])
+        blob = json.dumps(
+            [
+                spec["layout"].get("title"),
+                [t.get("x") for t in spec["data"]],
+                [t.get("y") for t in spec["data"]],
+                [t.get("text") for t in spec["data"]],
+            ]
+        )
         assert "<img" not in blob and "<a " not in blob and "<b>" not in blob
 
 
@@ -174,8 +231,7 @@ def test_the_markdown_check_can_fail():
 
 def test_the_crash_this_guards_against_is_real():
     """A bare URL-bound number_input given 1e400 raises inside Streamlit: the checks above are needed."""
-    script = ("import streamlit as st\n"
-              "st.number_input('n', 0, 10, 1, key='n', bind='query-params')\n")
+    script = "import streamlit as st\nst.number_input('n', 0, 10, 1, key='n', bind='query-params')\n"
     at = AppTest.from_string(script, default_timeout=30)
     at.query_params["n"] = "1e400"
     at.run()
@@ -183,7 +239,16 @@ def test_the_crash_this_guards_against_is_real():
 
 
 def test_too_large_settings_are_refused_before_they_take_memory():
-    at = run("pages/2_multihead.py", {"heads": "32", "d_model": "1024", "d_q": "1024", "d_k": "1024", "d_v": "1024",
-                                      "sentence": " ".join(f"w{i}" for i in range(150))})
+    at = run(
+        "pages/2_multihead.py",
+        {
+            "heads": "32",
+            "d_model": "1024",
+            "d_q": "1024",
+            "d_k": "1024",
+            "d_v": "1024",
+            "sentence": " ".join(f"w{i}" for i in range(150)),
+        },
+    )
     assert not at.exception
     assert any("MiB" in w.value for w in itertools.chain(at.warning, at.error))

@@ -1,4 +1,5 @@
 """Every page under AppTest: runs clean, and a changed control changes the plotted data."""
+
 import json
 
 import time
@@ -9,11 +10,31 @@ import torch
 from attn_core import Settings, run_trace
 from attn_core.tutorial import PRINTED
 
-PAGES = ["pages/1_steps.py", "pages/2_multihead.py", "pages/3_cross.py", "pages/4_tutorial.py",
-         "pages/5_variants.py", "pages/6_complexity.py", "pages/7_model.py"]
-NON_DEFAULT = {"sentence": "我爱 attention 机制 and the attention", "heads": "4", "layout": "standard", "d_model": "32",
-               "mask": "global_window", "window": "1", "global_tokens": "2", "pos": "sinusoidal", "init": "standard",
-               "score": "additive", "causal": "true", "lang": "zh", "dropout_on": "true", "residual_norm": "true"}
+PAGES = [
+    "pages/1_steps.py",
+    "pages/2_multihead.py",
+    "pages/3_cross.py",
+    "pages/4_tutorial.py",
+    "pages/5_variants.py",
+    "pages/6_complexity.py",
+    "pages/7_model.py",
+]
+NON_DEFAULT = {
+    "sentence": "我爱 attention 机制 and the attention",
+    "heads": "4",
+    "layout": "standard",
+    "d_model": "32",
+    "mask": "global_window",
+    "window": "1",
+    "global_tokens": "2",
+    "pos": "sinusoidal",
+    "init": "standard",
+    "score": "additive",
+    "causal": "true",
+    "lang": "zh",
+    "dropout_on": "true",
+    "residual_norm": "true",
+}
 
 
 def charts(at):
@@ -84,16 +105,22 @@ def test_invalid_combination_shows_the_fix_and_keeps_settings(app):
     assert not at.sidebar.error and charts(at)
 
 
-@pytest.mark.parametrize("changes,text", [
-    ({"layout": "standard", "heads": 3}, "divides 16"),
-    ({"sentence": " ,,, "}, "Type at least one word"),
-    ({"sentence": "字" * 600}, "Shorten it"),  # 600 tokens within the 1000 characters a sentence may have
-])
+@pytest.mark.parametrize(
+    "changes,text",
+    [
+        ({"layout": "standard", "heads": 3}, "divides 16"),
+        ({"sentence": " ,,, "}, "Type at least one word"),
+        ({"sentence": "字" * 600}, "Shorten it"),  # 600 tokens within the 1000 characters a sentence may have
+    ],
+)
 def test_other_invalid_inputs(app, changes, text):
     at = app()
     for key, value in changes.items():
-        widget = at.sidebar.text_area(key=key) if key == "sentence" else (
-            at.sidebar.radio(key=f"{key}__en") if key == "layout" else at.sidebar.number_input(key=key))
+        widget = (
+            at.sidebar.text_area(key=key)
+            if key == "sentence"
+            else (at.sidebar.radio(key=f"{key}__en") if key == "layout" else at.sidebar.number_input(key=key))
+        )
         widget.set_value(value).run()
     assert not at.exception
     assert text in " ".join(e.value for e in at.sidebar.error)
@@ -170,7 +197,15 @@ def test_complexity_page_tiny_sweep(app):
     at.run()
     assert not at.exception and job.state == "done"
     table = at.dataframe[0].value
-    assert set(table["kernel"]) == {"full", "sdpa", "sliding_window", "linear_elu", "causal_linear", "performer", "linformer"}
+    assert set(table["kernel"]) == {
+        "full",
+        "sdpa",
+        "sliding_window",
+        "linear_elu",
+        "causal_linear",
+        "performer",
+        "linformer",
+    }
     assert set(table["seq_len"]) == {64, 128, 256}
     assert (table["median_ms"] > 0).all()
     assert len(charts(at)) == 2
@@ -320,7 +355,7 @@ def test_every_step_of_both_pages_plots_the_engines_numbers(app):
     at.radio(key="rm_step__en").set_value("rm_st_scores").run()
     raw, scaled = _z(at, "Raw scores"), _z(at, "Scaled scores")
     assert torch.allclose(raw, ht.scores[0], atol=1e-4)
-    assert torch.allclose(scaled, raw / 32 ** 0.5, atol=1e-4)
+    assert torch.allclose(scaled, raw / 32**0.5, atol=1e-4)
     at.radio(key="rm_step__en").set_value("rm_st_softmax").run()
     exp = _z(at, "exp(x − max)")
     assert torch.allclose(exp / exp.sum(-1, keepdim=True), ht.model_attn, atol=1e-5)  # normalised: the model's weights

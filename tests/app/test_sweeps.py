@@ -1,5 +1,6 @@
 """The Complexity page's sweeps run in a child process at the lowest priority, one at a time,
 shared between sessions, and can be stopped."""
+
 import os
 import time
 
@@ -9,8 +10,9 @@ from explorer import sweeps
 
 
 def tiny(*lengths: int, kernels=("full", "linear_elu")) -> bench.SweepConfig:
-    return bench.SweepConfig(kernels=kernels, lengths=lengths, min_run_time=0.01,
-                             shape=bench.Shape(batch=1, heads=2, d_head=16, window=4))
+    return bench.SweepConfig(
+        kernels=kernels, lengths=lengths, min_run_time=0.01, shape=bench.Shape(batch=1, heads=2, d_head=16, window=4)
+    )
 
 
 def wait(job: sweeps.Job, timeout: float = 120) -> None:
@@ -36,7 +38,12 @@ def test_a_sweep_runs_in_a_low_priority_child_and_gives_the_engines_rows():
     wait(job)
     assert seen is not None and seen[0] != os.getpid() and seen[1] == 19
     assert job.state == "done"
-    assert [(r.kernel, r.seq_len) for r in job.rows] == [("full", 32), ("full", 64), ("linear_elu", 32), ("linear_elu", 64)]
+    assert [(r.kernel, r.seq_len) for r in job.rows] == [
+        ("full", 32),
+        ("full", 64),
+        ("linear_elu", 32),
+        ("linear_elu", 64),
+    ]
     assert all(r.median_ms > 0 and r.runs >= 1 and r.status == "ok" for r in job.rows)
     assert job.matmul_gflops and job.matmul_gflops > 0
 

@@ -1,4 +1,5 @@
 """A real ``streamlit run app.py`` on 127.0.0.1 and a free port, driven by Debian's Chromium."""
+
 import os
 import shutil
 import subprocess

@@ -1,4 +1,5 @@
 """Real browser flows against `streamlit run app.py` on 127.0.0.1 (Debian Chromium via Playwright)."""
+
 import os
 
 import pytest
@@ -85,10 +86,15 @@ def test_shared_link_opens_the_same_view_in_chinese(server, page):
     page.screenshot(path=os.path.join(ARTIFACTS, "shared_link_zh.png"), full_page=True)
 
 
-@pytest.mark.parametrize("path,text", [
-    ("multihead", "Concatenated heads"), ("cross", "Who attends to whom"), ("tutorial", "'is' attends most to 'dessert' (0.4917)."),
-    ("variants", "Distance from full attention"),
-])
+@pytest.mark.parametrize(
+    "path,text",
+    [
+        ("multihead", "Concatenated heads"),
+        ("cross", "Who attends to whom"),
+        ("tutorial", "'is' attends most to 'dessert' (0.4917)."),
+        ("variants", "Distance from full attention"),
+    ],
+)
 def test_each_page_renders_its_charts(server, page, path, text):
     open_app(page, server, path)
     if path in ("multihead", "cross"):
@@ -132,7 +138,7 @@ def test_dark_preference_gives_a_dark_app_and_dark_charts(server, browser):
         expect(page.locator("svg text", has_text="4 dessert").first).to_be_visible(timeout=WAIT)
 
         def brightness(css: str) -> float:
-            rgb = [float(v) for v in css[css.index("(") + 1: css.index(")")].split(",")[:3]]
+            rgb = [float(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
             return sum(rgb) / 3
 
         app_bg = page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor")

@@ -1,5 +1,6 @@
 """Hostile links in a real browser against a real server: no exception box, no element made from
 the input, no JS dialog, the server alive and its memory bounded."""
+
 import os
 import random
 import subprocess
@@ -21,14 +22,31 @@ def hostile_links(seed: int = 0) -> list[str]:
     numbers = ["1e400", "-inf", "nan", "9" * 400, "0x1f", "%zz", "-1"]
     params = ["heads", "d_model", "d_k", "seed", "temperature", "window", "head_steps", "rm_layer", "rm_pad"]
     links = [f"steps?mask=sliding_window&{p}={quote(rng.choice(numbers), safe='%')}" for p in params]
-    links += [f"model?{p}={quote(v, safe='%')}" for p, v in (("rm_layer", "1e400"), ("rm_head", "-inf"),
-                                                              ("rm_model", "/etc"), ("rm_model", f"![x](https://{EVIL}/a.png)"))]
-    text = (f"![x](https://{EVIL}/a.png) [go](https://{EVIL}) <img src='https://{EVIL}/b.png' onerror='alert(1)'> "
-            f"<a href='https://{EVIL}'>a</a> \u202e bidi 👨‍👩‍👧 :material/home: $x$")
-    links += [f"{page}?sentence={quote(text)}&source={quote(text)}" for page in ("steps", "multihead", "cross", "model")]
-    links += ["steps?sentence=" + quote("word " * 4000), "steps?mask=evil&score=%3Cscript%3E&lang=xx&step=nope&heads=2&heads=1e400",
-              "multihead?heads=32&d_model=1024&d_q=1024&d_k=1024&d_v=1024&sentence=" + quote(" ".join(f"w{i}" for i in range(150))),
-              "steps?" + "&".join(f"unknown{i}=x" for i in range(50)), "steps?sentence=%E0%A4%A", "a" * 2000]
+    links += [
+        f"model?{p}={quote(v, safe='%')}"
+        for p, v in (
+            ("rm_layer", "1e400"),
+            ("rm_head", "-inf"),
+            ("rm_model", "/etc"),
+            ("rm_model", f"![x](https://{EVIL}/a.png)"),
+        )
+    ]
+    text = (
+        f"![x](https://{EVIL}/a.png) [go](https://{EVIL}) <img src='https://{EVIL}/b.png' onerror='alert(1)'> "
+        f"<a href='https://{EVIL}'>a</a> \u202e bidi 👨‍👩‍👧 :material/home: $x$"
+    )
+    links += [
+        f"{page}?sentence={quote(text)}&source={quote(text)}" for page in ("steps", "multihead", "cross", "model")
+    ]
+    links += [
+        "steps?sentence=" + quote("word " * 4000),
+        "steps?mask=evil&score=%3Cscript%3E&lang=xx&step=nope&heads=2&heads=1e400",
+        "multihead?heads=32&d_model=1024&d_q=1024&d_k=1024&d_v=1024&sentence="
+        + quote(" ".join(f"w{i}" for i in range(150))),
+        "steps?" + "&".join(f"unknown{i}=x" for i in range(50)),
+        "steps?sentence=%E0%A4%A",
+        "a" * 2000,
+    ]
     return links
 
 

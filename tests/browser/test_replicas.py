@@ -1,5 +1,6 @@
 """Two replicas behind Debian's HAProxy on 127.0.0.1 (scripts/replicas.py), driven by Chromium:
 sticky sessions, a download served from /media through the balancer, and a replica killed."""
+
 import json
 import os
 import signal

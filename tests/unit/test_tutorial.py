@@ -1,4 +1,5 @@
 """The tutorial's printed numbers and shapes, reproduced by the engine (to 4 decimals)."""
+
 import torch
 import torch.nn.functional as F
 
