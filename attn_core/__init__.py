@@ -10,13 +10,13 @@ from .kernels import KERNELS, effective_weights, run_kernel
 from .trace import Trace, param_count, run_trace
 
 __all__ = [
-    "Settings",
-    "validate",
-    "AttentionConfigError",
     "KERNELS",
-    "effective_weights",
-    "run_kernel",
+    "AttentionConfigError",
+    "Settings",
     "Trace",
+    "effective_weights",
     "param_count",
+    "run_kernel",
     "run_trace",
+    "validate",
 ]

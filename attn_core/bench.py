@@ -19,8 +19,8 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
-from typing import Callable, Iterator
 
 import torch
 
@@ -338,11 +338,11 @@ def run_one(kernel: str, L: int, cfg: SweepConfig, budget: int) -> Row:
         row.status = reason
         return row
     g = torch.Generator(device="cpu").manual_seed(cfg.seed)
-    q, k, v = (torch.randn(sh.batch, sh.heads, L, sh.d_head, generator=g).to(dev, dt) for _ in range(3))
+    qkv = [torch.randn(sh.batch, sh.heads, L, sh.d_head, generator=g).to(dev, dt) for _ in range(3)]
     opts = kernel_options(KERNELS[kernel], window=sh.window, features=sh.features, proj_k=sh.proj_k, seed=cfg.seed)
 
     def fn():
-        return KERNELS[kernel].fn(q, k, v, causal=row.causal, **opts)
+        return KERNELS[kernel].fn(*qkv, causal=row.causal, **opts)
 
     try:
         fn(), synchronize(dev)  # warm-up
@@ -361,7 +361,7 @@ def run_one(kernel: str, L: int, cfg: SweepConfig, budget: int) -> Row:
         text = str(err).splitlines()[0][:160]
         row.status = "error: out of memory" if "out of memory" in text.lower() else f"error: {text}"
     finally:
-        del q, k, v
+        qkv.clear()  # free the inputs before emptying the CUDA cache
         if dev == "cuda":
             torch.cuda.empty_cache()
     return row
@@ -472,7 +472,7 @@ def crossover(baseline: dict[int, float], other: dict[int, float]) -> int | None
 
 def rows_to_csv(rows: list[Row], path_or_buf) -> None:
     own = isinstance(path_or_buf, (str, os.PathLike))
-    fh = open(path_or_buf, "w", newline="") if own else path_or_buf
+    fh = open(path_or_buf, "w", newline="") if own else path_or_buf  # noqa: SIM115 - closed below when ours
     try:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
         writer.writeheader()

@@ -68,7 +68,7 @@ class Settings:
     max_tokens: int = MAX_TOKENS
     max_bytes: int = MAX_TRACE_BYTES  # one trace's memory, refused beyond (a shared server's budget)
 
-    def resolved(self) -> "Settings":
+    def resolved(self) -> Settings:
         """The settings the engine really uses: the standard layout fixes the head dims."""
         if self.layout == "standard" and self.heads >= 1 and self.d_model % self.heads == 0:
             d_head = self.d_model // self.heads
@@ -79,7 +79,7 @@ class Settings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Settings":
+    def from_dict(cls, data: dict) -> Settings:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
 

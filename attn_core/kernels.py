@@ -9,8 +9,8 @@ display at small L (sparse: softmax under the pattern; linear: normalised featur
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -182,7 +182,7 @@ def dilated_attention(
     _self_only("dilated", q, k)
     masks.check_positive("dilation", dilation, "dilation")
     _check_window(window)
-    B, H, L, D = q.shape
+    B, H, L, _ = q.shape
     r = dilation
     Lp = -(-L // r) * r
     pad = Lp - L
@@ -221,7 +221,7 @@ def global_window_attention(
     """
     _self_only("global + window", q, k)
     _check_window(window)
-    B, H, L, D = q.shape
+    B, H, L, _ = q.shape
     g = min(global_tokens, L)
     sc = _scale(q, scale)
     block, look = _block_for(window, L)
@@ -256,7 +256,9 @@ def block_attention(q, k, v, *, causal: bool = False, scale: float | None = None
     masks.check_positive("block", block, "block size")
     B, H, L, _ = q.shape
     b = min(block, L)
-    band = (lambda d: d >= 0) if causal else (lambda d: d == d)  # same block: any offset inside it
+    band = (
+        (lambda d: d >= 0) if causal else (lambda d: torch.ones_like(d, dtype=torch.bool))
+    )  # same block: any offset inside it
     out, _ = _local(_flat(q), _flat(k), _flat(v), block=b, before=0, after=0, scale=_scale(q, scale), band=band)
     return out.view(B, H, L, -1)
 

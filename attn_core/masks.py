@@ -7,7 +7,7 @@ additive bias in exactly one place, ``to_bias``.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

@@ -197,7 +197,7 @@ def load(spec: str = "") -> Pretrained:
             model, info = transformers.AutoModel.from_pretrained(
                 path, attn_implementation="eager", local_files_only=local_only, output_loading_info=True
             )
-    except Exception as err:  # noqa: BLE001 - any file that is not a loadable model: one clear message
+    except Exception as err:
         first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
         raise ModelUnavailable(
             f"Could not load the model '{spec}': {first}",
@@ -208,7 +208,7 @@ def load(spec: str = "") -> Pretrained:
     if missing:  # transformers would fill them with random numbers and say nothing
         raise ModelUnavailable(
             f"The weights in '{spec}' do not match its config ({len(missing)} attention or "
-            f"embedding weights are missing, e.g. {sorted(missing)[0]}).",
+            f"embedding weights are missing, e.g. {min(missing)}).",
             "Give a directory whose weights belong to its config.json, or use the bundled model.",
         )
     cfg = model.config

@@ -213,7 +213,7 @@ def run_trace(settings: Settings) -> Trace:
             source = key_side
 
     pad_id = len(vocab)  # PAD gets its own zero row after the real vocabulary
-    ids = lambda t: [pad_id if i < 0 else i for i in t.ids]  # noqa: E731
+    ids = lambda t: [pad_id if i < 0 else i for i in t.ids]
     L, S = len(tokens.ids), len(key_side.ids)
     pos = steps.positions(s.pos, max(L, S), s.d_model, seed=s.seed)
     x_embed = steps.embed(ids(tokens), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id)

@@ -16,7 +16,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "browser"))
-from serve import CHROMIUM_ARGS, start_server  # noqa: E402
+from serve import CHROMIUM_ARGS, start_server
 
 # Each plotly chart's data, as drawn; "done" once the run is over, nothing is stale and as many
 # charts as this kind of change redraws (counted after a warm-up change) show new data.
@@ -84,8 +84,8 @@ def main() -> None:
                 f"time from the key press to the last chart redrawn:"
             )
             for name, act in changes.items():
-                expected = redrawn(page, lambda: act(0))  # warm-up, and how many charts it redraws
-                times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
+                expected = redrawn(page, lambda act=act: act(0))  # warm-up, and how many charts it redraws
+                times = [timed(page, lambda i=i, act=act: act(i), expected) for i in range(1, args.repeats + 1)]
                 print(
                     f"  {name:<28} median {statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}"
                     f"   ({expected} charts redrawn)"
@@ -95,7 +95,7 @@ def main() -> None:
             page.wait_for_timeout(2000)
             layer = page.locator("input[aria-label='Layer']")
             layers = ["1", "2", "3", "4", "5", "0"]
-            act = lambda i: (layer.fill(layers[i % 6]), layer.press("Enter"))  # noqa: E731
+            act = lambda i: (layer.fill(layers[i % 6]), layer.press("Enter"))
             expected = redrawn(page, lambda: act(0))
             times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
             print(

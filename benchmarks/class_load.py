@@ -28,7 +28,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import sys
 import threading
 import time
@@ -72,6 +71,31 @@ NUMBER_CHOICES = {
     "rm_head": [0, 3, 5, 9, 11],
     "rm_pad": [0],
 }
+SIDEBAR = {
+    "sentence",
+    "source",
+    "heads",
+    "d_model",
+    "d_q",
+    "d_k",
+    "d_v",
+    "temperature",
+    "causal",
+    "window",
+    "dilation",
+    "global_tokens",
+    "block",
+    "seed",
+    "dropout_on",
+    "dropout",
+    "residual_norm",
+    "layout",
+    "score",
+    "mask",
+    "pos",
+    "init",
+    "lang_widget",
+}
 SKIP = {
     "cx_run",
     "cx_stop",
@@ -96,6 +120,11 @@ def percentile(values: list[float], q: float) -> float | None:
         return None
     s = sorted(values)
     return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))]
+
+
+def ms(seconds: list[float]) -> dict:
+    """``summary`` of latencies in seconds, as milliseconds."""
+    return {k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary(seconds).items()}
 
 
 def summary(values: list[float]) -> dict:
@@ -148,54 +177,62 @@ class Session:
         if self.ws is not None:
             await self.ws.close()
 
-    async def run(
-        self, *, page: str | None = None, fragment_id: str = "", trigger: str | None = None, timeout: float = 120.0
-    ) -> tuple[float, str | None]:
-        """Send one rerun; wait for its end. Returns (seconds, error kind or None)."""
+    def _message(self, page: str | None, fragment_id: str, trigger: str | None) -> BackMsg:
+        """The rerun request a browser tab sends: its page, the widget values it set, a click."""
+        if page is not None and page != self.page:  # another page: only the sidebar's widgets carry over
+            self.page = page
+            keep = {w.id for w in self.widgets.values() if w.key.split("__")[0] in SIDEBAR}
+            self.states = {k: v for k, v in self.states.items() if k in keep}
+            self.widgets = {k: w for k, w in self.widgets.items() if w.id in keep}
         msg = BackMsg()
         cs = msg.rerun_script
-        if page is not None and page != self.page:
-            self.page = page
-            self.states = {k: v for k, v in self.states.items() if k in self._sidebar_ids()}
-            self.widgets = {k: w for k, w in self.widgets.items() if w.id in self._sidebar_ids()}
         if self.page in self.pages:
             cs.page_script_hash = self.pages[self.page]
         cs.page_name = self.page
         cs.fragment_id = fragment_id
-        for wid, state in self.states.items():
-            cs.widget_states.widgets.append(state)
+        cs.widget_states.widgets.extend(self.states.values())
         if trigger is not None:
-            ws = cs.widget_states.widgets.add()
-            ws.id = trigger
-            ws.trigger_value = True
+            cs.widget_states.widgets.add(id=trigger, trigger_value=True)
+        return msg
+
+    def _handle(self, fm: ForwardMsg, seen: dict[str, Widget]) -> tuple[bool, str | None]:
+        """(is the run over, error kind) for one message from the server."""
+        kind = fm.WhichOneof("type")
+        if kind == "delta":
+            self._read_delta(fm.delta, seen)
+            el = fm.delta.new_element
+            if fm.delta.WhichOneof("type") == "new_element" and el.WhichOneof("type") == "exception":
+                return False, "exception: " + el.exception.type
+        elif kind == "navigation":
+            self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
+        elif kind == "page_not_found":
+            return False, "page not found"
+        elif kind == "script_finished":
+            status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
+            if status == "FINISHED_EARLY_FOR_RERUN":
+                return False, None  # the server restarts the run itself; wait for that one
+            ok = status in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY")
+            return True, None if ok else status.lower()
+        return False, None
+
+    async def run(
+        self, *, page: str | None = None, fragment_id: str = "", trigger: str | None = None, timeout: float = 120.0
+    ) -> tuple[float, str | None]:
+        """Send one rerun; wait for its end. Returns (seconds, error kind or None)."""
+        msg = self._message(page, fragment_id, trigger)
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         error = None
         seen: dict[str, Widget] = {}
         try:
-            while True:
+            done = False
+            while not done:
                 raw = await asyncio.wait_for(self.ws.recv(), timeout=max(0.1, timeout - (time.perf_counter() - t0)))
                 fm = ForwardMsg()
                 fm.ParseFromString(raw)
-                kind = fm.WhichOneof("type")
-                if kind == "delta":
-                    self._read_delta(fm.delta, seen)
-                    el = fm.delta.new_element
-                    if fm.delta.WhichOneof("type") == "new_element" and el.WhichOneof("type") == "exception":
-                        error = error or "exception: " + el.exception.type
-                elif kind == "navigation":
-                    self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
-                elif kind == "page_not_found":
-                    error = error or "page not found"
-                elif kind == "script_finished":
-                    status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
-                    if status in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY"):
-                        break
-                    if status == "FINISHED_EARLY_FOR_RERUN":
-                        continue  # the server restarts the run itself; wait for that one
-                    error = error or status.lower()
-                    break
-        except asyncio.TimeoutError:
+                done, problem = self._handle(fm, seen)
+                error = error or problem
+        except TimeoutError:
             error = "timeout"
         except websockets.ConnectionClosed:
             error = "socket closed"
@@ -205,9 +242,6 @@ class Session:
         elif seen:
             self.widgets = seen
         return elapsed, error
-
-    def _sidebar_ids(self) -> set[str]:
-        return {w.id for w in self.widgets.values() if w.kind != "page"}
 
     def _read_delta(self, delta, seen: dict[str, Widget]) -> None:
         if delta.WhichOneof("type") != "new_element":
@@ -280,7 +314,7 @@ def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: st
         i = 1
         while not stop.is_set():
             try:
-                results.append((time.time(), timed(page, lambda: act(i), expected) / 1000))
+                results.append((time.time(), timed(page, lambda i=i: act(i), expected) / 1000))
             except Exception:  # noqa: BLE001 - a tab that never redrew is a result
                 results.append((time.time(), float("inf")))
             i += 1
@@ -317,7 +351,7 @@ async def student(i: int, args, pages: list[str], results: list[Result], stop: a
             try:
                 await asyncio.wait_for(stop.wait(), timeout=rng.uniform(2, 5))
                 break
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             if rng.random() < 0.25:
                 page = rng.choice([p for p in pages if p != s.page])
@@ -345,13 +379,13 @@ async def teacher(args, sweep: dict) -> None:
         sweep["error"] = "no run button"
         return
     sweep["start"] = time.time()
-    latency, error = await s.run(trigger=run_button)
+    _, error = await s.run(trigger=run_button)
     # The sweep runs in another process; the page shows its progress. The teacher's browser polls it
     # (the page's own fragment reruns every second); here a whole-page rerun every 2 s does the same.
     deadline = time.time() + args.sweep_timeout
     while error is None and time.time() < deadline and "cx_time_chart" not in s.widgets:
         await asyncio.sleep(2)
-        latency, error = await s.run()
+        _, error = await s.run()
     sweep["end"] = time.time()
     sweep["seconds"] = sweep["end"] - sweep["start"]
     sweep["error"] = error
@@ -376,7 +410,7 @@ async def main_async(args) -> dict:
             memory.append((time.time() - t_start, server_rss(args.pid)))
             try:
                 await asyncio.wait_for(until.wait(), timeout=1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     # Warm the server the way a first visitor does (one session through every page), then
@@ -421,6 +455,15 @@ async def main_async(args) -> dict:
     mem_done.set()
     await mem_task
 
+    return build_report(
+        args, results, sweep, memory, browser_times, rss=(rss_before, rss_left, rss_after), left_at=left_at - t_start
+    )
+
+
+def build_report(
+    args, results: list[Result], sweep: dict, memory: list, browser_times: list, *, rss: tuple, left_at: float
+) -> dict:
+    rss_before, rss_left, rss_after = rss
     ok = [r for r in results if r.error is None and r.page != "connect"]
     errors: dict[str, int] = {}
     for r in results:
@@ -432,9 +475,7 @@ async def main_async(args) -> dict:
         "reruns": len(results),
         "reruns_per_s": round(len(results) / args.duration, 2),
         "errors": errors,
-        "latency_ms": {
-            k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary([r.latency for r in ok]).items()
-        },
+        "latency_ms": ms([r.latency for r in ok]),
         "per_page": {},
         "per_phase": {},
         "sweep": {k: v for k, v in sweep.items() if k in ("seconds", "error")},
@@ -445,7 +486,7 @@ async def main_async(args) -> dict:
             f"{args.linger:.0f}_s_after": round(rss_after / 2**20),
             "timeline": [(round(t), round(m / 2**20)) for t, m in memory[:: max(1, len(memory) // 40)]],
         },
-        "left_at_s": round(left_at - t_start),
+        "left_at_s": round(left_at),
     }
 
     def phase_at(t: float) -> str:
@@ -454,25 +495,13 @@ async def main_async(args) -> dict:
         return "during" if t < sweep.get("end", float("inf")) else "after"
 
     report["browser_key_to_chart_ms"] = {
-        "all": {
-            k: (round(v * 1000, 1) if isinstance(v, float) else v)
-            for k, v in summary([x for _, x in browser_times]).items()
-        },
-        **{
-            ph: {
-                k: (round(v * 1000, 1) if isinstance(v, float) else v)
-                for k, v in summary([x for t, x in browser_times if phase_at(t) == ph]).items()
-            }
-            for ph in ("before", "during", "after")
-        },
+        "all": ms([x for _, x in browser_times]),
+        **{ph: ms([x for t, x in browser_times if phase_at(t) == ph]) for ph in ("before", "during", "after")},
     }
     for key, groups in (("per_page", lambda r: r.page), ("per_phase", lambda r: r.phase)):
         names = sorted({groups(r) for r in ok})
         for name in names:
-            lat = [r.latency for r in ok if groups(r) == name]
-            report[key][name] = {
-                k: (round(v * 1000, 1) if isinstance(v, float) else v) for k, v in summary(lat).items()
-            }
+            report[key][name] = ms([r.latency for r in ok if groups(r) == name])
     return report
 
 

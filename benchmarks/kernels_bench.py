@@ -17,10 +17,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import torch  # noqa: E402
+import torch
 
-from attn_core import bench  # noqa: E402
-from attn_core.kernels import KERNELS  # noqa: E402
+from attn_core import bench
+from attn_core.kernels import KERNELS
 
 
 def measure(name, fn, device, *, memory=True):
@@ -73,7 +73,7 @@ def main() -> int:
         bench.synchronize(dev)
         print(f"# FlexAttention compile + first call: {time.perf_counter() - t0:.1f} s (not in the timing)")
         res["flex"] = measure("FlexAttention (compiled)", lambda: flex(q, k, v, block_mask=bm), dev)
-    except Exception as err:  # no compiler on this machine, say
+    except Exception as err:  # noqa: BLE001 - no compiler on this machine, say: reported, not fatal
         print(f"# FlexAttention unavailable: {type(err).__name__}: {str(err).splitlines()[0][:120]}")
     full_est = bench.estimate_bytes("full", L, bench.Shape(), torch.finfo(dt).bits // 8)
     if full_est < 0.5 * bench.free_bytes(dev):

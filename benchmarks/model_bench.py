@@ -14,15 +14,56 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
-import torch  # noqa: E402
+import torch
 
-from attn_core import pretrained as pt  # noqa: E402
+from attn_core import pretrained as pt
 
-WORDS = (
-    "the quick brown fox jumps over the lazy dog while attention heads quietly learn which words "
-    "matter most to each other in a sentence that keeps going on and on until it reaches sixty four "
-    "pieces or so for this measurement of the page"
-).split()
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "the",
+    "lazy",
+    "dog",
+    "while",
+    "attention",
+    "heads",
+    "quietly",
+    "learn",
+    "which",
+    "words",
+    "matter",
+    "most",
+    "to",
+    "each",
+    "other",
+    "in",
+    "a",
+    "sentence",
+    "that",
+    "keeps",
+    "going",
+    "on",
+    "and",
+    "on",
+    "until",
+    "it",
+    "reaches",
+    "sixty",
+    "four",
+    "pieces",
+    "or",
+    "so",
+    "for",
+    "this",
+    "measurement",
+    "of",
+    "the",
+    "page",
+]
 
 
 def sentence(n_pieces: int, pre: pt.Pretrained, shift: int = 0) -> str:
@@ -51,16 +92,16 @@ for n in (16, 32, 64):
     s = sentence(n, pre)
     enc = pt.encode(pre, s)
     run = pt.forward(pre, enc)
-    fwd = median_ms(lambda: pt.forward(pre, pt.encode(pre, s)))
-    head = median_ms(lambda: pt.take_apart(run, pt.head_weights(pre, 3, 7), 3, 7))
+    fwd = median_ms(lambda s=s: pt.forward(pre, pt.encode(pre, s)))
+    head = median_ms(lambda run=run: pt.take_apart(run, pt.head_weights(pre, 3, 7), 3, 7))
     print(
         f"{enc.n_real:3d} pieces: tokenize + model forward {fwd:6.1f} ms, take one head apart {head:5.2f} ms, "
         f"total {fwd + head:6.1f} ms"
     )
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from explorer import real  # noqa: E402
+from explorer import real
 
 real.wait_for(pt.BUNDLED)  # a server loads it in the background at its first run; here, before timing pages
 s64 = sentence(64, pre)

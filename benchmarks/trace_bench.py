@@ -5,10 +5,10 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import torch  # noqa: E402
-from torch.utils import benchmark  # noqa: E402
+import torch
+from torch.utils import benchmark
 
-from attn_core import Settings, run_trace  # noqa: E402
+from attn_core import Settings, run_trace
 
 for n in (64, 512):
     s = Settings(

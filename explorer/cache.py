@@ -14,7 +14,8 @@ import dataclasses
 import functools
 import threading
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

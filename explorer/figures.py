@@ -7,7 +7,7 @@ would merge repeated words. Hover shows the exact value.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import plotly.graph_objects as go
 

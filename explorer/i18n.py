@@ -22,10 +22,14 @@ STRINGS: dict[str, tuple[str, str]] = {
     "language": ("Language", "语言"),
     "page_home": ("Start", "开始"),
     "home_intro": (
-        "Attention, computed in front of you: change the sentence, the heads, d_q/d_k/d_v, the mask or the "
-        "score function in the sidebar and every step recomputes. Start with Step by step, or pick a page.",
-        "注意力机制，当场计算给你看：在侧边栏修改句子、头数、d_q/d_k/d_v、掩码或打分函数，每一步都会重新计算。"
-        "从“逐步计算”开始，或选择下面任意一页。",
+        (
+            "Attention, computed in front of you: change the sentence, the heads, d_q/d_k/d_v, the mask or the "
+            "score function in the sidebar and every step recomputes. Start with Step by step, or pick a page."
+        ),
+        (
+            "注意力机制，当场计算给你看：在侧边栏修改句子、头数、d_q/d_k/d_v、掩码或打分函数，每一步都会重新计算。"
+            "从“逐步计算”开始，或选择下面任意一页。"
+        ),
     ),
     "home_steps": (
         "Tokens → embeddings → Q, K, V → scores → scaling → mask → softmax → context, one step at a time.",
@@ -89,8 +93,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "residual_norm": ("Residual + LayerNorm", "残差 + 层归一化"),
     "fix_prefix": ("Fix:", "修改建议："),
     "url_fixed": (
-        "The link had values that cannot be used for: {names}. Those settings start from their defaults; "
-        "change them here.",
+        (
+            "The link had values that cannot be used for: {names}. Those settings start from their defaults; "
+            "change them here."
+        ),
         "链接中以下设置的值无法使用：{names}。这些设置已恢复默认值，可在此处修改。",
     ),
     "invalid": ("These settings cannot be computed: {msg}", "当前设置无法计算：{msg}"),
@@ -339,8 +345,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "cx_stop": ("Stop", "停止"),
     "cx_running": ("Measuring {kernel} at L = {L} ({i}/{n})", "正在测量 {kernel}，L = {L}（{i}/{n}）"),
     "cx_queued": (
-        "Another sweep is running on this server; {n} sweep(s) run before yours, which starts when they end "
-        "(timings of two sweeps at once would mean nothing).",
+        (
+            "Another sweep is running on this server; {n} sweep(s) run before yours, which starts when they end "
+            "(timings of two sweeps at once would mean nothing)."
+        ),
         "本服务器上正在运行另一次测量；你之前还有 {n} 次测量，它们结束后你的测量才开始（同时运行两次测量，计时将毫无意义）。",
     ),
     "cx_starting": ("Starting the sweep in its own process…", "正在独立进程中启动测量……"),
@@ -350,11 +358,15 @@ STRINGS: dict[str, tuple[str, str]] = {
         "在独立的低优先级进程中测量，用时 {s:.0f} 秒；期间本服务器上的其他会话数：{n}。",
     ),
     "cx_under_load": (
-        "{n} other sessions were using this server while it was measured: these timings were taken under "
-        "load and are not comparable with a quiet machine's. Run it again when the room is idle for "
-        "clean figures.",
-        "测量期间本服务器上还有 {n} 个其他会话：这些计时是在负载下测得的，不能与空闲机器上的结果相比。"
-        "如需干净的数据，请在无人使用时重新运行。",
+        (
+            "{n} other sessions were using this server while it was measured: these timings were taken under "
+            "load and are not comparable with a quiet machine's. Run it again when the room is idle for "
+            "clean figures."
+        ),
+        (
+            "测量期间本服务器上还有 {n} 个其他会话：这些计时是在负载下测得的，不能与空闲机器上的结果相比。"
+            "如需干净的数据，请在无人使用时重新运行。"
+        ),
     ),
     "cx_from": ("faster than {base} from L =", "从 L = … 起快于 {base}"),
     "cx_stopped": ("Stopped. The rows measured so far are shown.", "已停止。下面显示的是已测得的结果。"),

@@ -44,7 +44,7 @@ def prepare() -> None:
     import plotly.graph_objects  # noqa: F401
     import torch  # noqa: F401
 
-    import attn_core.bench  # noqa: F401
+    import attn_core.bench
     import attn_core.export  # noqa: F401
 
     from . import figures  # noqa: F401

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -83,8 +84,10 @@ def command(cfg: bench.SweepConfig) -> list[str]:
     return cmd + (["--causal"] if sh.causal else [])
 
 
-def _lowest_priority() -> None:  # runs in the child before it starts
-    os.nice(19)
+def _lowest_priority(cmd: list[str]) -> list[str]:
+    """The command under ``nice -n 19`` where there is one: the server's reruns come first."""
+    nice = shutil.which("nice")
+    return [nice, "-n", "19", *cmd] if nice else cmd
 
 
 class Runner:
@@ -153,13 +156,12 @@ class Runner:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         try:
             proc = subprocess.Popen(
-                command(job.cfg),
+                _lowest_priority(command(job.cfg)),
                 cwd=ROOT,
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
-                preexec_fn=_lowest_priority if hasattr(os, "nice") else None,
             )
         except OSError as err:
             job.state, job.message, job.ended = "failed", str(err), time.time()

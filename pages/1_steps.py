@@ -7,8 +7,8 @@ from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.i18n import label, lang, t
 from explorer.safe import md
-from explorer.urlcheck import check_number
 from explorer.state import choice, current_settings, current_trace
+from explorer.urlcheck import check_number
 from explorer.views import (
     WEIGHTED_SUM,
     mask_step,

@@ -24,7 +24,7 @@ shown = st.multiselect(
     t("heads_to_show"),
     list(range(s.heads)),
     default=default,
-    format_func=lambda h, word=t("head"): f"{word} {h}",
+    format_func=lambda h, word=t("head"): f"{word} {h}",  # noqa: B008 - the label's language, fixed when drawn
     max_selections=4,
     key=f"mh_heads__{lang()}",
 )

@@ -4,9 +4,9 @@ import streamlit as st
 
 from explorer import figures as fig
 from explorer.boot import run_through_app
-from explorer.urlcheck import check_number
 from explorer.i18n import t
 from explorer.state import cross_settings, current_settings, current_trace
+from explorer.urlcheck import check_number
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -8,10 +8,10 @@ from attn_core import AttentionConfigError, Settings
 from attn_core.compare import SWEEP_PARAM, compare, error_curve
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer.cache import bounded
 from explorer.boot import run_through_app
-from explorer.safe import md
+from explorer.cache import bounded
 from explorer.i18n import t
+from explorer.safe import md
 from explorer.state import current_settings
 
 run_through_app()  # before anything is drawn; see explorer/boot.py

@@ -12,8 +12,8 @@ from explorer import real
 from explorer.boot import run_through_app
 from explorer.i18n import label, t
 from explorer.safe import md
-from explorer.urlcheck import check_number
 from explorer.state import choice, current_settings
+from explorer.urlcheck import check_number
 from explorer.views import (
     WEIGHTED_SUM,
     mask_step,

@@ -136,6 +136,19 @@ class Cluster:
     def url(self) -> str:
         return f"http://{self.bind}:{self.port}"
 
+    def _replica(self, port: int, secret: str, log_path: str) -> subprocess.Popen:
+        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1"]
+        cmd += ["--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+        with open(log_path, "w") as log:  # the child keeps its own copy of the file
+            return subprocess.Popen(
+                [*cmd, *self.streamlit_args],
+                cwd=ROOT,
+                env=dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=secret),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
     def start(self, *, timeout: float = 120) -> Cluster:
         exe = shutil.which("haproxy") or "/usr/sbin/haproxy"
         if not os.path.exists(exe):
@@ -146,32 +159,7 @@ class Cluster:
             secret = secrets.token_hex(16)  # one cookie secret for all replicas: a browser that moves stays valid
             for i in range(self.replicas):
                 port = free_port()
-                log = open(os.path.join(self.log_dir, f"replica{i + 1}.log"), "w")
-                self.procs.append(
-                    subprocess.Popen(
-                        [
-                            sys.executable,
-                            "-m",
-                            "streamlit",
-                            "run",
-                            "app.py",
-                            "--server.address",
-                            "127.0.0.1",
-                            "--server.port",
-                            str(port),
-                            "--server.headless",
-                            "true",
-                            "--browser.gatherUsageStats",
-                            "false",
-                            *self.streamlit_args,
-                        ],
-                        cwd=ROOT,
-                        env=dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=secret),
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        start_new_session=True,
-                    )
-                )
+                self.procs.append(self._replica(port, secret, os.path.join(self.log_dir, f"replica{i + 1}.log")))
                 backends.append(f"127.0.0.1:{port}")
             self.replica_urls = [f"http://{b}" for b in backends]
             for url in self.replica_urls:
@@ -182,16 +170,14 @@ class Cluster:
         cfg = os.path.join(self.log_dir, "haproxy.cfg")
         with open(cfg, "w") as f:
             f.write(haproxy_config(self.bind, self.port, backends))
-        check = subprocess.run([exe, "-c", "-q", "-f", cfg], capture_output=True, text=True)
+        check = subprocess.run([exe, "-c", "-q", "-f", cfg], capture_output=True, text=True, check=False)
         if check.returncode != 0:
             self.stop()
             raise SystemExit(f"haproxy rejected its configuration: {check.stderr.strip()}")
-        self.haproxy = subprocess.Popen(
-            [exe, "-db", "-f", cfg],
-            stdout=open(os.path.join(self.log_dir, "haproxy.log"), "w"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with open(os.path.join(self.log_dir, "haproxy.log"), "w") as log:
+            self.haproxy = subprocess.Popen(
+                [exe, "-db", "-f", cfg], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         if not healthy(self.url, timeout):
             self.stop()
             raise SystemExit(f"HAProxy at {self.url} did not answer; see {self.log_dir}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything the tests need (Debian's Chromium, CJK fonts and HAProxy, the pinned Python packages)
-# and run the whole suite: engine, app (AppTest) and real-browser tests.
+# and run the whole suite: lint and format checks, engine, app (AppTest) and real-browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
@@ -10,4 +10,6 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-noto-cjk haproxy >/dev/null
 fi
 python3 -m pip install -q -r requirements-dev.txt
+python3 -m ruff check .
+python3 -m ruff format --check .
 python3 -m pytest -q -p no:cacheprovider tests "$@"

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 import torch
+
 from explorer import figures as fig
 from explorer.cache import COMPUTING, BoundedCache, nbytes
 

@@ -5,6 +5,7 @@ import os
 import time
 
 import psutil
+
 from attn_core import bench
 from explorer import sweeps
 

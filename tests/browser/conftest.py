@@ -14,8 +14,8 @@ ARGS = serve.CHROMIUM_ARGS
 
 
 def start_server():
-    log = open(os.path.join(ARTIFACTS, f"server-{time.time_ns()}.log"), "w")
-    return serve.start_server(log=log)
+    with open(os.path.join(ARTIFACTS, f"server-{time.time_ns()}.log"), "w") as log:  # the server keeps its copy
+        return serve.start_server(log=log)
 
 
 @pytest.fixture

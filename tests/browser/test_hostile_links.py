@@ -58,7 +58,8 @@ def from_input(page) -> int:
 @pytest.fixture
 def live():
     os.makedirs(ARTIFACTS, exist_ok=True)
-    proc, url = start_server(log=open(os.path.join(ARTIFACTS, "server-hostile.log"), "w"))
+    with open(os.path.join(ARTIFACTS, "server-hostile.log"), "w") as log:
+        proc, url = start_server(log=log)
     yield proc, url
     proc.terminate()
     try:

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ARTIFACTS
@@ -12,7 +13,7 @@ from playwright.sync_api import expect
 from serve import ROOT, free_port
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import replicas  # noqa: E402
+import replicas
 
 WAIT = 60_000
 
@@ -67,7 +68,7 @@ def test_two_replicas_behind_haproxy_sticky_downloads_and_failover(cluster, brow
         # a download is served from /media of the replica that made it, through the balancer
         with b.expect_download(timeout=WAIT) as dl:
             b.get_by_role("button", name="Download the trace (JSON)").click()
-        data = json.loads(open(dl.value.path()).read())
+        data = json.loads(Path(dl.value.path()).read_text())
         assert data["tokens"] == ["w", "x", "y", "z", "v"]
         assert "/media/" in dl.value.url
 

@@ -116,7 +116,8 @@ def test_cli_bench_writes_csv(tmp_path, capsys):
         )
         == 0
     )
-    assert len(list(csv.DictReader(open(out)))) == 4
+    with open(out) as f:
+        assert len(list(csv.DictReader(f))) == 4
     assert main(["bench", "--kernels", "bogus"]) == 2
     assert "Unknown kernel" in capsys.readouterr().err
 

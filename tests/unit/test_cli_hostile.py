@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from attn_core.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -157,7 +158,9 @@ def test_a_pickled_checkpoint_is_one_line(tmp_path, capsys):
 
 
 def run_cli(*args: bytes) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "attn_core", *args], cwd=ROOT, capture_output=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "attn_core", *args], cwd=ROOT, capture_output=True, timeout=120, check=False
+    )
 
 
 def test_real_argv_bytes_that_are_not_utf8():
@@ -178,6 +181,8 @@ def test_json_output_is_valid_json_for_any_text(sentence):
 
 def test_the_one_line_check_can_fail():
     """The checker flags a traceback (so a passing test means something)."""
-    proc = subprocess.run([sys.executable, "-c", "raise ValueError('boom')"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "raise ValueError('boom')"], capture_output=True, text=True, check=False
+    )
     with pytest.raises(AssertionError):
         one_clear_line(proc.returncode, proc.stderr)

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from attn_core.tutorial import PRINTED, walkthrough, vocab_and_ids
+from attn_core.tutorial import PRINTED, vocab_and_ids, walkthrough
 
 
 def test_vocabulary_and_ids():
