@@ -8,25 +8,18 @@ import streamlit as st
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
 
-from attn_core import AttentionConfigError  # noqa: E402
-from explorer import server  # noqa: E402
-from explorer.home import home  # noqa: E402
-from explorer.i18n import begin_run, t  # noqa: E402
-from explorer.state import show_error, sidebar_ui, trace_for  # noqa: E402
-from explorer.urlcheck import check_url, show_notices  # noqa: E402
+from attn_core import AttentionConfigError
+from explorer import server
+from explorer.home import home
+from explorer.i18n import begin_run, t
+from explorer.pages import PAGES
+from explorer.state import show_error, sidebar_ui, trace_for
+from explorer.urlcheck import check_url, show_notices
 
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
-pages = [
-    st.Page(home, title=t("page_home"), icon=":material/home:", default=True, url_path="home"),
-    st.Page("pages/1_steps.py", title=t("page_steps"), icon=":material/calculate:", url_path="steps"),
-    st.Page("pages/2_multihead.py", title=t("page_multihead"), icon=":material/hub:", url_path="multihead"),
-    st.Page("pages/3_cross.py", title=t("page_cross"), icon=":material/compare_arrows:", url_path="cross"),
-    st.Page("pages/4_tutorial.py", title=t("page_tutorial"), icon=":material/menu_book:", url_path="tutorial"),
-    st.Page("pages/5_variants.py", title=t("page_variants"), icon=":material/extension:", url_path="variants"),
-    st.Page("pages/6_complexity.py", title=t("page_complexity"), icon=":material/timer:", url_path="complexity"),
-    st.Page("pages/7_model.py", title=t("page_model"), icon=":material/model_training:", url_path="model"),
-]
+pages = [st.Page(home, title=t("page_home"), icon=":material/home:", default=True, url_path="home")]
+pages += [st.Page(p.file, title=t(f"page_{p.key}"), icon=p.icon, url_path=p.url_path) for p in PAGES]
 nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
 check_url()  # before any widget reads the URL

@@ -21,10 +21,12 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
-import streamlit.testing.v1.app_test as app_test_module  # noqa: E402
-from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
-from streamlit.runtime.scriptrunner.script_cache import ScriptCache  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+import streamlit.testing.v1.app_test as app_test_module
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.testing.v1 import AppTest
+
+from explorer.pages import FILES as PAGES
 
 MINIMAL = "import plotly.graph_objects as go\nimport streamlit as st\nst.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])))\n"
 # The same kinds and number of controls as the shared sidebar, with no chart and no computation:
@@ -47,15 +49,6 @@ sb.button("Reset", key="reset")
 for i in range(10):
     sb.empty()
 """
-PAGES = [
-    "pages/1_steps.py",
-    "pages/2_multihead.py",
-    "pages/3_cross.py",
-    "pages/4_tutorial.py",
-    "pages/5_variants.py",
-    "pages/6_complexity.py",
-    "pages/7_model.py",
-]
 
 
 def server_like(on: bool) -> None:

@@ -9,23 +9,13 @@ from __future__ import annotations
 import streamlit as st
 
 from .i18n import t
-
-# Page file, its catalogue key for the one-line description.
-DOORS = [
-    ("pages/1_steps.py", "home_steps"),
-    ("pages/2_multihead.py", "home_multihead"),
-    ("pages/3_cross.py", "home_cross"),
-    ("pages/4_tutorial.py", "home_tutorial"),
-    ("pages/5_variants.py", "home_variants"),
-    ("pages/6_complexity.py", "home_complexity"),
-    ("pages/7_model.py", "home_model"),
-]
+from .pages import PAGES
 
 
 def home() -> None:
     st.title(t("app_title"))
     st.write(t("home_intro"))
-    for page, key in DOORS:
+    for page in PAGES:
         with st.container(border=True):
-            st.page_link(page, label=t("page_" + key.removeprefix("home_")), icon=":material/arrow_forward:")
-            st.caption(t(key))
+            st.page_link(page.file, label=t(f"page_{page.key}"), icon=":material/arrow_forward:")
+            st.caption(t(f"home_{page.key}"))

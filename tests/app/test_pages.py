@@ -1,7 +1,6 @@
 """Every page under AppTest: runs clean, and a changed control changes the plotted data."""
 
 import json
-
 import time
 
 import pytest
@@ -9,16 +8,8 @@ import torch
 
 from attn_core import Settings, run_trace
 from attn_core.tutorial import PRINTED
+from explorer.pages import FILES as PAGES
 
-PAGES = [
-    "pages/1_steps.py",
-    "pages/2_multihead.py",
-    "pages/3_cross.py",
-    "pages/4_tutorial.py",
-    "pages/5_variants.py",
-    "pages/6_complexity.py",
-    "pages/7_model.py",
-]
 NON_DEFAULT = {
     "sentence": "我爱 attention 机制 and the attention",
     "heads": "4",

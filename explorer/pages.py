@@ -1,0 +1,31 @@
+"""The app's pages, listed once: app.py's navigation, the start page, the tests and the
+benchmarks all read this table.
+
+Rules a page file must keep (pinned by ``tests/app/test_page_rules.py``): its name, less the
+number in front, is its ``url_path`` (so that a fresh server's legacy ``pages/`` path finds it on a
+deep link), and its first statement after the imports is ``run_through_app()`` (see ``boot.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    file: str  # relative to the repository root
+    url_path: str
+    key: str  # catalogue keys: page_<key> is its title, home_<key> its line on the start page
+    icon: str
+
+
+PAGES = (
+    PageSpec("pages/1_steps.py", "steps", "steps", ":material/calculate:"),
+    PageSpec("pages/2_multihead.py", "multihead", "multihead", ":material/hub:"),
+    PageSpec("pages/3_cross.py", "cross", "cross", ":material/compare_arrows:"),
+    PageSpec("pages/4_tutorial.py", "tutorial", "tutorial", ":material/menu_book:"),
+    PageSpec("pages/5_variants.py", "variants", "variants", ":material/extension:"),
+    PageSpec("pages/6_complexity.py", "complexity", "complexity", ":material/timer:"),
+    PageSpec("pages/7_model.py", "model", "model", ":material/model_training:"),
+)
+FILES = [p.file for p in PAGES]
