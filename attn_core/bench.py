@@ -112,38 +112,12 @@ class Shape:
 
 def estimate_flops(kernel: str, L: int, sh: Shape) -> float:
     """Multiply-adds x 2 of the kernel's main products (softmax and elementwise work left out)."""
-    bh, d = sh.batch * sh.heads, sh.d_head
-    k = KERNELS[kernel]
-    if k.family == "full":
-        pairs = L * L / (2 if sh.causal else 1)
-    elif k.family == "sparse":
-        pairs = L * (2 * sh.window + 1) / (2 if sh.causal else 1)
-    elif kernel == "linformer":
-        return bh * (4 * L * sh.proj_k * d + 4 * sh.proj_k * L * d)
-    elif kernel == "performer":
-        return bh * (4 * L * sh.features * d + 4 * L * sh.features * d)
-    else:  # linear elu: φ(K)ᵀV and φ(Q)·state
-        return bh * 4 * L * d * d
-    return bh * 4 * pairs * d
+    return KERNELS[kernel].flops(L, sh)
 
 
 def estimate_bytes(kernel: str, L: int, sh: Shape, dtype_bytes: int) -> int:
     """Peak extra bytes one call allocates, analytically: inputs are not counted."""
-    bh, d = sh.batch * sh.heads, sh.d_head
-    io = bh * L * d * dtype_bytes  # one (B, H, L, D) tensor
-    k = KERNELS[kernel]
-    if kernel == "full":
-        return 2 * bh * L * L * dtype_bytes + 2 * io  # scores and probabilities
-    if kernel == "sdpa":
-        return bh * L * L * dtype_bytes + 2 * io  # worst case: the math backend materialises the scores
-    if k.family == "sparse":
-        return 5 * io + (1 << 20) * 2
-    if kernel == "linformer":
-        return 2 * bh * L * sh.proj_k * dtype_bytes + 4 * io
-    m = sh.features if kernel == "performer" else d
-    chunks = -(-L // 64)
-    state = bh * chunks * m * d * dtype_bytes * 2 if (sh.causal or k.always_causal) else bh * m * d * dtype_bytes
-    return 4 * bh * L * m * dtype_bytes + state + 2 * io
+    return KERNELS[kernel].peak_bytes(L, sh, dtype_bytes)
 
 
 # ---------------------------------------------------------------------------- measuring
@@ -319,11 +293,18 @@ def _size(n: int) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
+def _options(kernel: str, cfg: SweepConfig) -> dict:
+    sh = cfg.shape
+    return kernel_options(KERNELS[kernel], window=sh.window, features=sh.features, proj_k=sh.proj_k, seed=cfg.seed)
+
+
 def _skip_reason(kernel: str, L: int, cfg: SweepConfig, est: int, budget: int) -> str | None:
-    if kernel == "linformer" and cfg.shape.causal:
-        return "skipped: Linformer cannot be causal"
-    if kernel == "linformer" and cfg.shape.proj_k > L:
-        return f"skipped: k = {cfg.shape.proj_k} > L"
+    from .errors import AttentionConfigError
+
+    try:
+        KERNELS[kernel].check(L, L, causal=cfg.shape.causal, cross=False, **_options(kernel, cfg))
+    except AttentionConfigError as err:
+        return f"skipped: {err.message}"
     if est > budget:
         return f"skipped: needs ~{_size(est)}, budget {_size(budget)}"
     return None
@@ -339,7 +320,7 @@ def run_one(kernel: str, L: int, cfg: SweepConfig, budget: int) -> Row:
         return row
     g = torch.Generator(device="cpu").manual_seed(cfg.seed)
     qkv = [torch.randn(sh.batch, sh.heads, L, sh.d_head, generator=g).to(dev, dt) for _ in range(3)]
-    opts = kernel_options(KERNELS[kernel], window=sh.window, features=sh.features, proj_k=sh.proj_k, seed=cfg.seed)
+    opts = _options(kernel, cfg)
 
     def fn():
         return KERNELS[kernel].fn(*qkv, causal=row.causal, **opts)

@@ -15,15 +15,6 @@ from .errors import AttentionConfigError
 from .kernels import KERNELS, effective_weights, kernel_options, run_kernel
 from .trace import run_trace
 
-SWEEP_PARAM = {
-    "sliding_window": "window",
-    "dilated": "window",
-    "global_window": "window",
-    "block": "block",
-    "performer": "features",
-    "linformer": "proj_k",
-}
-
 
 def _options(s: Settings, name: str) -> dict:
     return kernel_options(
@@ -39,14 +30,7 @@ def _options(s: Settings, name: str) -> dict:
 
 
 def check_options(s: Settings, name: str, L: int) -> None:
-    if name == "linformer" and not 1 <= s.proj_k <= L:
-        raise AttentionConfigError(
-            "proj_k", f"Linformer's k = {s.proj_k} must be between 1 and the {L} tokens.", f"Set k between 1 and {L}."
-        )
-    if name == "performer" and s.features < 1:
-        raise AttentionConfigError("features", "Performer needs at least 1 random feature.", "Set m to 1 or more.")
-    if name == "linformer" and s.causal:
-        raise AttentionConfigError("causal", "Linformer cannot be causal.", "Turn causal off to compare Linformer.")
+    KERNELS[name].check(L, L, causal=s.causal, cross=False, **_options(s, name))
 
 
 def compare(settings: Settings, names: list[str]) -> dict:
@@ -95,7 +79,7 @@ def errors(ref_out: torch.Tensor, ref_w: torch.Tensor, o: torch.Tensor, w: torch
 
 def error_curve(settings: Settings, name: str, values: list[int]) -> list[dict]:
     """Distance from full attention as the kernel's main parameter varies (window, m, k, b)."""
-    param = SWEEP_PARAM[name]
+    param = KERNELS[name].sweep
     rows = []
     for value in values:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -388,26 +388,176 @@ def linformer_attention(q, k, v, *, causal: bool = False, scale: float | None = 
 # ---------------------------------------------------------------------------- registry
 
 
+# ---------------------------------------------------------------------------- the registry
+#
+# A variant is one spec: its function, what it is called and where it comes from, the options it
+# takes, what it can and cannot do (``check``), the L x S matrix it amounts to (``weights``) and its
+# cost models (``flops``, ``peak_bytes``). The trace, the Variants page, the sweep and the CLI ask
+# the spec; nothing outside this file branches on a variant's name. A new variant is one function
+# and one ``register(...)`` call (see the README's recipe).
+
+
+def _softmax_weights(pattern: Callable | None):
+    """Softmax of the scaled scores under the variant's pattern (or causal / nothing)."""
+
+    def weights(q, k, *, causal: bool, scale: float, **opts) -> torch.Tensor:
+        L, S = q.shape[-2], k.shape[-2]
+        if pattern is not None:
+            mask = pattern(L, S, causal, **opts)
+        else:
+            mask = masks.causal(L, S) if causal else masks.full(L, S)
+        s = (q @ k.transpose(-2, -1)) * scale
+        return torch.softmax(s.masked_fill(~mask.to(q.device), float("-inf")), dim=-1).nan_to_num(0.0)
+
+    return weights
+
+
+def _feature_weights(features: Callable):
+    """φ(q_i)·φ(k_j) normalised per row (causal: j ≤ i only)."""
+
+    def weights(q, k, *, causal: bool, scale: float, **opts) -> torch.Tensor:
+        phi_q, phi_k = features(q, k, **opts)
+        a = phi_q @ phi_k.transpose(-2, -1)
+        if causal:
+            a = a.masked_fill(~masks.causal(a.shape[-2], a.shape[-1], device=q.device), 0.0)
+        return a / a.sum(-1, keepdim=True).clamp_min(1e-30)
+
+    return weights
+
+
+def _elu_pair(q, k, **_):
+    return elu_features(q), elu_features(k)
+
+
+def _performer_pair(q, k, *, features: int = 64, seed: int = 0, **_):
+    omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
+    return performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False)
+
+
+def _linformer_weights(q, k, *, causal: bool, scale: float, proj_k: int = 64, seed: int = 0, **_) -> torch.Tensor:
+    """softmax(Q (EK)ᵀ) F: mixes the values with signed weights."""
+    S = k.shape[-2]
+    E = linformer_projection(proj_k, S, seed=seed, device=q.device, dtype=q.dtype)
+    Fm = linformer_projection(proj_k, S, seed=seed + 1, device=q.device, dtype=q.dtype)
+    return torch.softmax((q @ (E @ k).transpose(-2, -1)) * scale, dim=-1) @ Fm
+
+
+# Cost models. ``sh`` has batch, heads, d_head, window, features, proj_k, causal (bench.Shape).
+def _pairs_flops(pairs: Callable):
+    def flops(L: int, sh) -> float:  # Q Kᵀ and weights @ V over the pairs computed
+        return sh.batch * sh.heads * 4 * pairs(L, sh) / (2 if sh.causal else 1) * sh.d_head
+
+    return flops
+
+
+def _full_bytes(L: int, sh, db: int) -> int:  # scores and probabilities
+    return 2 * sh.batch * sh.heads * L * L * db + 2 * sh.batch * sh.heads * L * sh.d_head * db
+
+
+def _sdpa_bytes(L: int, sh, db: int) -> int:  # worst case: the math backend materialises the scores
+    return sh.batch * sh.heads * L * L * db + 2 * sh.batch * sh.heads * L * sh.d_head * db
+
+
+def _banded_bytes(L: int, sh, db: int) -> int:  # O(L·d) plus one cache-sized chunk of scores
+    return 5 * sh.batch * sh.heads * L * sh.d_head * db + (1 << 20) * 2
+
+
+def _elu_flops(L: int, sh) -> float:  # φ(K)ᵀ V and φ(Q) · state
+    return sh.batch * sh.heads * 4 * L * sh.d_head * sh.d_head
+
+
+def _performer_flops(L: int, sh) -> float:  # the features of Q and K, then φ(K)ᵀ V and φ(Q) · state
+    return sh.batch * sh.heads * 8 * L * sh.features * sh.d_head
+
+
+def _feature_bytes(m: Callable, *, prefix_sums: bool = False):
+    def peak(L: int, sh, db: int) -> int:
+        bh, d, mm = sh.batch * sh.heads, sh.d_head, m(sh)
+        chunks = -(-L // 64)
+        state = bh * chunks * mm * d * db * 2 if (sh.causal or prefix_sums) else bh * mm * d * db
+        return 4 * bh * L * mm * db + state + 2 * bh * L * d * db
+
+    return peak
+
+
+def _check_nothing(L: int, S: int, *, causal: bool, cross: bool, **opts) -> None:
+    return None
+
+
+def _check_pattern(name: str):
+    def check(L: int, S: int, *, causal: bool, cross: bool, **opts) -> None:
+        if cross:
+            raise AttentionConfigError(
+                "kernel",
+                f"The {name} kernel is a pattern over one sequence (self-attention).",
+                "Use the full kernel for cross-attention.",
+            )
+
+    return check
+
+
+def _check_performer(L: int, S: int, *, causal: bool, cross: bool, features: int = 64, **opts) -> None:
+    if features < 1:
+        raise AttentionConfigError("features", "Performer needs at least 1 random feature.", "Set m to 1 or more.")
+
+
+def _check_linformer(L: int, S: int, *, causal: bool, cross: bool, proj_k: int = 64, **opts) -> None:
+    if causal:
+        raise AttentionConfigError(
+            "causal",
+            "Linformer mixes all positions into k rows, so it cannot be causal.",
+            "Turn causal off, or pick another kernel.",
+        )
+    if not 1 <= proj_k <= S:
+        raise AttentionConfigError(
+            "proj_k",
+            f"Linformer's k = {proj_k} must be between 1 and the {S} key tokens.",
+            f"Set k between 1 and {S}.",
+        )
+
+
 @dataclass(frozen=True)
 class Kernel:
     name: str
-    fn: Callable
+    fn: Callable  # fn(q, k, v, *, causal, scale, **options) -> out
     label: str
     family: str  # full | sparse | linear | low_rank
     formula: str  # LaTeX
     time: str
     memory: str
     paper: str
-    options: tuple[str, ...] = ()
+    check: Callable  # (L, S, *, causal, cross, **options) -> None, or raises AttentionConfigError
+    weights: Callable  # (q, k, *, causal, scale, **options) -> (..., L, S): out = weights @ v
+    flops: Callable  # (L, shape) -> multiply-adds x 2 of its main products
+    peak_bytes: Callable  # (L, shape, dtype bytes) -> peak extra bytes of one call
+    options: tuple[str, ...] = ()  # every keyword it takes (seed included where it draws)
+    sweep: str | None = None  # the option an error curve sweeps on the Variants page
     always_causal: bool = False
+    dot_product: bool = True  # works on dot-product scores only (no additive score)
+    softmax: bool = True  # its weights are a softmax of the scores (under its pattern); else ``weights`` shows them
+    teaching: bool = True  # shown on the Variants page (a second implementation of the same math is not)
     pattern: Callable | None = None  # (L, S, causal, **opts) -> (L, S) bool, for sparse kernels
-    extra: dict = field(default_factory=dict)
 
     @property
     def doc(self) -> str:
         import inspect
 
         return inspect.getdoc(self.fn) or ""
+
+
+KERNELS: dict[str, Kernel] = {}
+
+
+def register(name: str, fn: Callable, **spec) -> Kernel:
+    """Add a variant to the registry (``spec``: the ``Kernel`` fields by keyword)."""
+    spec.setdefault("check", _check_nothing)
+    kernel = Kernel(name=name, fn=fn, **spec)
+    KERNELS[name] = kernel
+    return kernel
+
+
+def unregister(name: str) -> None:
+    KERNELS.pop(name, None)
 
 
 def _pattern(mode: str, opt_names: dict[str, str]):
@@ -418,132 +568,169 @@ def _pattern(mode: str, opt_names: dict[str, str]):
     return build
 
 
-KERNELS: dict[str, Kernel] = {
-    k.name: k
-    for k in [
-        Kernel(
-            "full",
-            full_attention,
-            "Full (materialised)",
-            "full",
-            r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
-            "O(L·S·d)",
-            "O(L·S)",
-            "Vaswani et al. 2017, Attention Is All You Need",
-        ),
-        Kernel(
-            "sdpa",
-            sdpa_attention,
-            "Full (fused SDPA)",
-            "full",
-            r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
-            "O(L·S·d)",
-            "O(L) to O(L·S) by backend",
-            "Dao et al. 2022, FlashAttention; PyTorch scaled_dot_product_attention",
-        ),
-        Kernel(
-            "sliding_window",
-            sliding_window_attention,
-            "Sliding window",
-            "sparse",
-            r"\mathrm{softmax}_{|i-j|\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
-            "O(L·w·d)",
-            "O(L·w)",
-            "Beltagy et al. 2020, Longformer",
-            ("window",),
-            pattern=_pattern("sliding_window", {"window": "window"}),
-        ),
-        Kernel(
-            "dilated",
-            dilated_attention,
-            "Dilated window",
-            "sparse",
-            r"\mathrm{softmax}_{j=i\pm t r,\ t\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
-            "O(L·w·d)",
-            "O(L·w)",
-            "Child et al. 2019, Sparse Transformers; Beltagy et al. 2020",
-            ("window", "dilation"),
-            pattern=_pattern("dilated", {"window": "window", "dilation": "dilation"}),
-        ),
-        Kernel(
-            "global_window",
-            global_window_attention,
-            "Global + window",
-            "sparse",
-            r"\mathrm{softmax}_{|i-j|\le w\ \lor\ i<g\ \lor\ j<g}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
-            "O(L·(w+g)·d)",
-            "O(L·(w+g))",
-            "Beltagy et al. 2020, Longformer; Zaheer et al. 2020, Big Bird",
-            ("window", "global_tokens"),
-            pattern=_pattern("global_window", {"window": "window", "global_tokens": "global_tokens"}),
-        ),
-        Kernel(
-            "block",
-            block_attention,
-            "Block-local",
-            "sparse",
-            r"\mathrm{softmax}_{\lfloor i/b\rfloor=\lfloor j/b\rfloor}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
-            "O(L·b·d)",
-            "O(L·b)",
-            "Qiu et al. 2020, Blockwise Self-Attention",
-            ("block",),
-            pattern=_pattern("block", {"block": "block_size"}),
-        ),
-        Kernel(
-            "linear_elu",
-            linear_elu_attention,
-            "Linear (elu+1)",
-            "linear",
-            r"\frac{\phi(q_i)^\top \sum_j \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_j \phi(k_j)},\ \phi(x)=\mathrm{elu}(x)+1",
-            "O(L·d²)",
-            "O(L·d + d²)",
-            "Katharopoulos et al. 2020, Transformers are RNNs",
-        ),
-        Kernel(
-            "causal_linear",
-            causal_linear_attention,
-            "Causal linear (elu+1)",
-            "linear",
-            r"\frac{\phi(q_i)^\top \sum_{j\le i} \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_{j\le i} \phi(k_j)}",
-            "O(L·d²)",
-            "O(L·d + (L/c)·d²)",
-            "Katharopoulos et al. 2020, Transformers are RNNs",
-            always_causal=True,
-        ),
-        Kernel(
-            "performer",
-            performer_attention,
-            "Performer (FAVOR+)",
-            "linear",
-            r"\phi(x)=\tfrac{1}{\sqrt m}\exp\!\left(\omega^\top x-\tfrac{\|x\|^2}{2}\right),\ \omega\ \text{orthogonal random}",
-            "O(L·m·d)",
-            "O(L·m + m·d)",
-            "Choromanski et al. 2021, Rethinking Attention with Performers",
-            ("features",),
-        ),
-        Kernel(
-            "linformer",
-            linformer_attention,
-            "Linformer",
-            "low_rank",
-            r"\mathrm{softmax}\!\left(\frac{Q (EK)^\top}{\sqrt{d_k}}\right)(FV),\ E,F\in\mathbb{R}^{k\times S}",
-            "O(L·k·d)",
-            "O(L·k)",
-            "Wang et al. 2020, Linformer",
-            ("proj_k",),
-        ),
-    ]
-}
+def _sparse(name, fn, mode, opt_names, **spec) -> Kernel:
+    pattern = _pattern(mode, opt_names)
+    return register(
+        name,
+        fn,
+        family="sparse",
+        pattern=pattern,
+        weights=_softmax_weights(pattern),
+        check=_check_pattern(name),
+        flops=_pairs_flops(lambda L, sh: L * (2 * sh.window + 1)),
+        peak_bytes=_banded_bytes,
+        options=tuple(opt_names),
+        **spec,
+    )
 
-KERNEL_OPTIONS = ("window", "dilation", "global_tokens", "block", "features", "proj_k")
+
+_SOFTMAX = r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
+register(
+    "full",
+    full_attention,
+    label="Full (materialised)",
+    family="full",
+    formula=_SOFTMAX,
+    time="O(L·S·d)",
+    memory="O(L·S)",
+    paper="Vaswani et al. 2017, Attention Is All You Need",
+    weights=_softmax_weights(None),
+    flops=_pairs_flops(lambda L, sh: L * L),
+    peak_bytes=_full_bytes,
+    dot_product=False,
+)
+register(
+    "sdpa",
+    sdpa_attention,
+    label="Full (fused SDPA)",
+    family="full",
+    formula=_SOFTMAX,
+    time="O(L·S·d)",
+    memory="O(L) to O(L·S) by backend",
+    paper="Dao et al. 2022, FlashAttention; PyTorch scaled_dot_product_attention",
+    weights=_softmax_weights(None),
+    flops=_pairs_flops(lambda L, sh: L * L),
+    peak_bytes=_sdpa_bytes,
+    teaching=False,
+)
+_sparse(
+    "sliding_window",
+    sliding_window_attention,
+    "sliding_window",
+    {"window": "window"},
+    label="Sliding window",
+    formula=r"\mathrm{softmax}_{|i-j|\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+    time="O(L·w·d)",
+    memory="O(L·w)",
+    paper="Beltagy et al. 2020, Longformer",
+    sweep="window",
+)
+_sparse(
+    "dilated",
+    dilated_attention,
+    "dilated",
+    {"window": "window", "dilation": "dilation"},
+    label="Dilated window",
+    formula=r"\mathrm{softmax}_{j=i\pm t r,\ t\le w}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+    time="O(L·w·d)",
+    memory="O(L·w)",
+    paper="Child et al. 2019, Sparse Transformers; Beltagy et al. 2020",
+    sweep="window",
+)
+_sparse(
+    "global_window",
+    global_window_attention,
+    "global_window",
+    {"window": "window", "global_tokens": "global_tokens"},
+    label="Global + window",
+    formula=r"\mathrm{softmax}_{|i-j|\le w\ \lor\ i<g\ \lor\ j<g}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+    time="O(L·(w+g)·d)",
+    memory="O(L·(w+g))",
+    paper="Beltagy et al. 2020, Longformer; Zaheer et al. 2020, Big Bird",
+    sweep="window",
+)
+_sparse(
+    "block",
+    block_attention,
+    "block",
+    {"block": "block_size"},
+    label="Block-local",
+    formula=r"\mathrm{softmax}_{\lfloor i/b\rfloor=\lfloor j/b\rfloor}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+    time="O(L·b·d)",
+    memory="O(L·b)",
+    paper="Qiu et al. 2020, Blockwise Self-Attention",
+    sweep="block",
+)
+register(
+    "linear_elu",
+    linear_elu_attention,
+    label="Linear (elu+1)",
+    family="linear",
+    formula=r"\frac{\phi(q_i)^\top \sum_j \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_j \phi(k_j)},\ \phi(x)=\mathrm{elu}(x)+1",
+    time="O(L·d²)",
+    memory="O(L·d + d²)",
+    paper="Katharopoulos et al. 2020, Transformers are RNNs",
+    weights=_feature_weights(_elu_pair),
+    flops=_elu_flops,
+    peak_bytes=_feature_bytes(lambda sh: sh.d_head),
+    softmax=False,
+)
+register(
+    "causal_linear",
+    causal_linear_attention,
+    label="Causal linear (elu+1)",
+    family="linear",
+    formula=r"\frac{\phi(q_i)^\top \sum_{j\le i} \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_{j\le i} \phi(k_j)}",
+    time="O(L·d²)",
+    memory="O(L·d + (L/c)·d²)",
+    paper="Katharopoulos et al. 2020, Transformers are RNNs",
+    weights=_feature_weights(_elu_pair),
+    flops=_elu_flops,
+    peak_bytes=_feature_bytes(lambda sh: sh.d_head, prefix_sums=True),
+    always_causal=True,
+    softmax=False,
+)
+register(
+    "performer",
+    performer_attention,
+    label="Performer (FAVOR+)",
+    family="linear",
+    formula=r"\phi(x)=\tfrac{1}{\sqrt m}\exp\!\left(\omega^\top x-\tfrac{\|x\|^2}{2}\right),\ \omega\ \text{orthogonal random}",
+    time="O(L·m·d)",
+    memory="O(L·m + m·d)",
+    paper="Choromanski et al. 2021, Rethinking Attention with Performers",
+    weights=_feature_weights(_performer_pair),
+    check=_check_performer,
+    flops=_performer_flops,
+    peak_bytes=_feature_bytes(lambda sh: sh.features),
+    options=("features", "seed"),
+    sweep="features",
+    softmax=False,
+)
+register(
+    "linformer",
+    linformer_attention,
+    label="Linformer",
+    family="low_rank",
+    formula=r"\mathrm{softmax}\!\left(\frac{Q (EK)^\top}{\sqrt{d_k}}\right)(FV),\ E,F\in\mathbb{R}^{k\times S}",
+    time="O(L·k·d)",
+    memory="O(L·k)",
+    paper="Wang et al. 2020, Linformer",
+    weights=_linformer_weights,
+    check=_check_linformer,
+    flops=lambda L, sh: sh.batch * sh.heads * 8 * L * sh.proj_k * sh.d_head,
+    peak_bytes=lambda L, sh, db: (
+        2 * sh.batch * sh.heads * L * sh.proj_k * db + 4 * sh.batch * sh.heads * L * sh.d_head * db
+    ),
+    options=("proj_k", "seed"),
+    sweep="proj_k",
+    softmax=False,
+)
 
 
 def kernel_options(kernel: Kernel, **available) -> dict:
-    """The subset of ``available`` options this kernel takes (seed included where it draws)."""
-    opts = {name: available[name] for name in kernel.options if name in available}
-    if kernel.name in ("performer", "linformer") and "seed" in available:
-        opts["seed"] = available["seed"]
-    return opts
+    """The subset of ``available`` options this kernel takes."""
+    return {name: available[name] for name in kernel.options if name in available}
 
 
 def effective_weights(name: str, q, k, *, causal: bool = False, scale: float | None = None, **opts) -> torch.Tensor:
@@ -553,33 +740,7 @@ def effective_weights(name: str, q, k, *, causal: bool = False, scale: float | N
     normalised per row. Linformer: softmax(Q (EK)ᵀ) F, which mixes values with signed weights.
     """
     kern = KERNELS[name]
-    causal = causal or kern.always_causal
-    L, S = q.shape[-2], k.shape[-2]
-    sc = _scale(q, scale)
-    if kern.family in ("full", "sparse"):
-        mask = (
-            kern.pattern(L, S, causal, **opts)
-            if kern.pattern
-            else (masks.causal(L, S) if causal else masks.full(L, S))
-        )
-        s = (q @ k.transpose(-2, -1)) * sc
-        return torch.softmax(s.masked_fill(~mask.to(q.device), float("-inf")), dim=-1).nan_to_num(0.0)
-    if name == "linformer":
-        E = linformer_projection(opts["proj_k"], S, seed=opts.get("seed", 0), device=q.device, dtype=q.dtype)
-        Fm = linformer_projection(opts["proj_k"], S, seed=opts.get("seed", 0) + 1, device=q.device, dtype=q.dtype)
-        return torch.softmax((q @ (E @ k).transpose(-2, -1)) * sc, dim=-1) @ Fm
-    if name == "performer":
-        omega = orthogonal_features(
-            opts["features"], q.shape[-1], seed=opts.get("seed", 0), device=q.device, dtype=q.dtype
-        )
-        a = performer_features(q, omega, is_query=True) @ performer_features(k, omega, is_query=False).transpose(
-            -2, -1
-        )
-    else:
-        a = elu_features(q) @ elu_features(k).transpose(-2, -1)
-    if causal:
-        a = a.masked_fill(~masks.causal(L, S, device=q.device), 0.0)
-    return a / a.sum(-1, keepdim=True).clamp_min(1e-30)
+    return kern.weights(q, k, causal=causal or kern.always_causal, scale=_scale(q, scale), **opts)
 
 
 def run_kernel(name: str, q, k, v, *, causal: bool = False, scale: float | None = None, **opts) -> torch.Tensor:

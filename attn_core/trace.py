@@ -163,29 +163,16 @@ def run_trace(settings: Settings) -> Trace:
 
     if s.kernel not in KERNELS:
         raise AttentionConfigError("kernel", f"Unknown kernel '{s.kernel}'.", f"Choose one of: {', '.join(KERNELS)}.")
-    if s.kernel != "full" and s.score == "additive":
+    kern = KERNELS[s.kernel]
+    if kern.dot_product and s.score == "additive":
         raise AttentionConfigError(
             "kernel",
             f"The {s.kernel} kernel works on dot-product scores.",
             "Use the scaled_dot score, or the full kernel.",
         )
-    if s.kernel == "linformer" and not 1 <= s.proj_k <= len((source or tokens).words):
-        n = len((source or tokens).words)
-        raise AttentionConfigError(
-            "proj_k", f"Linformer's k = {s.proj_k} is larger than the {n} key tokens.", f"Set k between 1 and {n}."
-        )
-    if s.kernel == "linformer" and s.causal:
-        raise AttentionConfigError(
-            "causal",
-            "Linformer mixes all positions into k rows, so it cannot be causal.",
-            "Turn causal off, or pick another kernel.",
-        )
-    if KERNELS[s.kernel].family == "sparse" and source is not None:
-        raise AttentionConfigError(
-            "kernel",
-            f"The {s.kernel} kernel is a pattern over one sequence (self-attention).",
-            "Use the full kernel for cross-attention.",
-        )
+    n_keys = len((source or tokens).words)
+    opts = kernel_options(kern, **_kernel_settings(s))
+    kern.check(len(tokens.words), n_keys, causal=s.causal, cross=source is not None, **opts)
     padding = s.mask == "padding"
     key_side = source or tokens
     n_real = len(key_side.words)
@@ -231,8 +218,6 @@ def run_trace(settings: Settings) -> Trace:
     raw = steps.scores(Q, K, kind=s.score, additive=w.additive)  # (H, L, S)
     scale = steps.score_scale(s.score, s.d_k, s.temperature)
     scaled = raw * scale
-    kern = KERNELS[s.kernel]
-    opts = kernel_options(kern, **_kernel_settings(s))
     if kern.pattern is not None:  # a sparse kernel: its pattern is the mask
         mask = kern.pattern(L, S, s.causal, **opts)
     else:
@@ -249,7 +234,7 @@ def run_trace(settings: Settings) -> Trace:
         )
     sm = steps.staged_softmax(scaled, mask)
     weights = sm.weights
-    if kern.family in ("linear", "low_rank"):  # what the kernel amounts to, shown in place of softmax
+    if not kern.softmax:  # what the kernel amounts to, shown in place of the softmax
         weights = effective_weights(s.kernel, Q.unsqueeze(0), K.unsqueeze(0), causal=s.causal, scale=scale, **opts)[0]
     attn = steps.dropout(weights, s.dropout, seed=s.seed)
     context = attn @ V  # (H, L, d_v)

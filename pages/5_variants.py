@@ -5,7 +5,7 @@ from dataclasses import replace
 import streamlit as st
 
 from attn_core import AttentionConfigError, Settings
-from attn_core.compare import SWEEP_PARAM, compare, error_curve
+from attn_core.compare import compare, error_curve
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
 from explorer.boot import run_through_app
@@ -19,7 +19,7 @@ run_through_app()  # before anything is drawn; see explorer/boot.py
 st.title(t("page_variants"))
 st.caption(t("var_intro"))
 settings = current_settings()
-names = [k for k in KERNELS if k != "sdpa"]
+names = [k for k, spec in KERNELS.items() if spec.teaching]
 picked = st.multiselect(
     t("var_pick"),
     names,
@@ -93,10 +93,10 @@ for col, name in zip(cols, picked):
         with st.expander(t("how")):
             st.text(k.doc)
 
-sweepable = [n for n in picked if n in SWEEP_PARAM]
+sweepable = [n for n in picked if KERNELS[n].sweep]
 if sweepable:
     name = st.selectbox(t("curve", p="…"), sweepable, format_func=lambda n: KERNELS[n].label, key="var_curve")
-    param = SWEEP_PARAM[name]
+    param = KERNELS[name].sweep
     values = tuple(range(1, L + 1)) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
     rows = _curve(tuple(sorted(s.to_dict().items())), name, values)
     if rows:
