@@ -5,12 +5,12 @@ import os
 
 import pytest
 import torch
-from attn_core import Settings, run_trace
-from attn_core import bench, kernels
+from streamlit.testing.v1 import AppTest
+
+from attn_core import Settings, bench, kernels, run_trace
 from attn_core.cli import main
 from attn_core.compare import compare, error_curve
 from attn_core.errors import AttentionConfigError
-from streamlit.testing.v1 import AppTest
 
 APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
 
