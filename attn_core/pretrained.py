@@ -320,14 +320,9 @@ def take_apart(run: ModelRun, w: Weights, layer: int, head: int, *, compare: boo
     result is checked against the model's own probabilities for that head."""
     x = run.hidden[layer]  # (L, d_model)
     L, n_real = x.shape[0], run.encoding.n_real
-    Q = steps.project(x, w.W_q, w.b_q)  # (1, L, d)
-    K = steps.project(x, w.W_k, w.b_k)  # (1, L, d)
-    V = steps.project(x, w.W_v, w.b_v)  # (1, L, d)
-    raw = steps.scores(Q, K, kind="scaled_dot")  # (1, L, L)
-    scale = steps.score_scale("scaled_dot", Q.shape[-1])
-    scaled = raw * scale
     mask = padding([n_real], L, L)[0]  # (L, L) keys at or after n_real are padding
-    sm = steps.staged_softmax(scaled, mask)
+    a = steps.attend(x, x, w, mask)  # the same pipeline as every trace: Q, K, V (1, L, d), scores (1, L, L)
+    Q, K, V, raw, scale, scaled, sm = a.Q, a.K, a.V, a.scores, a.scale, a.scaled, a.softmax
     context = sm.weights @ V  # (1, L, d)
     model_attn = run.attentions[layer, head] if compare else None
     diff = float((sm.weights[0] - model_attn).abs().max()) if compare else None

@@ -121,6 +121,34 @@ def staged_softmax(x: torch.Tensor, mask: torch.Tensor) -> Softmax:
     return Softmax(row_max, exp, row_sum, weights, empty)
 
 
+@dataclass(frozen=True)
+class Attended:
+    """One pass through the shared pipeline (every field named as the pages show it)."""
+
+    Q: torch.Tensor  # (H, L, d_q)
+    K: torch.Tensor  # (H, S, d_k)
+    V: torch.Tensor  # (H, S, d_v)
+    scores: torch.Tensor  # (H, L, S) raw
+    scale: float
+    scaled: torch.Tensor  # (H, L, S) what enters the mask and the softmax
+    softmax: Softmax  # over (H, L, S)
+
+
+def attend(
+    x: torch.Tensor, x_kv: torch.Tensor, w, mask: torch.Tensor, *, score: str = "scaled_dot", temperature: float = 1.0
+) -> Attended:
+    """The attention pipeline every path shares (the toy trace and a trained model's head):
+    project with the weights ``w`` (W_q, W_k, W_v, their biases, the additive score's parameters),
+    score, scale, and the masked staged softmax. x (L, d_model), x_kv (S, d_model), mask (L, S)."""
+    Q = project(x, w.W_q, w.b_q)  # (H, L, d_q)
+    K = project(x_kv, w.W_k, w.b_k)  # (H, S, d_k)
+    V = project(x_kv, w.W_v, w.b_v)  # (H, S, d_v)
+    raw = scores(Q, K, kind=score, additive=w.additive)  # (H, L, S)
+    scale = score_scale(score, K.shape[-1], temperature)
+    scaled = raw * scale
+    return Attended(Q, K, V, raw, scale, scaled, staged_softmax(scaled, mask))
+
+
 def dropout(weights: torch.Tensor, p: float, *, seed: int) -> torch.Tensor:
     """Train-mode dropout on the weights, seeded: kept entries are scaled by 1/(1-p)."""
     if p <= 0:

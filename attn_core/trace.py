@@ -211,13 +211,6 @@ def run_trace(settings: Settings) -> Trace:
         x_source = steps.embed(ids(source), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id) + pos[:S]
 
     w = draw_weights(s)
-    Q = steps.project(x, w.W_q, w.b_q)  # (H, L, d_q)
-    K = steps.project(x_source, w.W_k, w.b_k)  # (H, S, d_k)
-    V = steps.project(x_source, w.W_v, w.b_v)  # (H, S, d_v)
-
-    raw = steps.scores(Q, K, kind=s.score, additive=w.additive)  # (H, L, S)
-    scale = steps.score_scale(s.score, s.d_k, s.temperature)
-    scaled = raw * scale
     if kern.pattern is not None:  # a sparse kernel: its pattern is the mask
         mask = kern.pattern(L, S, s.causal, **opts)
     else:
@@ -232,7 +225,8 @@ def run_trace(settings: Settings) -> Trace:
             n_real=n_real,
             also_causal=s.causal or kern.always_causal,
         )
-    sm = steps.staged_softmax(scaled, mask)
+    a = steps.attend(x, x_source, w, mask, score=s.score, temperature=s.temperature)
+    Q, K, V, raw, scale, scaled, sm = a.Q, a.K, a.V, a.scores, a.scale, a.scaled, a.softmax
     weights = sm.weights
     if not kern.softmax:  # what the kernel amounts to, shown in place of the softmax
         weights = effective_weights(s.kernel, Q.unsqueeze(0), K.unsqueeze(0), causal=s.causal, scale=scale, **opts)[0]
