@@ -244,49 +244,29 @@ def validate_sweep(cfg: SweepConfig) -> None:
 
     unknown = [k for k in cfg.kernels if k not in KERNELS]
     if unknown:
-        raise AttentionConfigError(
-            "kernels", f"Unknown kernel(s): {', '.join(unknown)}.", f"Choose from: {', '.join(KERNELS)}."
-        )
+        raise AttentionConfigError("kernels", "unknown_choice", value=", ".join(unknown), options=", ".join(KERNELS))
     if not cfg.kernels or not cfg.lengths:
-        raise AttentionConfigError("kernels", "Nothing to run.", "Pick at least one kernel and one length.")
+        raise AttentionConfigError("kernels", "nothing_to_run")
     if any(L < 1 for L in cfg.lengths):
-        raise AttentionConfigError(
-            "lengths", "Sequence lengths must be positive.", "Use lengths such as 256,512,1024."
-        )
+        raise AttentionConfigError("lengths", "lengths_positive")
     if cfg.dtype not in DTYPES:
-        raise AttentionConfigError("dtype", f"Unknown dtype '{cfg.dtype}'.", f"Choose one of: {', '.join(DTYPES)}.")
+        raise AttentionConfigError("dtype", "unknown_choice", value=cfg.dtype, options=", ".join(DTYPES))
     if cfg.device not in ("cpu", "cuda", "mps") or (cfg.device != "cpu" and cfg.device not in available_devices()):
         raise AttentionConfigError(
-            "device",
-            f"The device '{cfg.device}' is not available here.",
-            f"Use one of: {', '.join(available_devices())}.",
+            "device", "device_unavailable", device=cfg.device, options=", ".join(available_devices())
         )
     if cfg.device == "cpu" and cfg.dtype == "fp16":
-        raise AttentionConfigError(
-            "dtype",
-            "fp16 attention on the CPU is slow and not what the GPU paths run.",
-            "Use fp32 or bf16 on the CPU.",
-        )
+        raise AttentionConfigError("dtype", "fp16_cpu")
     sh = cfg.shape
     for name in ("batch", "heads", "d_head", "window", "features", "proj_k"):
         if getattr(sh, name) < 1:
-            raise AttentionConfigError(name, f"{name} must be at least 1.", f"Set {name} to 1 or more.")
+            raise AttentionConfigError(name, "at_least_one", value=getattr(sh, name))
     if not (math.isfinite(cfg.min_run_time) and 0 < cfg.min_run_time <= 60):
-        raise AttentionConfigError(
-            "min_run_time",
-            f"--min-run-time {cfg.min_run_time} is not a time in seconds.",
-            "Pass a time between 0.01 and 60 seconds, e.g. --min-run-time 0.3.",
-        )
+        raise AttentionConfigError("min_run_time", "min_run_time", value=cfg.min_run_time)
     if cfg.budget_bytes is not None and cfg.budget_bytes < 0:
-        raise AttentionConfigError(
-            "budget",
-            "The memory budget is not a size of 0 MiB or more.",
-            "Pass a budget in MiB, e.g. --budget-mib 2048.",
-        )
+        raise AttentionConfigError("budget", "budget")
     if max(cfg.lengths) > 2**20:
-        raise AttentionConfigError(
-            "lengths", f"L = {max(cfg.lengths)} is beyond what this benchmark measures.", "Use lengths up to 1048576."
-        )
+        raise AttentionConfigError("lengths", "lengths_too_long", L=max(cfg.lengths))
 
 
 def _size(n: int) -> str:
@@ -574,15 +554,11 @@ def _check_writable(path: str) -> None:
 
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise AttentionConfigError("csv", f"--csv {path} is a directory.", "Give a file name, e.g. --csv out.csv.")
+        raise AttentionConfigError("csv", "csv_is_dir", path=path)
     if not os.path.isdir(folder):
-        raise AttentionConfigError(
-            "csv", f"The folder of --csv {path} does not exist.", "Create it first, or write elsewhere."
-        )
+        raise AttentionConfigError("csv", "csv_no_folder", path=path)
     if not os.access(folder, os.W_OK):
-        raise AttentionConfigError(
-            "csv", f"Cannot write into the folder of --csv {path}.", "Write somewhere you may write."
-        )
+        raise AttentionConfigError("csv", "csv_unwritable", path=path)
 
 
 def _sweep_jsonl(cfg: SweepConfig) -> int:

@@ -69,16 +69,12 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
     base = preset() if args.preset == "tutorial" else Settings()
     if args.sentence is None and args.preset is None:
-        raise AttentionConfigError(
-            "sentence", "No sentence given.", "Pass a sentence in quotes, or --preset tutorial."
-        )
+        raise AttentionConfigError("sentence", "no_sentence")
     changes = {
         name: getattr(args, name) for name in Settings.__dataclass_fields__ if getattr(args, name, None) is not None
     }
     if not (args.max_mib > 0 and args.max_mib < 2**40):
-        raise AttentionConfigError(
-            "max_mib", f"--max-mib {args.max_mib} is not a positive size.", "Pass a size in MiB, e.g. --max-mib 1024."
-        )
+        raise AttentionConfigError("max_mib", "max_mib", value=args.max_mib)
     changes["max_bytes"] = int(args.max_mib * 2**20)
     return replace(base, **changes)
 
@@ -137,11 +133,7 @@ def _text_args(args: argparse.Namespace) -> None:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError:
-                raise AttentionConfigError(
-                    name,
-                    f"The {name} is not valid UTF-8 text.",
-                    "Pass it as UTF-8 (check the terminal's or the file's encoding).",
-                ) from None
+                raise AttentionConfigError(name, "not_utf8") from None
 
 
 def main(argv: list[str] | None = None) -> int:

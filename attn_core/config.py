@@ -86,7 +86,7 @@ class Settings:
 
 def _choice(field: str, value: str, options: tuple[str, ...]) -> None:
     if value not in options:
-        raise AttentionConfigError(field, f"Unknown {field} '{value}'.", f"Choose one of: {', '.join(options)}.")
+        raise AttentionConfigError(field, "unknown_choice", value=value, options=", ".join(options))
 
 
 def validate(s: Settings) -> Settings:
@@ -100,43 +100,20 @@ def validate(s: Settings) -> Settings:
     for name, (low, high) in LIMITS.items():
         value = getattr(s, name)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise AttentionConfigError(
-                name, f"{name} must be a whole number.", f"Pick a {name} between {low} and {high}."
-            )
+            raise AttentionConfigError(name, "whole_number", low=low, high=high)
         if not low <= value <= high:
-            raise AttentionConfigError(
-                name,
-                f"{name} = {value} is outside the range {low}..{high}.",
-                f"Pick a {name} between {low} and {high}.",
-            )
+            raise AttentionConfigError(name, "out_of_range", value=value, low=low, high=high)
     if not (math.isfinite(s.temperature) and 0.01 <= s.temperature <= 100):
-        raise AttentionConfigError(
-            "temperature",
-            f"The temperature {s.temperature} cannot be used.",
-            "Pick a temperature between 0.01 and 100.",
-        )
+        raise AttentionConfigError("temperature", "temperature", value=s.temperature)
     if not (math.isfinite(s.dropout) and 0.0 <= s.dropout < 1.0):
-        raise AttentionConfigError(
-            "dropout", f"Dropout {s.dropout} is not a probability below 1.", "Pick a dropout in [0, 1)."
-        )
+        raise AttentionConfigError("dropout", "dropout", value=s.dropout)
     if s.layout == "standard" and s.d_model % s.heads:
-        raise AttentionConfigError(
-            "heads",
-            f"The standard layout splits d_model = {s.d_model} across {s.heads} heads, which does not divide evenly.",
-            f"Choose a number of heads that divides {s.d_model}, or a d_model that is a multiple of {s.heads}.",
-        )
+        raise AttentionConfigError("heads", "heads_divide", d_model=s.d_model, heads=s.heads)
     r = s.resolved()
     if r.score in ("dot", "scaled_dot") and r.d_q != r.d_k:
-        raise AttentionConfigError(
-            "d_k",
-            f"A dot-product score needs queries and keys of the same size, but d_q = {r.d_q} and d_k = {r.d_k}.",
-            "Set d_q equal to d_k, or use the additive score, which allows different sizes.",
-        )
+        raise AttentionConfigError("d_k", "dot_sizes", d_q=r.d_q, d_k=r.d_k)
     if r.residual_norm and r.layout == "tutorial" and r.heads * r.d_v != r.d_model:
         raise AttentionConfigError(
-            "residual_norm",
-            f"The residual adds the input (d_model = {r.d_model}) to the concatenated heads "
-            f"({r.heads} x d_v = {r.heads * r.d_v}), which differ in size.",
-            "Use the standard layout (it projects back with W_o), or set heads x d_v equal to d_model.",
+            "residual_norm", "residual_sizes", d_model=r.d_model, heads=r.heads, width=r.heads * r.d_v
         )
     return r

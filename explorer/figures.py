@@ -87,7 +87,9 @@ def heatmap(
     z, y, rows = _pool(z, y, 0)
     z, x, cols = _pool(z, x, 1)
     if rows > 1 or cols > 1:
-        title = f"{title} · mean of {rows}×{cols} blocks"
+        from .i18n import t
+
+        title = f"{title} · {t('pooled', r=rows, c=cols)}"
     trace = go.Heatmap(
         z=_matrix(z),
         x=list(x),

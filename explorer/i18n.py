@@ -102,6 +102,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "invalid": ("These settings cannot be computed: {msg}", "当前设置无法计算：{msg}"),
     "reset": ("Reset to the tutorial's settings", "恢复教程默认设置"),
     # option labels
+    # kernel labels (a variant without an entry shows its spec's own label)
+    "kernel_full": ("Full (materialised)", "完整注意力（显式矩阵）"),
+    "kernel_sdpa": ("Full (fused SDPA)", "完整注意力（融合 SDPA）"),
+    "kernel_sliding_window": ("Sliding window", "滑动窗口"),
+    "kernel_dilated": ("Dilated window", "膨胀窗口"),
+    "kernel_global_window": ("Global + window", "全局 + 窗口"),
+    "kernel_block": ("Block-local", "分块局部"),
+    "kernel_linear_elu": ("Linear (elu+1)", "线性注意力（elu+1）"),
+    "kernel_causal_linear": ("Causal linear (elu+1)", "因果线性注意力（elu+1）"),
+    "kernel_performer": ("Performer (FAVOR+)", "Performer（FAVOR+）"),
+    "kernel_linformer": ("Linformer", "Linformer"),
+    "pooled": ("mean of {r}×{c} blocks", "{r}×{c} 块的平均"),
     "opt_dot": ("dot  q·k", "点积 q·k"),
     "opt_scaled_dot": ("scaled dot  q·k/√d_k", "缩放点积 q·k/√d_k"),
     "opt_additive": ("additive (Bahdanau)", "加性（Bahdanau）"),
@@ -159,7 +171,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "focus_row": ("Focus '{tok}': its weights over the keys", "关注词元“{tok}”：它对各个键的权重"),
     "focus_scores": ("Focus '{tok}': raw and scaled scores", "关注词元“{tok}”：原始与缩放后的分数"),
     "focus_context": ("Focus '{tok}': context vector", "关注词元“{tok}”：上下文向量"),
-    "code": ("PyTorch", "PyTorch 代码"),
     "download_json": ("Download the trace (JSON)", "下载完整计算过程（JSON）"),
     "download_csv": ("Download {name} (CSV)", "下载 {name}（CSV）"),
     "shape": ("shape", "形状"),
@@ -174,7 +185,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "mh_proj": (" and projected back to d_model by W_o", "，再由 W_o 投影回 d_model"),
     "concat": ("Concatenated heads", "拼接后的多头输出"),
-    "projected": ("Output projection concat @ W_oᵀ", "输出投影 concat @ W_oᵀ"),
     "output": ("Layer output", "层输出"),
     "params": ("Parameters", "参数量"),
     "params_formula": (
@@ -231,7 +241,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "var_need_two": ("Pick at least two kernels to compare.", "请至少选择两个进行比较。"),
     "features": ("Performer features m", "Performer 随机特征数 m"),
     "proj_k": ("Linformer k", "Linformer 投影长度 k"),
-    "var_err": ("Distance from full attention", "与完整注意力的差距"),
     "max_abs": ("max |Δ output|", "最大 |Δ 输出|"),
     "kl": ("mean KL of weight rows", "权重行平均 KL"),
     "cos": ("cosine of outputs", "输出余弦相似度"),
@@ -370,10 +379,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "cx_from": ("faster than {base} from L =", "从 L = … 起快于 {base}"),
     "cx_stopped": ("Stopped. The rows measured so far are shown.", "已停止。下面显示的是已测得的结果。"),
-    "cx_cached": (
-        "Shown from this server's cache of the same configuration.",
-        "显示的是本服务器对相同配置的缓存结果。",
-    ),
     "cx_time": ("Time (ms) against L", "时间（毫秒）随 L 的变化"),
     "cx_mem": ("Peak memory (MiB) against L", "峰值内存（MiB）随 L 的变化"),
     "cx_theory": ("dotted: theoretical FLOPs, scaled to the first point", "虚线：理论 FLOPs，按第一个点缩放"),
@@ -404,6 +409,95 @@ STRINGS: dict[str, tuple[str, str]] = {
 }
 
 
+# The engine's errors (attn_core.errors.MESSAGES, English) in Chinese, keyed by their code and
+# formatted with the same params: (what is wrong, how to fix it).
+ERRORS_ZH: dict[str, tuple[str, str]] = {
+    "unknown_choice": ("未知的 {field}：'{value}'。", "请从以下选项中选择：{options}。"),
+    "whole_number": ("{field} 必须是整数。", "请在 {low} 到 {high} 之间选择 {field}。"),
+    "out_of_range": ("{field} = {value} 超出范围 {low}..{high}。", "请在 {low} 到 {high} 之间选择 {field}。"),
+    "at_least_one": ("{field} = {value}，至少应为 1。", "请把 {field} 设为 1 或更大。"),
+    "not_negative": ("{field} = {value} 不能为负数。", "请把 {field} 设为 0 或更大。"),
+    "temperature": ("温度 {value} 无法使用。", "请在 0.01 到 100 之间选择温度。"),
+    "dropout": ("Dropout {value} 不是小于 1 的概率。", "请在 [0, 1) 中选择 dropout。"),
+    "heads_divide": (
+        "标准布局把 d_model = {d_model} 平均分给 {heads} 个头，但无法整除。",
+        "请选择能整除 {d_model} 的头数，或选择 {heads} 的倍数作为 d_model。",
+    ),
+    "dot_sizes": (
+        "点积打分要求查询和键的维度相同，但 d_q = {d_q}，d_k = {d_k}。",
+        "请把 d_q 设为与 d_k 相等，或改用允许不同维度的加性打分。",
+    ),
+    "residual_sizes": (
+        "残差把输入（d_model = {d_model}）与拼接后的各头（{heads} × d_v = {width}）相加，但两者大小不同。",
+        "请使用标准布局（它会用 W_o 投影回 d_model），或使 头数 × d_v 等于 d_model。",
+    ),
+    "too_much_memory": (
+        "这些设置大约需要 {need} MiB（{L} × {S} 个词元、{heads} 个头），超过了单个视图在此可用的 {limit} MiB。",
+        "请减少头数、减小 d_model/d_q/d_k/d_v，或缩短句子。",
+    ),
+    "too_much_memory_additive": (
+        "这些设置大约需要 {need} MiB（{L} × {S} 个词元、{heads} 个头），超过了单个视图在此可用的 {limit} MiB。",
+        "请改用缩放点积打分（加性打分需要 H·L·S·d_k 个数），或减少头数、缩短句子。",
+    ),
+    "empty_text": ("文本中没有词：它是空的或只有标点。", "请至少输入一个词，例如“生命短暂，先吃甜点”。"),
+    "too_many_tokens": ("文本有 {n} 个词元，实时计算的上限是 {limit}。", "请缩短到 {limit} 个词元以内。"),
+    "pattern_cross": ("{kernel} 是单个序列上的模式（自注意力）。", "交叉注意力请使用完整注意力。"),
+    "dot_kernel": ("{kernel} 只适用于点积打分。", "请使用缩放点积打分，或完整注意力。"),
+    "linformer_causal": ("Linformer 把所有位置混合成 k 行，因此不能是因果的。", "请关闭因果，或换用其他实现。"),
+    "linformer_k": ("Linformer 的 k = {k} 必须在 1 到 {n} 个键词元之间。", "请把 k 设在 1 到 {n} 之间。"),
+    "no_transformers": ("“真实模型”页面需要 transformers 库，但它没有安装。", "安装命令：{install}"),
+    "no_bundled_model": ("内置模型（{model}）没有安装。", "安装命令：{install}（或提供本地模型目录）。"),
+    "no_model_dir": ("'{spec}' 处没有模型目录。", "请提供包含 config.json、权重和分词器文件的目录，或使用内置模型。"),
+    "hub_unreachable": (
+        "'{spec}' 不是本地目录，而且从这里无法访问模型仓库。",
+        "请在能联网的机器上下载模型并提供其目录，或使用内置模型。",
+    ),
+    "model_load_failed": (
+        "无法加载模型 '{spec}'：{reason}",
+        "请提供包含 config.json、权重和分词器文件的本地目录，或使用内置模型。",
+    ),
+    "model_weights_mismatch": (
+        "'{spec}' 中的权重与其配置不符（缺少 {n} 个注意力或嵌入权重，例如 {example}）。",
+        "请提供权重与 config.json 相符的目录，或使用内置模型。",
+    ),
+    "model_not_bert": (
+        "'{spec}' 是 {kind}，不是 BERT 类编码器。",
+        "请使用 BERT、RoBERTa、ELECTRA 或 MiniLM 编码器目录，或内置模型。",
+    ),
+    "model_relative_positions": (
+        "'{spec}' 在注意力内部使用 {kind} 位置分数，本页无法重新计算。",
+        "请使用绝对位置编码的模型。",
+    ),
+    "empty_sentence": ("句子是空的。", "请在侧边栏输入一个句子。"),
+    "no_layer": ("第 {layer} 层不存在：模型共有 {layers} 层。", "请选择 0 到 {last}。"),
+    "no_head": ("第 {head} 个头不存在：每层有 {heads} 个头。", "请选择 0 到 {last}。"),
+    "nothing_to_run": ("没有可运行的内容。", "请至少选择一个实现和一个长度。"),
+    "lengths_positive": ("序列长度必须为正数。", "请使用 256、512、1024 这样的长度。"),
+    "lengths_too_long": ("L = {L} 超出了本基准的测量范围。", "请使用不超过 1048576 的长度。"),
+    "device_unavailable": ("设备 '{device}' 在此不可用。", "请使用：{options}。"),
+    "fp16_cpu": ("CPU 上的 fp16 注意力很慢，也不是 GPU 路径所用的精度。", "CPU 上请使用 fp32 或 bf16。"),
+    "min_run_time": (
+        "--min-run-time {value} 不是以秒为单位的时间。",
+        "请给出 0.01 到 60 秒之间的时间，例如 --min-run-time 0.3。",
+    ),
+    "budget": ("内存预算不是 0 MiB 或以上的大小。", "请以 MiB 为单位给出预算，例如 --budget-mib 2048。"),
+    "csv_is_dir": ("--csv {path} 是一个目录。", "请给出文件名，例如 --csv out.csv。"),
+    "csv_no_folder": ("--csv {path} 所在的目录不存在。", "请先创建该目录，或写到别处。"),
+    "csv_unwritable": ("无法写入 --csv {path} 所在的目录。", "请写到你有权限写入的位置。"),
+    "no_sentence": ("没有给出句子。", "请用引号给出一个句子，或使用 --preset tutorial。"),
+    "max_mib": ("--max-mib {value} 不是正的大小。", "请以 MiB 为单位给出大小，例如 --max-mib 1024。"),
+    "not_utf8": ("{field} 不是有效的 UTF-8 文本。", "请以 UTF-8 传入（检查终端或文件的编码）。"),
+}
+
+
+def error_text(err) -> tuple[str, str]:
+    """(what is wrong, how to fix it) of an engine error, in the UI's language."""
+    zh = ERRORS_ZH.get(getattr(err, "code", ""))
+    if lang() == "zh" and zh:
+        return zh[0].format(**err.params), zh[1].format(**err.params)
+    return err.message, err.fix
+
+
 _run = threading.local()  # each script run has its own thread
 
 
@@ -428,6 +522,14 @@ def t(key: str, *, language: str | None = None, **fmt) -> str:
     en, zh = STRINGS[key]
     text = zh if (language or lang()) == "zh" else en
     return text.format(**fmt) if fmt else text
+
+
+def kernel_label(name: str) -> str:
+    """A variant's name in the UI's language (its spec's own label when the catalogue has none)."""
+    from attn_core.kernels import KERNELS
+
+    key = f"kernel_{name}"
+    return t(key) if key in STRINGS else KERNELS[name].label
 
 
 def label(prefix: str = "opt_"):

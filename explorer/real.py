@@ -51,10 +51,7 @@ class _Loader:
         except pt.ModelUnavailable as err:
             result = err
         except Exception as err:  # noqa: BLE001 - any failure of a background load becomes a message on the page
-            result = pt.ModelUnavailable(
-                f"Could not load the model '{name}': {type(err).__name__}.",
-                "Check the directory the server was given for it.",
-            )
+            result = pt.ModelUnavailable("model_load_failed", spec=name, reason=type(err).__name__)
         from .server import freeze_heap
 
         freeze_heap()  # transformers and the weights are long-lived too: keep them out of every gc pass

@@ -23,7 +23,7 @@ from attn_core.masks import MASK_MODES
 from attn_core.tokenize import split_words
 
 from .cache import bounded
-from .i18n import LANGS, label, lang, t
+from .i18n import LANGS, error_text, label, lang, t
 from .safe import md
 from .urlcheck import MAX_TEXT, reject_choice
 
@@ -253,8 +253,8 @@ def sidebar_ui() -> tuple[Settings, dict]:
 def show_error(err: AttentionConfigError, slots: dict) -> None:
     """The message next to the control at fault (or at the top of the sidebar)."""
     slot = slots.get(err.field) or slots.get("sentence")
-    message = md(err.message)
-    slot.error(f"{message}\n\n**{t('fix_prefix')}** {md(err.fix)}" if err.fix else message, icon=":material/warning:")
+    message, fix = (md(text) for text in error_text(err))
+    slot.error(f"{message}\n\n**{t('fix_prefix')}** {fix}" if fix else message, icon=":material/warning:")
 
 
 @bounded(max_mib=256, max_entries=256)  # shared by every session, within a memory budget
@@ -289,5 +289,5 @@ def current_trace(settings: Settings | None = None) -> Trace | None:
     try:
         return trace_for(settings)
     except AttentionConfigError as err:
-        st.warning(t("invalid", msg=md(err)), icon=":material/warning:")
+        st.warning(t("invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
         return None

@@ -10,7 +10,7 @@ from attn_core.kernels import KERNELS
 from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.cache import bounded
-from explorer.i18n import t
+from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 from explorer.state import current_settings
 
@@ -24,7 +24,7 @@ picked = st.multiselect(
     t("var_pick"),
     names,
     default=["full", "sliding_window", "linear_elu"],
-    format_func=lambda k: KERNELS[k].label,
+    format_func=kernel_label,
     key="var_kernels",
     max_selections=4,
 )
@@ -60,7 +60,8 @@ if len(picked) < 2:
 try:
     res = _compare(tuple(sorted(s.to_dict().items())), tuple(picked))
 except AttentionConfigError as err:
-    st.error(f"{md(err.message)} {t('fix_prefix')} {md(err.fix)}", icon=":material/warning:")
+    message, fix = error_text(err)
+    st.error(f"{md(message)} {t('fix_prefix')} {md(fix)}", icon=":material/warning:")
     st.stop()
 
 labels = fig.labels(res["tokens"])
@@ -71,7 +72,7 @@ cols = st.columns(len(picked))
 for col, name in zip(cols, picked):
     k, r = KERNELS[name], res["kernels"][name]
     with col:
-        st.markdown(f"**{k.label}**")
+        st.markdown(f"**{md(kernel_label(name))}**")
         st.latex(k.formula)
         st.caption(f"{t('cost_time')} {k.time} · {t('cost_memory')} {k.memory}  \n{t('paper')}: {k.paper}")
         st.plotly_chart(
@@ -95,7 +96,7 @@ for col, name in zip(cols, picked):
 
 sweepable = [n for n in picked if KERNELS[n].sweep]
 if sweepable:
-    name = st.selectbox(t("curve", p="…"), sweepable, format_func=lambda n: KERNELS[n].label, key="var_curve")
+    name = st.selectbox(t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
     param = KERNELS[name].sweep
     values = tuple(range(1, L + 1)) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
     rows = _curve(tuple(sorted(s.to_dict().items())), name, values)

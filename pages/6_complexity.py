@@ -10,7 +10,7 @@ from attn_core.kernels import KERNELS
 from explorer import figures as fig
 from explorer import sweeps
 from explorer.boot import run_through_app
-from explorer.i18n import t
+from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -29,7 +29,7 @@ kernels = st.multiselect(
     t("cx_kernels"),
     list(KERNELS),
     default=list(bench.DEFAULT_KERNELS),
-    format_func=lambda k: KERNELS[k].label,
+    format_func=kernel_label,
     key="cx_kernels",
 )
 lengths = st.multiselect(
@@ -55,7 +55,7 @@ cfg = bench.SweepConfig(
 try:
     bench.validate_sweep(cfg)
 except AttentionConfigError as err:
-    st.error(t("cx_bad", msg=md(err)), icon=":material/warning:")
+    st.error(t("cx_bad", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
     st.stop()
 
 b1, b2 = st.columns([1, 6])
@@ -151,6 +151,6 @@ if peak:  # measured at the end of a sweep that ran to completion
         ),
         hide_index=True,
     )
-verdict = ", ".join(f"{KERNELS[k].label}: L ≥ {v}" for k, v in cross.items() if v) or t("cx_never")
+verdict = ", ".join(f"{kernel_label(k)}: L ≥ {v}" for k, v in cross.items() if v) or t("cx_never")
 st.info(t("cx_rule", verdict=verdict))
 st.caption(t("cx_params", d=heads * d_head, p=4 * (heads * d_head) ** 2))

@@ -10,7 +10,7 @@ from attn_core import pretrained as pt
 from explorer import figures as fig
 from explorer import real
 from explorer.boot import run_through_app
-from explorer.i18n import label, t
+from explorer.i18n import error_text, label, t
 from explorer.safe import md
 from explorer.state import choice, current_settings
 from explorer.urlcheck import check_number
@@ -38,8 +38,9 @@ with st.expander(t("rm_settings")):
 try:
     pre = real.model(spec)
 except pt.ModelUnavailable as err:
-    st.error(t("rm_unavailable", msg=md(err.message)), icon=":material/warning:")
-    st.caption(md(err.fix))
+    message, fix = error_text(err)
+    st.error(t("rm_unavailable", msg=md(message)), icon=":material/warning:")
+    st.caption(md(fix))
     st.caption(t("rm_install"))
     st.code(pt.INSTALL, language="bash")
     st.stop()
@@ -56,7 +57,7 @@ if pre is None:  # still loading in the background (it starts with the server): 
 try:
     run = real.run(spec, settings.sentence, pad_to)
 except AttentionConfigError as err:
-    st.warning(t("invalid", msg=md(err)), icon=":material/warning:")
+    st.warning(t("invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
     st.stop()
 
 enc = run.encoding

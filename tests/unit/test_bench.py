@@ -91,7 +91,7 @@ def test_bad_sweeps_are_refused_clearly():
     with pytest.raises(AttentionConfigError, match="not available"):
         bench.validate_sweep(bench.SweepConfig(device="cuda")) if not bench.torch.cuda.is_available() else (
             _ for _ in ()
-        ).throw(AttentionConfigError("device", "not available"))
+        ).throw(AttentionConfigError("device", "device_unavailable", device="cuda", options="cpu"))
 
 
 def test_cli_bench_writes_csv(tmp_path, capsys):

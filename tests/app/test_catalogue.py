@@ -1,0 +1,72 @@
+"""The UI's catalogue: every string in both languages with the same placeholders; every key the
+code uses exists; no key is unused; every engine error code has its Chinese text."""
+
+import re
+import string
+from pathlib import Path
+
+from attn_core.config import INITS, LAYOUTS, POSITIONS, SCORES
+from attn_core.errors import MESSAGES
+from attn_core.kernels import KERNELS
+from attn_core.masks import MASK_MODES
+from explorer.i18n import ERRORS_ZH, STRINGS
+from explorer.pages import PAGES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def source(*folders: str) -> str:
+    """The code of these folders (and app.py), the catalogue itself left out."""
+    files = [ROOT / "app.py"] + [p for f in folders for p in (ROOT / f).rglob("*.py") if p.name != "i18n.py"]
+    return "\n".join(p.read_text() for p in files)
+
+
+def test_every_string_exists_in_both_languages_with_the_same_placeholders():
+    for key, (en, zh) in STRINGS.items():
+        assert en.strip() and zh.strip(), key
+        assert fields(en) == fields(zh), key
+
+
+def test_every_key_the_code_uses_exists():
+    used = set(re.findall(r"""\bt\(\s*["']([a-z0-9_]+)["']""", source("explorer", "pages")))
+    assert used and not used - set(STRINGS), sorted(used - set(STRINGS))
+
+
+def test_no_key_is_unused():
+    code = source("explorer", "pages")
+    dynamic = {f"opt_{v}" for v in (*SCORES, *MASK_MODES, *POSITIONS, *INITS)} | {f"opt_layout_{v}" for v in LAYOUTS}
+    dynamic |= {f"{prefix}_{p.key}" for p in PAGES for prefix in ("page", "home")} | {f"kernel_{k}" for k in KERNELS}
+    unused = [k for k in STRINGS if k not in dynamic and f'"{k}"' not in code and f"'{k}'" not in code]
+    assert not unused, unused
+
+
+def test_every_engine_error_has_its_chinese_text_with_the_same_placeholders():
+    assert set(ERRORS_ZH) == set(MESSAGES)
+    for code, (message, fix) in MESSAGES.items():
+        zh_message, zh_fix = ERRORS_ZH[code]
+        assert fields(message) | fields(fix) == fields(zh_message) | fields(zh_fix), code
+
+
+def test_every_error_code_raised_exists_and_every_code_is_raised():
+    engine = source("attn_core", "explorer")
+    raised = set(re.findall(r'(?:Error|Unavailable)\(\s*(?:[a-z_]+|"[a-z_]+"),\s*"([a-z0-9_]+)"', engine))
+    raised |= set(re.findall(r'ModelUnavailable\(\s*"([a-z0-9_]+)"', engine))
+    raised |= set(re.findall(r'"(too_much_memory(?:_additive)?)"', engine))
+    assert raised and not raised - set(MESSAGES), sorted(raised - set(MESSAGES))
+    assert not set(MESSAGES) - raised, sorted(set(MESSAGES) - raised)
+
+
+def test_an_error_shows_in_chinese_on_the_chinese_ui():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["lang"] = "zh"
+    at.query_params["layout"] = "standard"
+    at.query_params["heads"] = "3"
+    at.run()
+    shown = " ".join(e.value for e in at.sidebar.error).replace("\\", "")
+    assert "标准布局把 d_model = 16 平均分给 3 个头" in shown and "standard layout" not in shown
