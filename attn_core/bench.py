@@ -306,7 +306,10 @@ def run_one(kernel: str, L: int, cfg: SweepConfig, budget: int) -> Row:
         return KERNELS[kernel].fn(*qkv, causal=row.causal, **opts)
 
     try:
-        fn(), synchronize(dev)  # warm-up
+        t0 = time.perf_counter()
+        fn(), synchronize(dev)  # warm-up (for a compiled kernel, the compile: timed apart)
+        if KERNELS[kernel].compiled:
+            row.compile_s = time.perf_counter() - t0
         if dev == "cuda":
             row.peak_bytes, row.peak_method = peak_bytes_cuda(fn), "cuda max_memory_allocated"
         elif dev == "cpu":

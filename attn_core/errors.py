@@ -71,6 +71,7 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "Linformer mixes all positions into k rows, so it cannot be causal.",
         "Turn causal off, or pick another kernel.",
     ),
+    "flex_unavailable": ("FlexAttention cannot run here: {reason}.", "Use this app's own sparse kernels instead."),
     "linformer_k": ("Linformer's k = {k} must be between 1 and the {n} key tokens.", "Set k between 1 and {n}."),
     # the trained model
     "no_transformers": (

@@ -369,6 +369,72 @@ def linformer_attention(q, k, v, *, causal: bool = False, scale: float | None = 
     return F.scaled_dot_product_attention(q, E @ k, Fm @ v, scale=scale)
 
 
+# ---------------------------------------------------------------------------- FlexAttention
+
+FLEX_PATTERNS = {  # pattern -> (predicate on positions, its options as this app names them -> the predicate's)
+    "sliding_window": (masks.allows_sliding_window, {"window": "window"}),
+    "dilated": (masks.allows_dilated, {"window": "window", "dilation": "dilation"}),
+    "global_window": (masks.allows_global_window, {"window": "window", "global_tokens": "global_tokens"}),
+    "block": (masks.allows_block, {"block": "block_size"}),
+}
+_FLEX: dict[str, Callable] = {}
+
+
+def flex_unavailable() -> str | None:
+    """Why FlexAttention cannot run here (None when it can): it needs torch.compile, and on the CPU a C++ compiler."""
+    import shutil
+
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention  # noqa: F401
+    except ImportError:
+        return f"torch {torch.__version__} has no FlexAttention"
+    if not torch.cuda.is_available() and not (shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")):
+        return "no C++ compiler for torch.compile on the CPU"
+    return None
+
+
+def _flex_mask_mod(pattern: str, causal: bool, opts: dict):
+    allows, names = FLEX_PATTERNS[pattern]
+    kwargs = {names[k]: v for k, v in opts.items() if k in names}
+
+    def mask_mod(b, h, i, j):
+        allowed = allows(i, j, **kwargs)
+        return allowed & (j <= i) if causal else allowed
+
+    return mask_mod
+
+
+def flex_attention(
+    q,
+    k,
+    v,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+    pattern: str = "sliding_window",
+    window: int = 2,
+    dilation: int = 2,
+    global_tokens: int = 1,
+    block: int = 2,
+):
+    """FlexAttention: PyTorch's ``flex_attention`` with this app's mask patterns (sliding window,
+    dilated, global + window, block) written as a ``mask_mod`` and compiled by ``torch.compile``
+    into a block-sparse kernel. What a practitioner would use for a sparse pattern today. The
+    first call at a shape compiles (seconds); the benchmark reports that apart from the run time."""
+    from torch.nn.attention.flex_attention import create_block_mask
+    from torch.nn.attention.flex_attention import flex_attention as flex
+
+    opts = {"window": window, "dilation": dilation, "global_tokens": global_tokens, "block": block}
+    for name in FLEX_PATTERNS[pattern][1]:
+        if name != "global_tokens":
+            masks.check_positive(name, opts[name])
+    if "fn" not in _FLEX:
+        _FLEX["fn"] = torch.compile(flex, dynamic=False)
+    L, S = q.shape[-2], k.shape[-2]
+    mask = create_block_mask(_flex_mask_mod(pattern, causal, opts), None, None, L, S, device=q.device.type)
+    return _FLEX["fn"](q, k, v, block_mask=mask, scale=scale)
+
+
 # ---------------------------------------------------------------------------- registry
 
 
@@ -508,6 +574,7 @@ class Kernel:
     dot_product: bool = True  # works on dot-product scores only (no additive score)
     softmax: bool = True  # its weights are a softmax of the scores (under its pattern); else ``weights`` shows them
     teaching: bool = True  # shown on the Variants page (a second implementation of the same math is not)
+    compiled: bool = False  # its first call at a shape compiles: the benchmark times that apart
     pattern: Callable | None = None  # (L, S, causal, **opts) -> (L, S) bool, for sparse kernels
 
     @property
@@ -632,6 +699,39 @@ _sparse(
     memory="O(L·b)",
     paper="Qiu et al. 2020, Blockwise Self-Attention",
     sweep="block",
+)
+
+
+def _check_flex(L: int, S: int, *, causal: bool, cross: bool, **opts) -> None:
+    why = flex_unavailable()
+    if why:
+        raise AttentionConfigError("kernel", "flex_unavailable", reason=why)
+    _check_pattern("flex")(L, S, causal=causal, cross=cross)
+
+
+def _flex_pattern(L: int, S: int, causal: bool, *, pattern: str = "sliding_window", **opts) -> torch.Tensor:
+    i, j = torch.arange(L).view(-1, 1), torch.arange(S).view(1, -1)
+    return _flex_mask_mod(pattern, causal, opts)(None, None, i, j)
+
+
+register(
+    "flex",
+    flex_attention,
+    label="FlexAttention (compiled)",
+    family="sparse",
+    formula=r"\mathrm{softmax}_{\mathrm{mask\_mod}(i,j)}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+    time="O(L·w·d)",
+    memory="O(L·w)",
+    paper="PyTorch FlexAttention (He et al. 2024); the patterns as above",
+    pattern=_flex_pattern,
+    weights=_softmax_weights(_flex_pattern),
+    check=_check_flex,
+    flops=_pairs_flops(lambda L, sh: L * (2 * sh.window + 1)),
+    peak_bytes=_banded_bytes,
+    options=("pattern", "window", "dilation", "global_tokens", "block"),
+    sweep="window",
+    compiled=True,
+    teaching=False,
 )
 register(
     "linear_elu",

@@ -32,30 +32,44 @@ def causal(L: int, S: int, device=None) -> torch.Tensor:
     return j <= i
 
 
+# The patterns as predicates on query and key positions (tensors i, j of any broadcastable shape):
+# the (L, S) masks below and FlexAttention's mask_mod (kernels.flex_attention) share them.
+def allows_sliding_window(i, j, *, window: int):
+    return (i - j).abs() <= window
+
+
+def allows_dilated(i, j, *, window: int, dilation: int):
+    d = i - j
+    return (d.abs() <= window * dilation) & (d % dilation == 0)
+
+
+def allows_global_window(i, j, *, window: int, global_tokens: int):
+    return allows_sliding_window(i, j, window=window) | (i < global_tokens) | (j < global_tokens)
+
+
+def allows_block(i, j, *, block_size: int):
+    return (i // block_size) == (j // block_size)
+
+
 def sliding_window(L: int, S: int, *, window: int, device=None) -> torch.Tensor:
     """|i - j| <= window: each token sees ``window`` neighbours on each side."""
-    i, j = _grid(L, S, device)
-    return (i - j).abs() <= window
+    return allows_sliding_window(*_grid(L, S, device), window=window)
 
 
 def dilated(L: int, S: int, *, window: int, dilation: int, device=None) -> torch.Tensor:
     """Every ``dilation``-th neighbour, ``window`` of them on each side."""
-    i, j = _grid(L, S, device)
-    d = i - j
-    return (d.abs() <= window * dilation) & (d % dilation == 0)
+    return allows_dilated(*_grid(L, S, device), window=window, dilation=dilation)
 
 
 def global_window(L: int, S: int, *, window: int, global_tokens: int, device=None) -> torch.Tensor:
     """Longformer/BigBird: a sliding window, plus the first ``global_tokens`` tokens that
     attend to everything and are attended by everything."""
-    i, j = _grid(L, S, device)
-    return sliding_window(L, S, window=window, device=device) | (i < global_tokens) | (j < global_tokens)
+    return allows_global_window(*_grid(L, S, device), window=window, global_tokens=global_tokens)
 
 
 def block(L: int, S: int, *, block_size: int, device=None) -> torch.Tensor:
     """Block-local: tokens attend only inside their own block of ``block_size``."""
-    i, j = _grid(L, S, device)
-    return (i // block_size) == (j // block_size)
+    return allows_block(*_grid(L, S, device), block_size=block_size)
 
 
 def padding(lengths: list[int], L: int | None = None, S: int | None = None, device=None) -> torch.Tensor:

@@ -113,6 +113,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "kernel_causal_linear": ("Causal linear (elu+1)", "因果线性注意力（elu+1）"),
     "kernel_performer": ("Performer (FAVOR+)", "Performer（FAVOR+）"),
     "kernel_linformer": ("Linformer", "Linformer"),
+    "kernel_flex": ("FlexAttention (compiled)", "FlexAttention（编译）"),
     "pooled": ("mean of {r}×{c} blocks", "{r}×{c} 块的平均"),
     "opt_dot": ("dot  q·k", "点积 q·k"),
     "opt_scaled_dot": ("scaled dot  q·k/√d_k", "缩放点积 q·k/√d_k"),
@@ -403,6 +404,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "A multi-head layer with d_model = {d} has 4·d_model² = {p:,} weights, whatever L is; its attention matrix has H·L² entries.",
         "d_model = {d} 的多头注意力层有 4·d_model² = {p:,} 个权重，与 L 无关；其注意力矩阵有 H·L² 个元素。",
     ),
+    "cx_compile": (
+        (
+            "compile_s: the seconds a compiled kernel (FlexAttention) spent compiling at its first call at that length; "
+            "the timings are of the calls after it."
+        ),
+        "compile_s：编译型实现（FlexAttention）在该长度下第一次调用时的编译秒数；计时取自之后的调用。",
+    ),
     "cx_csv": ("Download the table (CSV)", "下载表格（CSV）"),
     "cx_none": ("Choose kernels and lengths, then run the sweep.", "选择实现与长度，然后运行测量。"),
     "cx_bad": ("Cannot run: {msg}", "无法运行：{msg}"),
@@ -444,6 +452,7 @@ ERRORS_ZH: dict[str, tuple[str, str]] = {
     "pattern_cross": ("{kernel} 是单个序列上的模式（自注意力）。", "交叉注意力请使用完整注意力。"),
     "dot_kernel": ("{kernel} 只适用于点积打分。", "请使用缩放点积打分，或完整注意力。"),
     "linformer_causal": ("Linformer 把所有位置混合成 k 行，因此不能是因果的。", "请关闭因果，或换用其他实现。"),
+    "flex_unavailable": ("FlexAttention 无法在此运行：{reason}。", "请改用本应用自带的稀疏实现。"),
     "linformer_k": ("Linformer 的 k = {k} 必须在 1 到 {n} 个键词元之间。", "请把 k 设在 1 到 {n} 之间。"),
     "no_transformers": ("“真实模型”页面需要 transformers 库，但它没有安装。", "安装命令：{install}"),
     "no_bundled_model": ("内置模型（{model}）没有安装。", "安装命令：{install}（或提供本地模型目录）。"),

@@ -99,6 +99,8 @@ if job.sessions_max > 0:
 
 df = pd.DataFrame([asdict(r) for r in rows])
 st.dataframe(df, hide_index=True)
+if df["compile_s"].notna().any():
+    st.caption(t("cx_compile"))
 
 
 def _csv() -> str:

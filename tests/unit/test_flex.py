@@ -1,0 +1,56 @@
+"""FlexAttention as a registered kernel: the same mask patterns compiled to a block mask, equal to
+full attention under the same mask; its compile time reported apart; a clear reason where it
+cannot compile."""
+
+import pytest
+import torch
+
+from attn_core import bench, masks
+from attn_core.errors import AttentionConfigError
+from attn_core.kernels import KERNELS, flex_unavailable, full_attention, run_kernel
+
+pytestmark = pytest.mark.skipif(flex_unavailable() is not None, reason=f"FlexAttention: {flex_unavailable()}")
+
+CASES = [
+    ("sliding_window", {"window": 3}, "sliding_window", {"window": 3}),
+    ("dilated", {"window": 2, "dilation": 3}, "dilated", {"window": 2, "dilation": 3}),
+    ("global_window", {"window": 1, "global_tokens": 2}, "global_window", {"window": 1, "global_tokens": 2}),
+    ("block", {"block": 8}, "block", {"block_size": 8}),
+]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("pattern,opts,mode,mask_opts", CASES)
+def test_flex_equals_full_attention_under_the_same_mask(pattern, opts, mode, mask_opts, causal):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 40, 16, generator=g) for _ in range(3))
+    out = run_kernel("flex", q, k, v, causal=causal, pattern=pattern, **opts)
+    mask = masks.build_mask(mode, 40, 40, also_causal=causal, **mask_opts)
+    ref = full_attention(q, k, v, mask=mask)
+    assert (out - ref).abs().max() < 1e-5
+
+
+def test_its_pattern_is_the_mask_it_computes_and_cross_attention_is_refused():
+    spec = KERNELS["flex"]
+    assert torch.equal(spec.pattern(10, 10, False, window=2), masks.sliding_window(10, 10, window=2))
+    with pytest.raises(AttentionConfigError, match="pattern over one sequence"):
+        spec.check(5, 7, causal=False, cross=True)
+
+
+def test_the_sweep_reports_compile_time_apart_from_run_time():
+    cfg = bench.SweepConfig(kernels=("flex",), lengths=(64,), min_run_time=0.05, shape=bench.Shape(window=4))
+    (row,) = list(bench.sweep(cfg))
+    assert row.status == "ok" and row.compile_s is not None and row.median_ms is not None
+    assert row.compile_s * 1e3 > row.median_ms  # the first call compiled; the timed ones did not
+
+
+def test_without_a_compiler_it_is_skipped_with_the_reason(monkeypatch):
+    import shutil
+
+    if torch.cuda.is_available():
+        pytest.skip("on CUDA no host compiler is needed")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert "C++ compiler" in flex_unavailable()
+    cfg = bench.SweepConfig(kernels=("flex",), lengths=(64,), min_run_time=0.05)
+    (row,) = list(bench.sweep(cfg))
+    assert row.status.startswith("skipped: FlexAttention cannot run here") and row.median_ms is None
