@@ -13,20 +13,11 @@ import torch
 from .config import Settings
 from .errors import AttentionConfigError
 from .kernels import KERNELS, effective_weights, kernel_options, run_kernel
-from .trace import run_trace
+from .trace import kernel_settings, run_trace
 
 
 def _options(s: Settings, name: str) -> dict:
-    return kernel_options(
-        KERNELS[name],
-        window=s.window,
-        dilation=s.dilation,
-        global_tokens=s.global_tokens,
-        block=s.block,
-        features=s.features,
-        proj_k=s.proj_k,
-        seed=s.seed,
-    )
+    return kernel_options(KERNELS[name], **kernel_settings(s))
 
 
 def check_options(s: Settings, name: str, L: int) -> None:

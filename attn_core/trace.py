@@ -118,7 +118,8 @@ class Trace:
         return float(steps.staged_softmax(row, self.mask[query]).weights.max())
 
 
-def _kernel_settings(s: Settings) -> dict:
+def kernel_settings(s: Settings) -> dict:
+    """The settings a kernel may take as options, by their option names."""
     return {
         "window": s.window,
         "dilation": s.dilation,
@@ -167,7 +168,7 @@ def run_trace(settings: Settings) -> Trace:
     if kern.dot_product and s.score == "additive":
         raise AttentionConfigError("kernel", "dot_kernel", kernel=s.kernel)
     n_keys = len((source or tokens).words)
-    opts = kernel_options(kern, **_kernel_settings(s))
+    opts = kernel_options(kern, **kernel_settings(s))
     kern.check(len(tokens.words), n_keys, causal=s.causal, cross=source is not None, **opts)
     padding = s.mask == "padding"
     key_side = source or tokens

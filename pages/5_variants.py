@@ -4,12 +4,11 @@ from dataclasses import replace
 
 import streamlit as st
 
-from attn_core import AttentionConfigError, Settings
-from attn_core.compare import compare, error_curve
+from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
+from explorer import variants
 from explorer.boot import run_through_app
-from explorer.cache import bounded
 from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 from explorer.state import current_settings
@@ -37,28 +36,11 @@ proj_k = int(c[4].number_input(t("proj_k"), 1, 512, 3, key="var_proj_k"))
 s = replace(settings, window=window, dilation=dilation, block=block, features=features, proj_k=proj_k)
 
 
-@bounded(max_mib=64, max_entries=64)  # shared by every session; tensors are drawn as they are
-def _compare(items: tuple, kernels: tuple):
-    res = compare(Settings(**dict(items)), list(kernels))
-    return {
-        "tokens": res["tokens"],
-        "kernels": {
-            k: {**v, "pattern": None if v["pattern"] is None else v["pattern"].int()}
-            for k, v in res["kernels"].items()
-        },
-    }
-
-
-@bounded(max_mib=8, max_entries=64)
-def _curve(items: tuple, kernel: str, values: tuple):
-    return error_curve(Settings(**dict(items)), kernel, list(values))
-
-
 if len(picked) < 2:
     st.info(t("var_need_two"))
     st.stop()
 try:
-    res = _compare(tuple(sorted(s.to_dict().items())), tuple(picked))
+    res = variants.comparison(tuple(sorted(s.to_dict().items())), tuple(picked))
 except AttentionConfigError as err:
     message, fix = error_text(err)
     st.error(f"{md(message)} {t('fix_prefix')} {md(fix)}", icon=":material/warning:")
@@ -99,7 +81,7 @@ if sweepable:
     name = st.selectbox(t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
     param = KERNELS[name].sweep
     values = tuple(range(1, L + 1)) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
-    rows = _curve(tuple(sorted(s.to_dict().items())), name, values)
+    rows = variants.curve(tuple(sorted(s.to_dict().items())), name, values)
     if rows:
         st.plotly_chart(
             fig.line(

@@ -1,0 +1,28 @@
+"""The Variants page's results, shared by every session (a page script is executed anew on every
+run, so its caches live here, in a module imported once per process)."""
+
+from __future__ import annotations
+
+from attn_core import Settings
+from attn_core.compare import compare, error_curve
+
+from .cache import bounded
+
+
+@bounded(max_mib=64, max_entries=64)  # tensors are drawn as they are
+def comparison(items: tuple, kernels: tuple) -> dict:
+    """Each kernel's effective weights, pattern and distance from full attention; ``items`` are
+    the settings as sorted (name, value) pairs."""
+    res = compare(Settings(**dict(items)), list(kernels))
+    return {
+        "tokens": res["tokens"],
+        "kernels": {
+            k: {**v, "pattern": None if v["pattern"] is None else v["pattern"].int()}
+            for k, v in res["kernels"].items()
+        },
+    }
+
+
+@bounded(max_mib=8, max_entries=64)
+def curve(items: tuple, kernel: str, values: tuple) -> list[dict]:
+    return error_curve(Settings(**dict(items)), kernel, list(values))
