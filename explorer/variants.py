@@ -26,3 +26,10 @@ def comparison(items: tuple, kernels: tuple) -> dict:
 @bounded(max_mib=8, max_entries=64)
 def curve(items: tuple, kernel: str, values: tuple) -> list[dict]:
     return error_curve(Settings(**dict(items)), kernel, list(values))
+
+
+def curve_points(n: int, *, most: int = 24) -> tuple[int, ...]:
+    """1..n, or at most ``most`` values spread evenly on a log scale from 1 to n (both included)."""
+    if n <= most:
+        return tuple(range(1, n + 1))
+    return tuple(sorted({round(n ** (i / (most - 1))) for i in range(most)}))

@@ -12,6 +12,7 @@ from explorer.boot import run_through_app
 from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 from explorer.state import current_settings
+from explorer.variants import curve_points
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -80,7 +81,8 @@ sweepable = [n for n in picked if KERNELS[n].sweep]
 if sweepable:
     name = st.selectbox(t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
     param = KERNELS[name].sweep
-    values = tuple(range(1, L + 1)) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    # at most 24 points, spread evenly on a log scale: each point is a full comparison
+    values = curve_points(L) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
     rows = variants.curve(tuple(sorted(s.to_dict().items())), name, values)
     if rows:
         st.plotly_chart(

@@ -96,3 +96,11 @@ def test_token_text_is_escaped_for_plotly():
         torch.zeros(1, 1), fig.labels(["<a href='x'>t</a>"]), fig.labels(["<b>q</b>"]), title="<img src=x>"
     )
     assert f.data[0].x[0] == "0 &lt;a href='x'&gt;t&lt;/a&gt;" and "<img" not in f.layout.title.text
+
+
+def test_the_error_curve_has_at_most_24_points_whatever_the_length():
+    from explorer.variants import curve_points
+
+    assert curve_points(6) == (1, 2, 3, 4, 5, 6)
+    long = curve_points(500)
+    assert len(long) <= 24 and long[0] == 1 and long[-1] == 500 and list(long) == sorted(set(long))
