@@ -29,7 +29,6 @@ try:
     trace_for(settings)
 except AttentionConfigError as err:
     show_error(err, slots)
-try:
-    nav.run()
-finally:  # also when the page stops early: the notice names what the page's own controls rejected too
-    show_notices(notice)
+show_notices(notice)  # what the sidebar rejected; a page that stops early (st.stop) draws nothing after it
+nav.run()
+show_notices(notice)  # again, with what the page's own controls rejected
