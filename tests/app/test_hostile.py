@@ -256,7 +256,9 @@ def test_too_large_settings_are_refused_before_they_take_memory():
 
 def test_the_notice_shows_also_when_the_settings_cannot_be_computed():
     """The page stops early on an invalid combination; the link's notice is still there."""
-    at = run("pages/1_steps.py", {"mask": "evil", "seed": "1e400", "layout": "standard", "d_model": "16", "heads": "3"})
+    at = run(
+        "pages/1_steps.py", {"mask": "evil", "seed": "1e400", "layout": "standard", "d_model": "16", "heads": "3"}
+    )
     assert not at.exception
     assert {"mask", "seed"} <= notice_names(at)
     assert any("does not divide evenly" in e.value for e in at.sidebar.error)
