@@ -18,7 +18,7 @@ import gc
 import threading
 
 _lock = threading.Lock()
-_done: set[str] = set()
+_prepared = False
 
 
 def freeze_heap() -> None:
@@ -27,19 +27,13 @@ def freeze_heap() -> None:
     gc.freeze()
 
 
-def once(name: str) -> bool:
-    """True the first time a name is asked for in this process, False after."""
-    with _lock:
-        if name in _done:
-            return False
-        _done.add(name)
-        return True
-
-
 def prepare() -> None:
     """Import the heavy modules every page uses and freeze the heap: once per process."""
-    if not once("prepare"):
-        return
+    global _prepared
+    with _lock:
+        if _prepared:
+            return
+        _prepared = True
     import pandas  # noqa: F401
     import plotly.graph_objects  # noqa: F401
     import torch  # noqa: F401

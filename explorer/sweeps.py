@@ -160,7 +160,7 @@ class Runner:
                 cwd=ROOT,
                 env=env,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stderr=subprocess.STDOUT,  # one pipe, read to the end: a chatty child can never block on a full one
                 text=True,
             )
         except OSError as err:
@@ -169,17 +169,18 @@ class Runner:
         job.proc = proc
         watcher = threading.Thread(target=self._watch_sessions, args=(job,), daemon=True)
         watcher.start()
+        last_other = ""  # the child's last line that is not a result: its error, if it fails
         for line in proc.stdout:
             try:
                 item = json.loads(line)
             except ValueError:
+                last_other = line.strip() or last_other
                 continue
             if "row" in item:
                 job.rows.append(bench.Row(**item["row"]))
             elif "matmul_gflops" in item:
                 job.matmul_gflops = item["matmul_gflops"]
         code = proc.wait()
-        err_tail = proc.stderr.read().strip().splitlines()[-1:] if proc.stderr else []
         with self.lock:
             job.proc, job.ended = None, time.time()
             if job.state == "stopped" or code < 0:
@@ -187,7 +188,7 @@ class Runner:
             elif code == 0:
                 job.state = "done"
             else:
-                job.state, job.message = "failed", (err_tail[0] if err_tail else f"exit code {code}")
+                job.state, job.message = "failed", last_other or f"exit code {code}"
 
     def _watch_sessions(self, job: Job) -> None:
         while job.state == "running":

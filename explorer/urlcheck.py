@@ -96,8 +96,7 @@ def show_notices(slot) -> None:
     elif first != now:  # the user has changed a setting since: the notice has done its job
         st.session_state[NOTICES], st.session_state[SHOWN_WITH] = [], None
         return
-    if names:
-        slot.warning(t("url_fixed", names=", ".join(md(n) for n in dict.fromkeys(names))), icon=":material/link_off:")
+    slot.warning(t("url_fixed", names=", ".join(md(n) for n in dict.fromkeys(names))), icon=":material/link_off:")
 
 
 def check_url() -> None:

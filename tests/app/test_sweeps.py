@@ -85,3 +85,18 @@ def test_a_queued_sweep_can_be_stopped_before_it_starts():
     assert queued.state == "stopped" and runner.position(queued) == 0
     wait(first)
     assert queued.rows == [] and queued.started is None
+
+
+def test_a_failing_chatty_child_never_blocks_and_its_last_line_is_the_message(monkeypatch):
+    """200 KB on stderr (more than a pipe holds) before failing: the sweep ends, failed, with its last line."""
+    import sys
+
+    script = (
+        "import sys; sys.stderr.write('warning: noise\\n' * 15000); sys.stderr.flush(); "
+        "print('Traceback: something broke', file=sys.stderr); sys.exit(3)"
+    )
+    monkeypatch.setattr(sweeps, "command", lambda cfg: [sys.executable, "-c", script])
+    runner = sweeps.Runner()
+    job = runner.submit(tiny(32))
+    wait(job, 60)
+    assert job.state == "failed" and job.message == "Traceback: something broke" and job.rows == []
