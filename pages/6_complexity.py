@@ -85,9 +85,9 @@ def progress_ui(job: sweeps.Job) -> None:
 if job is not None and job.active:
     progress_ui(job)
     st.stop()
+if job is not None and job.state == "failed":  # with the rows it measured before, if any
+    st.error(t("cx_failed", msg=md(job.message)), icon=":material/warning:")
 if job is None or not job.rows:
-    if job is not None and job.state == "failed":
-        st.error(t("cx_failed", msg=md(job.message)), icon=":material/warning:")
     st.info(t("cx_none"))
     st.stop()
 rows = job.rows
