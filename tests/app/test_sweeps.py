@@ -100,3 +100,23 @@ def test_a_failing_chatty_child_never_blocks_and_its_last_line_is_the_message(mo
     job = runner.submit(tiny(32))
     wait(job, 60)
     assert job.state == "failed" and job.message == "Traceback: something broke" and job.rows == []
+
+
+def test_the_complexity_page_says_a_sweep_failed_and_why(monkeypatch):
+    import os
+    import sys
+
+    from streamlit.testing.v1 import AppTest
+
+    script = "import sys; print('error: the child gave up', file=sys.stderr); sys.exit(2)"
+    monkeypatch.setattr(sweeps, "command", lambda cfg: [sys.executable, "-c", script])
+    monkeypatch.setattr(sweeps, "RUNNER", sweeps.Runner())
+    app = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
+    at = AppTest.from_file(app, default_timeout=120)
+    at.run()
+    at.switch_page("pages/6_complexity.py").run()
+    at.button(key="cx_run").click().run()
+    wait(next(iter(sweeps.RUNNER.jobs.values())), 60)
+    at.run()
+    assert not at.exception
+    assert any("the child gave up" in e.value for e in at.error)
