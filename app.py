@@ -14,7 +14,7 @@ from explorer.home import home
 from explorer.i18n import begin_run, t
 from explorer.pages import PAGES
 from explorer.state import show_error, sidebar_ui, trace_for
-from explorer.urlcheck import check_url, show_notices
+from explorer.urlcheck import show_notices
 
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
@@ -22,7 +22,6 @@ pages = [st.Page(home, title=t("page_home"), icon=":material/home:", default=Tru
 pages += [st.Page(p.file, title=t(f"page_{p.key}"), icon=p.icon, url_path=p.url_path) for p in PAGES]
 nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
-check_url()  # before any widget reads the URL
 notice = st.sidebar.empty()
 settings, slots = sidebar_ui()
 try:

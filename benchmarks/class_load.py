@@ -94,7 +94,7 @@ SIDEBAR = {
     "mask",
     "pos",
     "init",
-    "lang_widget",
+    "lang",
 }
 SKIP = {
     "cx_run",

@@ -523,7 +523,7 @@ def lang() -> str:
     cached = getattr(_run, "lang", None)
     if cached:
         return cached
-    value = st.session_state.get("lang_widget") or st.query_params.get("lang", "en")
+    value = st.session_state.get("lang") or st.query_params.get("lang", "en")
     return value if value in LANGS else "en"
 
 

@@ -5,10 +5,10 @@ import streamlit as st
 from attn_core.export import to_json
 from explorer import figures as fig
 from explorer.boot import run_through_app
-from explorer.i18n import label, lang, t
+from explorer.controls import PAGE, draw
+from explorer.i18n import t
 from explorer.safe import md
-from explorer.state import choice, current_settings, current_trace
-from explorer.urlcheck import check_number
+from explorer.state import current_settings, current_trace
 from explorer.views import (
     WEIGHTED_SUM,
     mask_step,
@@ -35,19 +35,11 @@ q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 L, S = len(q_words), len(k_words)
 
 c1, c2, c3 = st.columns([2, 1, 3])
-focus = choice(
-    c1.selectbox,
-    t("focus"),
-    range(L),
-    "focus",
-    default=min(1, L - 1),
-    format_func=lambda i, names=tuple(q_labels): names[i],
-    variant=f"{abs(hash(tuple(q_words)))}_",
-)  # a new sentence, a new selector (the position is kept when it fits)
-check_number("head_steps", 0, s.heads - 1)
-head = int(c2.number_input(t("head"), 0, s.heads - 1, 0, key="head_steps", bind="query-params")) if s.heads > 1 else 0
-steps = ["st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output"]
-step = choice(c3.radio, t("step"), steps, "step", default="st_output", format_func=label(""), horizontal=True)
+focus = draw(
+    PAGE["focus"], c1, options=range(L), default=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i]
+)  # a shorter sentence keeps the position when it fits, else the last token
+head = draw(PAGE["head_steps"], c2, high=s.heads - 1) if s.heads > 1 else 0
+step = draw(PAGE["step"], c3, horizontal=True)
 W = trace.weights
 tok = q_words[focus]
 show = matrix_chart  # a chart and its CSV download
@@ -86,9 +78,7 @@ elif step == "st_qkv":
         f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\nK = x @ W_k.T   # {tuple(trace.K[head].shape)}\nV = x @ W_v.T   # {tuple(trace.V[head].shape)}",
         language="python",
     )
-    which = st.radio(
-        t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key=f"qkv_which__{lang()}"
-    )
+    which = st.radio(t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="qkv_which")
     mats = {
         "Q": (trace.Q[head], q_labels, q_words),
         "K": (trace.K[head], k_labels, k_words),

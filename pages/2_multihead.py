@@ -5,7 +5,7 @@ import streamlit as st
 from attn_core import param_count
 from explorer import figures as fig
 from explorer.boot import run_through_app
-from explorer.i18n import lang, t
+from explorer.i18n import t
 from explorer.state import current_settings, current_trace
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -26,7 +26,7 @@ shown = st.multiselect(
     default=default,
     format_func=lambda h, word=t("head"): f"{word} {h}",  # noqa: B008 - the label's language, fixed when drawn
     max_selections=4,
-    key=f"mh_heads__{lang()}",
+    key="mh_heads",
 )
 cols = st.columns(max(len(shown), 1))
 for col, h in zip(cols, shown):

@@ -4,9 +4,9 @@ import streamlit as st
 
 from explorer import figures as fig
 from explorer.boot import run_through_app
+from explorer.controls import PAGE, draw
 from explorer.i18n import t
 from explorer.state import cross_settings, current_settings, current_trace
-from explorer.urlcheck import check_number
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -22,12 +22,7 @@ st.latex(
     r"Q = X_{\text{2nd}} W_q^\top,\ K = X_{\text{1st}} W_k^\top,\ V = X_{\text{1st}} W_v^\top,\quad "
     r"\alpha = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{L\times S}"
 )
-check_number("cross_head", 0, trace.settings.heads - 1)
-head = (
-    st.number_input(t("head"), 0, trace.settings.heads - 1, 0, key="cross_head", bind="query-params")
-    if trace.settings.heads > 1
-    else 0
-)
+head = draw(PAGE["cross_head"], st, high=trace.settings.heads - 1) if trace.settings.heads > 1 else 0
 a, b = st.columns(2)
 with a:
     st.plotly_chart(

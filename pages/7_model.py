@@ -10,10 +10,10 @@ from attn_core import pretrained as pt
 from explorer import figures as fig
 from explorer import real
 from explorer.boot import run_through_app
-from explorer.i18n import error_text, label, t
+from explorer.controls import PAGE, draw
+from explorer.i18n import error_text, t
 from explorer.safe import md
-from explorer.state import choice, current_settings
-from explorer.urlcheck import check_number
+from explorer.state import current_settings
 from explorer.views import (
     WEIGHTED_SUM,
     mask_step,
@@ -25,16 +25,13 @@ from explorer.views import (
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-BIND = dict(bind="query-params")
-
 st.title(t("page_model"))
 st.caption(t("rm_intro"))
 settings = current_settings()
 with st.expander(t("rm_settings")):
     models = list(real.offered())
-    spec = choice(st.selectbox, t("rm_model"), models, "rm_model", default=models[0], format_func=str)
-    check_number("rm_pad", 0, 512)
-    pad_to = int(st.number_input(t("rm_pad"), 0, 512, 0, key="rm_pad", **BIND))
+    spec = draw(PAGE["rm_model"], st, options=models, default=models[0], format_func=str)
+    pad_to = draw(PAGE["rm_pad"], st)
 try:
     pre = real.model(spec)
 except pt.ModelUnavailable as err:
@@ -101,10 +98,8 @@ st.plotly_chart(
 def head_ui() -> None:
     """Layer/head choice and everything that depends on it: reruns alone when they change."""
     c1, c2, c3 = st.columns(3)
-    check_number("rm_layer", 0, pre.layers - 1)
-    check_number("rm_head", 0, pre.heads - 1)
-    layer = int(c1.number_input(t("rm_layer"), 0, pre.layers - 1, 0, key="rm_layer", **BIND))
-    head = int(c2.number_input(t("head"), 0, pre.heads - 1, 0, key="rm_head", **BIND))
+    layer = draw(PAGE["rm_layer"], c1, high=pre.layers - 1)
+    head = draw(PAGE["rm_head"], c2, high=pre.heads - 1)
     floor = c3.slider(t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
     ht = real.head(spec, settings.sentence, pad_to, layer, head)
     model_w = ht.model_attn
@@ -151,10 +146,7 @@ def head_ui() -> None:
     else:
         st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")
     st.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
-    steps = ["rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output"]
-    step = choice(
-        st.radio, t("step"), steps, "rm_step", default="rm_st_output", format_func=label(""), horizontal=True
-    )
+    step = draw(PAGE["rm_step"], st, horizontal=True)
     show = matrix_chart  # a chart and its CSV download
     L = len(pieces)
     if step == "rm_st_qkv":

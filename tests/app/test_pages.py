@@ -77,8 +77,8 @@ def test_changing_the_sentence_and_a_dimension_changes_the_plot(app):
 
 def test_mask_change_reaches_the_mask_step(app):
     at = app()
-    at.sidebar.selectbox(key="mask__en").set_value("causal").run()
-    at.radio(key="step__en").set_value("st_mask").run()
+    at.sidebar.selectbox(key="mask").set_value("causal").run()
+    at.radio(key="step").set_value("st_mask").run()
     z = torch.tensor(chart(at, "Mask")["data"][0]["z"])
     assert torch.equal(z, torch.tril(torch.ones(6, 6)).to(z.dtype))
 
@@ -110,7 +110,7 @@ def test_other_invalid_inputs(app, changes, text):
         widget = (
             at.sidebar.text_area(key=key)
             if key == "sentence"
-            else (at.sidebar.radio(key=f"{key}__en") if key == "layout" else at.sidebar.number_input(key=key))
+            else (at.sidebar.radio(key=key) if key == "layout" else at.sidebar.number_input(key=key))
         )
         widget.set_value(value).run()
     assert not at.exception
@@ -129,11 +129,11 @@ def test_url_opens_those_settings(app):
 def test_switching_language_keeps_settings(app):
     at = app()
     at.sidebar.number_input(key="heads").set_value(2).run()
-    at.sidebar.selectbox(key="mask__en").set_value("causal").run()
-    at.sidebar.radio(key="lang_widget").set_value("zh").run()
+    at.sidebar.selectbox(key="mask").set_value("causal").run()
+    at.sidebar.radio(key="lang").set_value("zh").run()
     assert not at.exception
     assert at.title[0].value == "逐步计算"
-    assert at.sidebar.selectbox(key="mask__zh").value == "causal"
+    assert at.sidebar.selectbox(key="mask").value == "causal"
     assert at.sidebar.number_input(key="heads").value == 2
     at.switch_page("pages/2_multihead.py").run()
     assert at.session_state["settings"]["heads"] == 2 and at.session_state["settings"]["mask"] == "causal"
@@ -237,7 +237,7 @@ def test_real_model_page_padding_unk_and_steps(app):
     at = app("pages/7_model.py", query={"sentence": "生命短暂，先吃甜点", "rm_pad": "16"})
     assert not at.exception
     assert any("[UNK]" in w.value for w in at.warning)
-    at.radio(key="rm_step__en").set_value("rm_st_mask").run()
+    at.radio(key="rm_step").set_value("rm_st_mask").run()
     mask = torch.tensor(chart(at, "Mask")["data"][0]["z"])
     assert mask.shape == (16, 16) and mask[:, :11].all() and not mask[:, 11:].any()
 
@@ -315,11 +315,11 @@ def test_a_link_opens_the_same_step_focus_and_head(app):
     spec = chart(at, "Focus 'eat': raw and scaled scores")
     expect = run_trace(Settings(heads=2))
     assert torch.allclose(torch.tensor(spec["data"][0]["y"]), expect.scores[1, 3], atol=1e-5)
-    at.sidebar.radio(key="lang_widget").set_value("zh").run()  # the view survives a language switch
-    assert at.radio(key="step__zh").value == "st_scores"
-    assert at.selectbox(key=next(s.key for s in at.selectbox if s.key.startswith("focus__"))).value == 3
+    at.sidebar.radio(key="lang").set_value("zh").run()  # the view survives a language switch
+    assert at.radio(key="step").value == "st_scores"
+    assert at.selectbox(key="focus").value == 3
     assert at.query_params["step"] == "st_scores" and at.query_params["focus"] == "3"
-    at.radio(key="step__zh").set_value("st_mask").run()
+    at.radio(key="step").set_value("st_mask").run()
     assert at.query_params["step"] == "st_mask"  # the URL follows the page's own controls too
 
 
@@ -332,10 +332,10 @@ def test_every_step_of_both_pages_plots_the_engines_numbers(app):
 
     at = app(query={"mask": "causal"})
     tr = run_trace(Settings(mask="causal"))
-    at.radio(key="step__en").set_value("st_scores").run()
+    at.radio(key="step").set_value("st_scores").run()
     assert torch.allclose(_z(at, "Raw scores"), tr.scores[0], atol=1e-4)
     assert torch.allclose(_z(at, "Scaled scores"), tr.scaled_scores[0], atol=1e-5)
-    at.radio(key="step__en").set_value("st_softmax").run()
+    at.radio(key="step").set_value("st_softmax").run()
     assert torch.allclose(_z(at, "exp(x − max)"), tr.softmax.exp[0], atol=1e-6)
     assert float(_z(at, "exp(x − max)")[0, 1:].abs().max()) == 0.0  # causal: the future is exp(-inf) = 0
 
@@ -343,14 +343,14 @@ def test_every_step_of_both_pages_plots_the_engines_numbers(app):
     at = app("pages/7_model.py", query={"sentence": sentence, "rm_layer": "2", "rm_head": "5"})
     pre = pt.load()
     ht = pt.take_apart(pt.forward(pre, pt.encode(pre, sentence)), pt.head_weights(pre, 2, 5), 2, 5)
-    at.radio(key="rm_step__en").set_value("rm_st_scores").run()
+    at.radio(key="rm_step").set_value("rm_st_scores").run()
     raw, scaled = _z(at, "Raw scores"), _z(at, "Scaled scores")
     assert torch.allclose(raw, ht.scores[0], atol=1e-4)
     assert torch.allclose(scaled, raw / 32**0.5, atol=1e-4)
-    at.radio(key="rm_step__en").set_value("rm_st_softmax").run()
+    at.radio(key="rm_step").set_value("rm_st_softmax").run()
     exp = _z(at, "exp(x − max)")
     assert torch.allclose(exp / exp.sum(-1, keepdim=True), ht.model_attn, atol=1e-5)  # normalised: the model's weights
-    at.radio(key="rm_step__en").set_value("rm_st_output").run()
+    at.radio(key="rm_step").set_value("rm_st_output").run()
     assert torch.allclose(_z(at, "Context vectors"), ht.context[0], atol=1e-5)
 
 

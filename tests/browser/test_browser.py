@@ -86,6 +86,32 @@ def test_shared_link_opens_the_same_view_in_chinese(server, page):
     page.screenshot(path=os.path.join(ARTIFACTS, "shared_link_zh.png"), full_page=True)
 
 
+def test_choices_survive_language_switches_and_the_focus_a_new_sentence(server, page):
+    """The browser holds a choice's label; a switch relabels it, and the value must not fall back."""
+    open_app(page, server, "steps?mask=causal&step=st_mask&focus=4")
+    sidebar = page.get_by_test_id("stSidebar")
+    for language, title, mask, step in (
+        ("简体中文", "掩码", "因果", "4 掩码"),
+        ("English", "Mask", "causal", "4 Mask"),
+        ("简体中文", "掩码", "因果", "4 掩码"),
+    ):
+        sidebar.get_by_text(language, exact=True).click()
+        settle(page)
+        expect(sidebar.locator(f"input[aria-label='{title}']")).to_have_value(mask, timeout=WAIT)
+        assert "mask=causal" in page.url and "step=st_mask" in page.url and "focus=4" in page.url
+        checked = page.locator(
+            "[data-testid='stRadio'] input:checked + div, [data-testid='stRadio'] label:has(input:checked)"
+        )
+        expect(checked.filter(has_text=step).first).to_be_attached(timeout=WAIT)
+    box = page.locator("textarea[aria-label='句子']")
+    box.fill("one two three")
+    box.press("Control+Enter")
+    settle(page)
+    page.wait_for_timeout(1000)
+    assert "focus=2" in page.url  # clamped to the last token of the shorter sentence
+    assert "mask=causal" in page.url
+
+
 @pytest.mark.parametrize(
     "path,text",
     [

@@ -1,0 +1,267 @@
+"""Every setting a user can change, as one table, and the one way each is drawn, reset and kept in the URL.
+
+A control's ``name`` is its URL parameter, its ``st.session_state`` key and its widget key (a
+contract: links in lesson plans use these names). Its first value comes from the session, else
+from the link (parsed and range-checked here: a value that cannot be used is dropped and named in
+the sidebar's notice), else from its default; a change is written back to the URL, and a value
+equal to the default leaves the URL. Nothing else in the app reads or writes these URL
+parameters.
+
+Choices keep their language-neutral value in the session (``"causal"``, not its label). When the
+labels change under a drawn widget (a language switch, a new sentence for the focus selector),
+the browser still holds the old label: ``pin_choices`` runs as that change's callback and writes
+each choice's value back, so the browser is told the new label of the same value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import streamlit as st
+
+from attn_core import Settings
+from attn_core.config import INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, TUTORIAL_SENTENCE
+from attn_core.masks import MASK_MODES
+
+from .i18n import label, t
+
+MAX_TEXT = 1000  # characters of a sentence (it travels in the URL; 1000 CJK characters are ~9 KB)
+DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
+DEFAULTS = Settings()
+NOTICES = "_url_notices"  # session-state key: the parameters fixed since the link was opened
+CHOICES: set[str] = set()  # names of every choice drawn in this process (plain strings)
+
+
+@dataclass(frozen=True)
+class Control:
+    """One setting. ``kind``: int, float, switch, text, area (a multi-line text), choice, radio, slider."""
+
+    name: str
+    kind: str
+    default: Any
+    section: str = ""  # the catalogue key of the sidebar heading it sits under
+    low: float | None = None
+    high: float | None = None
+    step: float = 1
+    options: tuple = ()
+    fmt: str = "opt_"  # a choice's labels: the catalogue key prefix of each option
+    shown: Callable[[dict], bool] | None = None  # given the values drawn before it; None = always
+    row: str = ""  # consecutive controls with the same row share one line of columns
+    title: str = ""  # the catalogue key of its label, when not its name
+
+    def parse(self, raw: str, options=None, high=None) -> Any:
+        """A URL value as this control's value, or None when it cannot be used."""
+        if self.kind in ("int", "float", "slider"):
+            try:
+                value = float(raw)
+            except (TypeError, ValueError, OverflowError):
+                return None
+            if not math.isfinite(value) or not self.low <= value <= (self.high if high is None else high):
+                return None
+            if self.kind == "int":
+                return int(value) if value == int(value) else None
+            return value
+        if self.kind == "switch":
+            return {"true": True, "false": False}.get(raw.lower())
+        if self.kind in ("text", "area"):
+            return raw[:MAX_TEXT]
+        return next((o for o in (self.options if options is None else options) if str(o) == raw), None)
+
+    def to_url(self, value: Any) -> str:
+        if self.kind == "switch":
+            return "true" if value else "false"
+        return repr(float(value)) if self.kind in ("float", "slider") else str(value)
+
+
+def _limit(name: str) -> dict:
+    low, high = LIMITS[name]
+    return {"low": low, "high": high}
+
+
+def _needs_window(v: dict) -> bool:
+    return v.get("mask") in ("sliding_window", "dilated", "global_window")
+
+
+SIDEBAR: tuple[Control, ...] = (
+    Control("sentence", "area", TUTORIAL_SENTENCE, "sec_input"),
+    Control("source", "text", DEFAULT_SOURCE, "sec_input"),
+    Control("heads", "int", DEFAULTS.heads, "sec_dims", **_limit("heads")),
+    Control("layout", "radio", DEFAULTS.layout, "sec_dims", options=LAYOUTS, fmt="opt_layout_"),
+    Control("d_model", "int", DEFAULTS.d_model, "sec_dims", **_limit("d_model")),
+    Control("d_q", "int", DEFAULTS.d_q, "sec_dims", row="dims", **_limit("d_q")),
+    Control("d_k", "int", DEFAULTS.d_k, "sec_dims", row="dims", **_limit("d_k")),
+    Control("d_v", "int", DEFAULTS.d_v, "sec_dims", row="dims", **_limit("d_v")),
+    Control("score", "choice", DEFAULTS.score, "sec_scores", options=SCORES),
+    Control("temperature", "float", DEFAULTS.temperature, "sec_scores", low=0.01, high=100.0, step=0.1),
+    Control("mask", "choice", DEFAULTS.mask, "sec_scores", options=MASK_MODES),
+    Control("causal", "switch", DEFAULTS.causal, "sec_scores", shown=lambda v: v["mask"] != "causal"),
+    Control("window", "int", DEFAULTS.window, "sec_scores", shown=_needs_window, **_limit("window")),
+    Control(
+        "dilation",
+        "int",
+        DEFAULTS.dilation,
+        "sec_scores",
+        shown=lambda v: v["mask"] == "dilated",
+        **_limit("dilation"),
+    ),
+    Control(
+        "global_tokens",
+        "int",
+        DEFAULTS.global_tokens,
+        "sec_scores",
+        shown=lambda v: v["mask"] == "global_window",
+        **_limit("global_tokens"),
+    ),
+    Control("block", "int", DEFAULTS.block, "sec_scores", shown=lambda v: v["mask"] == "block", **_limit("block")),
+    Control("pos", "choice", DEFAULTS.pos, "sec_model", options=POSITIONS),
+    Control("init", "radio", DEFAULTS.init, "sec_model", options=INITS),
+    Control("seed", "int", DEFAULTS.seed, "sec_model", **_limit("seed")),
+    Control("dropout_on", "switch", False, "sec_model", title="dropout"),
+    Control(
+        "dropout",
+        "slider",
+        0.1,
+        "sec_model",
+        low=0.05,
+        high=0.9,
+        step=0.05,
+        shown=lambda v: v["dropout_on"],
+        title="dropout_p",
+    ),
+    Control("residual_norm", "switch", DEFAULTS.residual_norm, "sec_model"),
+)
+BY_NAME = {c.name: c for c in SIDEBAR}
+LANG = Control("lang", "radio", "en", options=("en", "zh"), title="language")
+
+
+def _note(name: str) -> None:
+    st.session_state.setdefault(NOTICES, []).append(name)
+
+
+def url_value(c: Control, options=None, high=None) -> Any:
+    """The link's value for ``c``, or its default (a value that cannot be used is dropped, with a notice)."""
+    raw = st.query_params.get(c.name)
+    if raw is None:
+        return c.default
+    value = c.parse(raw, options, high)
+    if value is None:
+        del st.query_params[c.name]
+        _note(c.name)
+        return c.default
+    if c.kind in ("text", "area") and value != raw:
+        st.query_params[c.name] = value
+        _note(c.name)
+    return value
+
+
+def sync_url(c: Control, value: Any) -> None:
+    """``?name=value`` for a non-default value, nothing for the default; written only on change
+    (every write to st.query_params is a message to the browser)."""
+    text, current = c.to_url(value), st.query_params.get(c.name)
+    if text == c.to_url(c.default):
+        if current is not None:
+            del st.query_params[c.name]
+    elif current != text:
+        st.query_params[c.name] = text
+
+
+def forget(c: Control) -> None:
+    """A control that is not shown: its value leaves the session and the URL."""
+    st.session_state.pop(c.name, None)
+    if st.query_params.get(c.name) is not None:
+        del st.query_params[c.name]
+
+
+def pin_choices() -> None:
+    """A callback for changes that relabel drawn choices (see the module's docstring)."""
+    for name in CHOICES:
+        value = st.session_state.get(name)
+        if value is not None:
+            st.session_state[name] = value
+
+
+def draw(
+    c: Control,
+    container=st.sidebar,
+    *,
+    high: float | None = None,
+    options=None,
+    format_func: Callable[[Any], str] | None = None,
+    default: Any = None,
+    disabled: bool = False,
+    **kwargs,
+) -> Any:
+    """Draw ``c`` and return its value. ``high``, ``options`` and ``default`` fit it to this run
+    (a head index below the number of heads, a token of this sentence): a stored value outside
+    them is clamped, a link's value outside them is dropped with a notice."""
+    c = c if default is None else replace(c, default=default)
+    low = c.low
+    high = c.high if high is None else high
+    options = list(c.options if options is None else options)
+    name = c.name
+    kept = st.session_state.get(name)
+    value = url_value(c, options, high) if kept is None else kept
+    if c.kind in ("int", "float", "slider"):
+        value = min(max(value, low), high)
+    elif c.kind in ("choice", "radio") and value not in options:
+        value = _nearest(value, options, c.default)
+    if value != kept or kept is None:
+        st.session_state[name] = value  # seeds the widget (no value= below, so one source of truth)
+    title = t(c.title or name)
+    common = dict(key=name, disabled=disabled, **kwargs)
+    if c.kind == "int":
+        value = int(container.number_input(title, min_value=int(low), max_value=int(high), step=1, **common))
+    elif c.kind == "float":
+        value = float(container.number_input(title, min_value=low, max_value=high, step=c.step, **common))
+    elif c.kind == "slider":
+        value = float(container.slider(title, min_value=low, max_value=high, step=c.step, **common))
+    elif c.kind == "switch":
+        value = bool(container.checkbox(title, **common))
+    elif c.kind == "area":
+        value = container.text_area(title, max_chars=MAX_TEXT, **common)
+    elif c.kind == "text":
+        value = container.text_input(title, max_chars=MAX_TEXT, **common)
+    else:
+        CHOICES.add(name)
+        widget = container.radio if c.kind == "radio" else container.selectbox
+        value = widget(title, options, format_func=format_func or label(c.fmt), **common)
+    sync_url(c, value)
+    return value
+
+
+def _nearest(value: Any, options: list, default: Any) -> Any:
+    """A stored choice the options no longer hold: the last position for a token past the end
+    of a shorter sentence, else the default."""
+    if isinstance(value, int) and options and all(isinstance(o, int) for o in options):
+        return options[-1] if value > options[-1] else options[0]
+    return default if default in options else options[0]
+
+
+STEPS = ("st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output")
+RM_STEPS = ("rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output")
+_HEAD = LIMITS["heads"][1] - 1
+PAGE = {  # the pages' own controls that a link carries; each page narrows them to its run
+    c.name: c
+    for c in (
+        Control("focus", "choice", 1),  # options: this sentence's positions
+        Control("head_steps", "int", 0, low=0, high=_HEAD, title="head"),
+        Control("step", "radio", "st_output", options=STEPS, fmt=""),
+        Control("cross_head", "int", 0, low=0, high=_HEAD, title="head"),
+        Control("rm_model", "choice", ""),  # options: the models this server offers
+        Control("rm_pad", "int", 0, low=0, high=512),
+        Control("rm_layer", "int", 0, low=0, high=63),
+        Control("rm_head", "int", 0, low=0, high=63, title="head"),
+        Control("rm_step", "radio", "rm_st_output", options=RM_STEPS, fmt="", title="step"),
+    )
+}
+
+
+def reset() -> None:
+    """Back to the tutorial's settings, in the session and in the URL (a button's callback)."""
+    for c in SIDEBAR:
+        st.session_state.pop(c.name, None)
+        if st.query_params.get(c.name) is not None:
+            del st.query_params[c.name]
