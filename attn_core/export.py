@@ -3,20 +3,31 @@
 Keys: tokens, token_ids, source_tokens (cross only), config (every resolved setting, keyed like
 the CLI flags), x (L x d_model), x_source (S x d_model), heads (one object per head: W_q, W_k,
 W_v, b_q/b_k/b_v where present, Q, K, V, scores, scaled_scores, mask, weights, context),
-W_o (or null), output; plus scale, empty_rows and the parameter count.
+W_o (or null), output; plus scale, empty_rows and the parameter count. For a variant other than full
+attention, ``variant``: its name, each of its steps' numbers (``facts``) and, per head, its own
+intermediates under their names (phi_q, phi_k, state, normaliser, band_scores, K_proj, ...; a
+never-computed score is null).
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import torch
 
 from .trace import Trace, param_count
 
 
-def _list(t: torch.Tensor | None):
-    return None if t is None else t.detach().cpu().tolist()
+def _list(t):
+    return None if t is None else t if isinstance(t, list) else t.detach().cpu().tolist()
+
+
+def _nulls(t: torch.Tensor):
+    """NaN (a pair a sparse variant never scores) as null: JSON has no NaN."""
+    if not bool(t.isnan().any()):
+        return t
+    return [[None if math.isnan(x) else x for x in row] for row in t.tolist()]
 
 
 def head_dict(trace, h: int) -> dict:
@@ -66,6 +77,16 @@ def to_dict(trace: Trace) -> dict:
         "output": _list(trace.output),
         "params": param_count(s),
     }
+    if trace.variant is not None:
+        out["variant"] = {
+            "kernel": s.kernel,
+            "steps": [stage.key for stage in trace.variant.stages],
+            "facts": {stage.key: stage.facts for stage in trace.variant.stages},
+        }
+        for h, head in enumerate(heads):
+            head["variant"] = {
+                name: _list(_nulls(t[h if t.shape[0] > 1 else 0])) for name, t in trace.variant.tensors().items()
+            }
     if trace.source_tokens is not None:
         out["source_tokens"] = list(trace.source_tokens.words)
         out["source_token_ids"] = list(trace.source_tokens.ids)

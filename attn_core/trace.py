@@ -14,7 +14,7 @@ import torch
 from . import steps
 from .config import Settings, validate
 from .errors import AttentionConfigError
-from .kernels import KERNELS, effective_weights, kernel_options
+from .kernels import KERNELS, Explained, kernel_options
 from .masks import build_mask
 from .steps import AdditiveParams, Softmax
 from .tokenize import PAD, Tokens, build_vocab, tokenize
@@ -98,6 +98,7 @@ class Trace:
     concat: torch.Tensor  # (L, H * d_v)
     projected: torch.Tensor | None  # (L, d_model) concat @ W_oᵀ + b_o, standard layout
     output: torch.Tensor  # the layer's output, after the optional residual + LayerNorm
+    variant: Explained | None = None  # the kernel's own intermediates (None for full attention)
 
     @property
     def is_cross(self) -> bool:
@@ -150,7 +151,8 @@ def trace_bytes(s: Settings, L: int, S: int) -> int:
     acts = H * (L * r.d_q + S * (r.d_k + r.d_v) + L * r.d_v) + 3 * max(L, S) * dm + 2 * L * H * r.d_v
     square = 10 * H * L * S
     additive = 2 * H * L * S * r.d_k if r.score == "additive" else 0
-    return 4 * (weights + acts + square + additive)
+    variant = 0 if r.kernel == "full" else 4 * H * (L + S) * r.features + 2 * r.proj_k * S + 2 * H * L * S
+    return 4 * (weights + acts + square + additive + variant)
 
 
 def run_trace(settings: Settings) -> Trace:
@@ -222,10 +224,14 @@ def run_trace(settings: Settings) -> Trace:
     a = steps.attend(x, x_source, w, mask, score=s.score, temperature=s.temperature)
     Q, K, V, raw, scale, scaled, sm = a.Q, a.K, a.V, a.scores, a.scale, a.scaled, a.softmax
     weights = sm.weights
-    if not kern.softmax:  # what the kernel amounts to, shown in place of the softmax
-        weights = effective_weights(s.kernel, Q.unsqueeze(0), K.unsqueeze(0), causal=s.causal, scale=scale, **opts)[0]
+    variant = None
+    if kern.explain is not None:  # the variant's own steps, on its efficient path
+        variant = kern.explain(Q, K, V, causal=s.causal or kern.always_causal, scale=scale, **opts)
+        if not kern.softmax:  # what the kernel amounts to, shown in place of the softmax
+            weights = variant.weights
     attn = steps.dropout(weights, s.dropout, seed=s.seed)
-    context = attn @ V  # (H, L, d_v)
+    # the kernel's own output (dropout acts on weights, so then the weights are summed)
+    context = variant.output if variant is not None and s.dropout <= 0 else attn @ V  # (H, L, d_v)
 
     concat = context.transpose(0, 1).reshape(L, -1)  # (L, H * d_v)
     projected = None
@@ -258,4 +264,5 @@ def run_trace(settings: Settings) -> Trace:
         concat,
         projected,
         out,
+        variant,
     )

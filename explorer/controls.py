@@ -81,8 +81,37 @@ def _limit(name: str) -> dict:
     return {"low": low, "high": high}
 
 
-def _needs_window(v: dict) -> bool:
-    return v.get("mask") in ("sliding_window", "dilated", "global_window")
+def live_variants() -> tuple[str, ...]:
+    """The variants the sidebar offers: every teaching kernel, and FlexAttention where it runs and
+    compiling is acceptable. Each new sentence length compiles it anew (3–7 s on a 2-core CPU,
+    holding the interpreter: every other session waits), so on a CPU it is offered only when the
+    server says so (ATTN_EXPLORER_FLEX=1); the Complexity page benchmarks it everywhere."""
+    import os
+
+    import torch
+
+    from attn_core.kernels import KERNELS, flex_unavailable
+
+    names = [name for name, k in KERNELS.items() if k.teaching]
+    compiling_ok = torch.cuda.is_available() or os.environ.get("ATTN_EXPLORER_FLEX") == "1"
+    if "flex" in KERNELS and compiling_ok and flex_unavailable() is None:
+        names.append("flex")
+    return tuple(names)
+
+
+def _kernel(v: dict):
+    from attn_core.kernels import KERNELS
+
+    return KERNELS.get(v.get("kernel", "full"), KERNELS["full"])
+
+
+def _needs(option: str, *masks: str):
+    """Shown when the mask uses ``option`` or the chosen variant takes it."""
+
+    def shown(v: dict) -> bool:
+        return v.get("mask") in masks or option in _kernel(v).options
+
+    return shown
 
 
 SIDEBAR: tuple[Control, ...] = (
@@ -96,26 +125,39 @@ SIDEBAR: tuple[Control, ...] = (
     Control("d_v", "int", DEFAULTS.d_v, "sec_dims", row="dims", **_limit("d_v")),
     Control("score", "choice", DEFAULTS.score, "sec_scores", options=SCORES),
     Control("temperature", "float", DEFAULTS.temperature, "sec_scores", low=0.01, high=100.0, step=0.1),
-    Control("mask", "choice", DEFAULTS.mask, "sec_scores", options=MASK_MODES),
-    Control("causal", "switch", DEFAULTS.causal, "sec_scores", shown=lambda v: v["mask"] != "causal"),
-    Control("window", "int", DEFAULTS.window, "sec_scores", shown=_needs_window, **_limit("window")),
+    Control("kernel", "choice", DEFAULTS.kernel, "sec_variant", options=live_variants(), fmt="kernel_"),
     Control(
-        "dilation",
+        "mask", "choice", DEFAULTS.mask, "sec_variant", options=MASK_MODES, shown=lambda v: not _kernel(v).pattern
+    ),
+    Control(
+        "causal",
+        "switch",
+        DEFAULTS.causal,
+        "sec_variant",
+        shown=lambda v: v["mask"] != "causal" and not _kernel(v).always_causal,
+    ),
+    Control(
+        "window",
         "int",
-        DEFAULTS.dilation,
-        "sec_scores",
-        shown=lambda v: v["mask"] == "dilated",
-        **_limit("dilation"),
+        DEFAULTS.window,
+        "sec_variant",
+        shown=_needs("window", "sliding_window", "dilated", "global_window"),
+        **_limit("window"),
+    ),
+    Control(
+        "dilation", "int", DEFAULTS.dilation, "sec_variant", shown=_needs("dilation", "dilated"), **_limit("dilation")
     ),
     Control(
         "global_tokens",
         "int",
         DEFAULTS.global_tokens,
-        "sec_scores",
-        shown=lambda v: v["mask"] == "global_window",
+        "sec_variant",
+        shown=_needs("global_tokens", "global_window"),
         **_limit("global_tokens"),
     ),
-    Control("block", "int", DEFAULTS.block, "sec_scores", shown=lambda v: v["mask"] == "block", **_limit("block")),
+    Control("block", "int", DEFAULTS.block, "sec_variant", shown=_needs("block", "block"), **_limit("block")),
+    Control("features", "int", DEFAULTS.features, "sec_variant", shown=_needs("features"), **_limit("features")),
+    Control("proj_k", "int", DEFAULTS.proj_k, "sec_variant", shown=_needs("proj_k"), **_limit("proj_k")),
     Control("pos", "choice", DEFAULTS.pos, "sec_model", options=POSITIONS),
     Control("init", "radio", DEFAULTS.init, "sec_model", options=INITS),
     Control("seed", "int", DEFAULTS.seed, "sec_model", **_limit("seed")),

@@ -38,6 +38,8 @@ def _matrix(z):
         import numpy as np
 
         return np.asarray(z.detach().cpu() if hasattr(z, "detach") else z, dtype=np.float32)
+    if hasattr(z, "isnan") and bool(z.isnan().any()):  # cells never computed: gaps, not "NaN"
+        return [[None if math.isnan(v) else v for v in row] for row in _plain(z)]
     return _plain(z)
 
 

@@ -146,6 +146,103 @@ STRINGS: dict[str, tuple[str, str]] = {
     "st_mask": ("4 Mask", "4 掩码"),
     "st_softmax": ("5 Softmax in stages", "5 分阶段 Softmax"),
     "st_output": ("6 Weights & context", "6 权重与上下文"),
+    "sec_variant": ("Variant and mask", "注意力变体与掩码"),
+    "kernel": ("Attention variant", "注意力变体"),
+    "variant_steps": (
+        (
+            "Variant: **{name}**. The steps below are its own, computed on its efficient path; the weights on the "
+            "other pages are the L × L matrix it amounts to."
+        ),
+        "注意力变体：**{name}**。下面是它自己的计算步骤（走高效路径）；其他页面上的权重是它等价的 L × L 矩阵。",
+    ),
+    "variant_other_pages": (
+        "Variant: **{name}**. Each head's weights are the L × L matrix it amounts to; Step by step shows how it computes.",
+        "注意力变体：**{name}**。每个头的权重是它等价的 L × L 矩阵；它怎样计算见“逐步计算”。",
+    ),
+    "vs_pattern": ("Pattern", "稀疏模式"),
+    "vs_pattern_note": (
+        "{pairs} of the {all} query–key pairs are computed ({share:.0f}%); the others are never scored.",
+        "{all} 个查询–键对中只计算 {pairs} 个（{share:.0f}%），其余的从不打分。",
+    ),
+    "vs_band_scores": ("Scores on the pattern", "模式内的分数"),
+    "vs_band_scores_note": (
+        "Only the {pairs} allowed pairs get a score; blank cells were never computed.",
+        "只有允许的 {pairs} 个位置对有分数；空白格子从未计算。",
+    ),
+    "vs_band_softmax": ("Softmax over each row's pairs", "每行只在允许的位置上做 Softmax"),
+    "vs_band_softmax_note": (
+        (
+            "Each row's softmax runs over its allowed pairs only; their weighted sum of values equals the variant's "
+            "output (largest difference {max_diff:.1e})."
+        ),
+        "每一行的 softmax 只覆盖它允许的位置；这些位置上值的加权和等于该变体的输出（最大差 {max_diff:.1e}）。",
+    ),
+    "vs_random_features": ("Random features ω", "随机特征 ω"),
+    "vs_random_features_note": (
+        "m = {m} random directions in d = {d} dimensions, orthogonal within blocks of d.",
+        "在 d = {d} 维里取 m = {m} 个随机方向，每 d 个一组彼此正交。",
+    ),
+    "vs_features": ("Feature maps φ(Q), φ(K)", "特征映射 φ(Q)、φ(K)"),
+    "vs_features_note": (
+        "Every entry is positive, so the weights they make are positive, like a softmax's; m = {m} features per token.",
+        "每个元素都为正，所以得到的权重也为正，和 softmax 一样；每个词元 m = {m} 个特征。",
+    ),
+    "vs_state": ("State S and normaliser z", "状态 S 与归一化项 z"),
+    "vs_state_note": (
+        (
+            "S is {m} × {dv} whatever the length of the sentence (L = {L}): summing over the keys first is what makes the "
+            "cost linear in L."
+        ),
+        "无论句子多长（L = {L}），S 都是 {m} × {dv}：先对键求和，代价才随 L 线性增长。",
+    ),
+    "vs_prefix_state": ("Running state", "累积状态"),
+    "vs_prefix_state_note": (
+        (
+            "Causal: the state is a running sum, so position i sees the keys up to i only. The whole-sentence state is "
+            "{m} × {dv}; below it, the state after the focus token."
+        ),
+        "因果形式下状态是累加和，位置 i 只看到 i 之前（含 i）的键。整句的状态是 {m} × {dv}；下面是关注词元处的状态。",
+    ),
+    "vs_prefix_at": ("State after '{tok}'", "“{tok}”处的累积状态"),
+    "vs_normalise": ("Read out and normalise", "读出并归一化"),
+    "vs_normalise_note": (
+        (
+            "Each query reads the state (φ(q_i)ᵀS) and divides by φ(q_i)ᵀz; that is the variant's output (largest "
+            "difference {max_diff:.1e})."
+        ),
+        "每个查询读取状态（φ(q_i)ᵀS）再除以 φ(q_i)ᵀz，这就是该变体的输出（最大差 {max_diff:.1e}）。",
+    ),
+    "vs_amounts_to": ("What it amounts to", "等价的 L × L 矩阵"),
+    "vs_amounts_to_note": (
+        "The L × L matrix this computation amounts to (L = {L}), for display only: the efficient path never builds it.",
+        "这个计算等价的 L × L 矩阵（L = {L}），只为展示：高效路径从不构造它。",
+    ),
+    "vs_error": (
+        (
+            "On this sentence its weights differ from exact softmax weights by {error:.2f} (relative); uniform weights, "
+            "a plain average of the values, differ by {uniform:.2f}."
+        ),
+        "在这个句子上，它的权重与精确 softmax 权重的相对误差是 {error:.2f}；均匀权重（直接平均所有值）的误差是 {uniform:.2f}。",
+    ),
+    "vs_no_better": (
+        "Here the approximation is no better than uniform attention. More features (m) make it better.",
+        "此处这个近似并不比均匀注意力更好。增加特征数 m 会改善它。",
+    ),
+    "vs_projections": ("Projections E, F", "投影 E、F"),
+    "vs_projections_note": (
+        "K and V are squeezed along the sequence, from S = {S} rows to k = {k}.",
+        "K 和 V 沿序列方向被压缩：从 S = {S} 行到 k = {k} 行。",
+    ),
+    "vs_low_rank_scores": ("Scores L × k", "L × k 分数"),
+    "vs_low_rank_scores_note": (
+        "Each query scores k = {k} projected keys instead of the L = {L} keys.",
+        "每个查询只对 k = {k} 个投影后的键打分，而不是 L = {L} 个键。",
+    ),
+    "vs_low_rank_softmax": ("Softmax and sum", "Softmax 与加权求和"),
+    "vs_low_rank_softmax_note": (
+        "softmax(e) V′ is the variant's output (largest difference {max_diff:.1e}).",
+        "softmax(e) V′ 就是该变体的输出（最大差 {max_diff:.1e}）。",
+    ),
     "tokens_table": ("Tokens and ids (vocabulary = sorted unique words)", "词元与编号（词表 = 排序后的唯一单词）"),
     "token": ("token", "词元"),
     "id": ("id", "编号"),
@@ -539,6 +636,19 @@ def kernel_label(name: str) -> str:
 
     key = f"kernel_{name}"
     return t(key) if key in STRINGS else KERNELS[name].label
+
+
+def step_label(steps):
+    """A ``format_func`` numbering the steps in order ("3 Pattern"), whatever their catalogue labels start with."""
+    language = lang()
+    order = {step: i + 1 for i, step in enumerate(steps)}
+
+    def fmt(step) -> str:
+        text = t(step, language=language)
+        text = text.split(" ", 1)[1] if text[:1].isdigit() else text
+        return f"{order.get(step, '')} {text}"
+
+    return fmt
 
 
 def label(prefix: str = "opt_"):

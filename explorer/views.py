@@ -146,3 +146,65 @@ def output_step(
             dims,
             key_prefix=key_prefix,
         )
+
+
+def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: list[str]) -> None:
+    """One of a variant's own steps: its formula, its code with this input's shapes, what to look
+    at, and each of its intermediates for head ``h`` (a tensor shared by all heads has one row)."""
+    from attn_core.kernels import AXES, prefix_state
+
+    st.latex(stage.formula)
+    st.code(stage.code, language="python")
+    st.caption(t(f"vs_{stage.key}_note", **stage.facts))
+    if "error" in stage.facts:
+        (st.warning if stage.facts["error"] >= stage.facts["uniform"] else st.info)(
+            t("vs_error", **stage.facts)
+            + (" " + t("vs_no_better") if stage.facts["error"] >= stage.facts["uniform"] else "")
+        )
+    names = {"query": fig.labels(q_words), "key": fig.labels(k_words)}
+    items = list(stage.tensors.items())
+    cols = st.columns(min(len(items), 2))
+    for n, (name, tensor) in enumerate(items):
+        m = tensor[h if tensor.shape[0] > 1 else 0]
+        rows, columns = AXES.get(name, ("", ""))
+        y = names.get(rows) or [str(i) for i in range(m.shape[0])]
+        x = names.get(columns) or [str(j) for j in range(m.shape[1])]
+        signed = bool((m.nan_to_num(0.0) < 0).any())
+        with cols[n % len(cols)]:
+            matrix_chart(
+                fig.heatmap(
+                    m,
+                    x,
+                    y,
+                    title=f"{stage.labels.get(name, name)} {tuple(m.shape)}",
+                    x_title=columns,
+                    y_title=rows,
+                    colorscale="RdBu" if signed else "Viridis",
+                    zmid=0 if signed else None,
+                ),
+                name,
+                m,
+                y,
+                x,
+            )
+    if stage.key == "prefix_state":  # the running state where the focus token stands
+        phi_k = tr.variant.tensors()["phi_k"]
+        state, _z = prefix_state(phi_k[h : h + 1], tr.V[h : h + 1], focus)
+        dims = [str(j) for j in range(state.shape[-1])]
+        feats = [str(i) for i in range(state.shape[-2])]
+        matrix_chart(
+            fig.heatmap(
+                state[0],
+                dims,
+                feats,
+                title=t("vs_prefix_at", tok=q_words[focus]),
+                x_title="dv",
+                y_title="feature",
+                colorscale="RdBu",
+                zmid=0,
+            ),
+            "prefix_state",
+            state[0],
+            feats,
+            dims,
+        )

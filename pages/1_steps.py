@@ -3,10 +3,11 @@
 import streamlit as st
 
 from attn_core.export import to_json
+from attn_core.kernels import KERNELS
 from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
-from explorer.i18n import t
+from explorer.i18n import kernel_label, step_label, t
 from explorer.safe import md
 from explorer.state import current_settings, current_trace
 from explorer.views import (
@@ -16,6 +17,7 @@ from explorer.views import (
     output_step,
     scores_step,
     softmax_step,
+    variant_step,
 )
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -39,7 +41,14 @@ focus = draw(
     PAGE["focus"], c1, options=range(L), default=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i]
 )  # a shorter sentence keeps the position when it fits, else the last token
 head = draw(PAGE["head_steps"], c2, high=s.heads - 1) if s.heads > 1 else 0
-step = draw(PAGE["step"], c3, horizontal=True)
+variant = trace.variant
+stages = {f"vs_{stage.key}": stage for stage in variant.stages} if variant is not None else {}
+if variant is not None:  # the variant's own steps between Q, K, V and the output
+    steps = ("st_tokens", "st_qkv", *stages, "st_output")
+    step = draw(PAGE["step"], c3, options=steps, format_func=step_label(steps), horizontal=True)
+    st.info(t("variant_steps", name=kernel_label(s.kernel)), icon=":material/alt_route:")
+else:
+    step = draw(PAGE["step"], c3, horizontal=True)
 W = trace.weights
 tok = q_words[focus]
 show = matrix_chart  # a chart and its CSV download
@@ -100,6 +109,8 @@ elif step == "st_qkv":
         rw,
         cols,
     )
+elif step in stages:
+    variant_step(trace, stages[step], head, focus, q_words, k_words)
 elif step == "st_scores":
     formula = {
         "dot": r"e_{ij} = q_i^\top k_j",
@@ -133,9 +144,12 @@ elif step == "st_mask":
 elif step == "st_softmax":
     softmax_step(trace, head, q_words, k_words)
 else:
-    st.latex(WEIGHTED_SUM)
+    st.latex(WEIGHTED_SUM if variant is None else KERNELS[s.kernel].formula)
     st.code(
-        f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\ncontext = weights @ V               # {tuple(trace.context[head].shape)}",
+        f"context = {s.kernel}_attention(Q, K, V)   # its own efficient path: {tuple(trace.context[head].shape)}\n"
+        f"weights = ...   # the L × L matrix it amounts to, for display: {tuple(trace.attn[head].shape)}"
+        if variant is not None
+        else f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\ncontext = weights @ V               # {tuple(trace.context[head].shape)}",
         language="python",
     )
     if s.dropout > 0:

@@ -5,7 +5,7 @@ import streamlit as st
 from attn_core import param_count
 from explorer import figures as fig
 from explorer.boot import run_through_app
-from explorer.i18n import t
+from explorer.i18n import kernel_label, t
 from explorer.state import current_settings, current_trace
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -17,6 +17,8 @@ if trace is None:
     st.stop()
 s = trace.settings
 q_labels, k_labels = fig.labels(trace.tokens.words), fig.labels(trace.key_tokens.words)
+if trace.variant is not None:
+    st.info(t("variant_other_pages", name=kernel_label(trace.settings.kernel)), icon=":material/alt_route:")
 st.caption(t("mh_intro", proj=t("mh_proj") if trace.projected is not None else ""))
 
 default = list(range(min(s.heads, 4)))

@@ -5,7 +5,7 @@ import streamlit as st
 from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
-from explorer.i18n import t
+from explorer.i18n import kernel_label, t
 from explorer.state import cross_settings, current_settings, current_trace
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -17,6 +17,8 @@ if trace is None:
     st.stop()
 q_words, k_words = list(trace.tokens.words), list(trace.key_tokens.words)
 q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
+if trace.variant is not None:
+    st.info(t("variant_other_pages", name=kernel_label(trace.settings.kernel)), icon=":material/alt_route:")
 st.caption(t("cross_intro", L=len(q_words), S=len(k_words)))
 st.latex(
     r"Q = X_{\text{2nd}} W_q^\top,\ K = X_{\text{1st}} W_k^\top,\ V = X_{\text{1st}} W_v^\top,\quad "

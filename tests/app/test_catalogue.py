@@ -6,10 +6,10 @@ import string
 from pathlib import Path
 
 from attn_core.config import INITS, LAYOUTS, POSITIONS, SCORES
-from attn_core.errors import MESSAGES
+from attn_core.errors import MESSAGES, AttentionConfigError
 from attn_core.kernels import KERNELS
 from attn_core.masks import MASK_MODES
-from explorer.i18n import ERRORS_ZH, STRINGS
+from explorer.i18n import ERRORS_ZH, STRINGS, t
 from explorer.pages import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +36,39 @@ def test_every_key_the_code_uses_exists():
     assert used and not used - set(STRINGS), sorted(used - set(STRINGS))
 
 
+def variant_stages() -> list:
+    """Every stage every variant shows, from the variants themselves (causal and not)."""
+    import torch
+
+    q = torch.randn(2, 6, 4)
+    opts = {"window": 1, "dilation": 2, "global_tokens": 1, "block": 2, "features": 4, "proj_k": 3, "seed": 0}
+    found = []
+    for kern in KERNELS.values():
+        if kern.explain is None:
+            continue
+        for causal in (False, True) if kern.check is not None else (False,):
+            mine = {o: opts[o] for o in kern.options if o in opts}
+            try:
+                kern.check(6, 6, causal=causal, cross=False, **mine)
+            except AttentionConfigError:  # this variant cannot do that (e.g. Linformer causal)
+                continue
+            found += kern.explain(q, q, q, causal=causal or kern.always_causal, scale=0.5, **mine).stages
+    return found
+
+
+def test_every_variant_step_has_a_title_and_a_note_that_its_numbers_fill():
+    stages = variant_stages()
+    assert {"pattern", "features", "prefix_state", "projections", "random_features"} <= {s.key for s in stages}
+    for stage in stages:
+        for language in ("en", "zh"):
+            assert t(f"vs_{stage.key}", language=language)
+            assert t(f"vs_{stage.key}_note", language=language, **stage.facts)
+
+
 def test_no_key_is_unused():
     code = source("explorer", "pages")
     dynamic = {f"opt_{v}" for v in (*SCORES, *MASK_MODES, *POSITIONS, *INITS)} | {f"opt_layout_{v}" for v in LAYOUTS}
+    dynamic |= {f"vs_{s.key}{end}" for s in variant_stages() for end in ("", "_note")}
     dynamic |= {f"{prefix}_{p.key}" for p in PAGES for prefix in ("page", "home")} | {f"kernel_{k}" for k in KERNELS}
     unused = [k for k in STRINGS if k not in dynamic and f'"{k}"' not in code and f"'{k}'" not in code]
     assert not unused, unused

@@ -112,6 +112,28 @@ def test_choices_survive_language_switches_and_the_focus_a_new_sentence(server, 
     assert "mask=causal" in page.url
 
 
+def test_linear_attention_picked_in_the_sidebar_goes_through_the_steps(server, page):
+    open_app(page, server)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(page.locator("svg text", has_text="4 dessert").first).to_be_visible(timeout=WAIT)
+    box = sidebar.locator("input[aria-label='Attention variant']")
+    box.click()
+    box.press("ArrowDown")  # opens the list
+    option = page.get_by_role("option", name="Linear (elu+1)", exact=True)
+    expect(option).to_be_visible(timeout=WAIT)
+    option.click()
+    settle(page)
+    assert "kernel=linear_elu" in page.url
+    page.get_by_text("Feature maps φ(Q), φ(K)").first.click()
+    settle(page)
+    expect(page.locator("svg text", has_text="φ(Q) (6, 24)").first).to_be_visible(timeout=WAIT)
+    expect(page.locator("svg text", has_text="φ(K) (6, 24)").first).to_be_visible(timeout=WAIT)
+    page.screenshot(path=os.path.join(ARTIFACTS, "variant_linear_steps.png"), full_page=True)
+    page.get_by_text("State S and normaliser z").first.click()
+    settle(page)
+    expect(page.locator("svg text", has_text="S = Σ φ(k_j) v_jᵀ (24, 28)").first).to_be_visible(timeout=WAIT)
+
+
 @pytest.mark.parametrize(
     "path,text",
     [

@@ -1,0 +1,74 @@
+"""The variant chosen in the sidebar goes through Step by step (its own steps), Multi-head and Cross-attention."""
+
+import json
+
+import pytest
+import torch
+
+from attn_core import Settings, run_trace
+from explorer.controls import live_variants
+
+VARIANTS = [v for v in live_variants() if v != "full"]
+TITLE = {"features": "φ(Q)", "pattern": "pattern", "projections": "K' = EK", "random_features": "ω"}
+
+
+def charts(at):
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def titles(at) -> list[str]:
+    return [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_step_of_every_variant_draws_the_engines_numbers(app, variant, lang):
+    at = app(query={"kernel": variant, "lang": lang, "heads": "2", "head_steps": "1"})
+    assert not at.exception and not at.sidebar.error, [e.value for e in at.sidebar.error]
+    radio = at.radio(key="step")
+    steps = list(radio.options)
+    own = [s for s in radio.proto.options]  # the labels, numbered in order
+    assert len(steps) >= 5 and own[0].startswith("1 ")
+    tr = run_trace(Settings(kernel=variant, heads=2))
+    tensors = tr.variant.tensors()
+    for stage in tr.variant.stages:
+        at.radio(key="step").set_value(f"vs_{stage.key}").run()
+        assert not at.exception, (variant, stage.key)
+        drawn = {c["layout"]["title"]["text"].split(" (")[0]: c for c in charts(at)}
+        for name in stage.tensors:
+            label = stage.labels.get(name, name)
+            assert label in drawn, (variant, stage.key, label, list(drawn))
+            z = torch.tensor([[float("nan") if x is None else x for x in row] for row in drawn[label]["data"][0]["z"]])
+            t = tensors[name]
+            assert torch.allclose(z, t[1 if t.shape[0] > 1 else 0], atol=1e-5, equal_nan=True), (variant, name)
+    at.radio(key="step").set_value("st_output").run()
+    context = next(c for c in charts(at) if c["layout"]["title"]["text"].startswith(("Context vectors", "上下文向量")))
+    assert torch.allclose(torch.tensor(context["data"][0]["z"]), tr.context[1], atol=1e-5)
+
+
+@pytest.mark.parametrize("page", ["pages/2_multihead.py", "pages/3_cross.py"])
+def test_other_pages_show_the_variants_weights(app, page):
+    at = app(page, query={"kernel": "linear_elu", "heads": "2"})
+    assert not at.exception and any("Linear" in i.value for i in at.info)
+
+
+def test_an_impossible_combination_says_how_to_fix_it_in_the_uis_language(app):
+    at = app(query={"kernel": "linformer", "causal": "true", "lang": "zh"})
+    assert not at.exception
+    shown = " ".join(e.value for e in at.sidebar.error)
+    assert shown and "Linformer" in shown and "causal" not in shown.lower().replace("因果", "")
+    at = app(query={"kernel": "linear_elu", "score": "additive"})
+    assert "dot" in " ".join(e.value for e in at.sidebar.error).lower()
+
+
+def test_a_variant_shows_only_its_own_options_and_the_step_survives_a_language_switch(app):
+    at = app(query={"kernel": "performer", "step": "vs_random_features"})
+    keys = {w.key for w in at.sidebar.number_input}
+    assert "features" in keys and "proj_k" not in keys and "window" not in keys
+    assert at.radio(key="step").value == "vs_random_features"
+    at.sidebar.radio(key="lang").set_value("zh").run()
+    assert at.radio(key="step").value == "vs_random_features" and not at.exception
+    at.sidebar.selectbox(key="kernel").set_value("sliding_window").run()
+    keys = {w.key for w in at.sidebar.number_input}
+    assert "window" in keys and "features" not in keys and "mask" not in {w.key for w in at.sidebar.selectbox}
+    assert at.radio(key="step").value == "st_output"  # the performer's step does not exist here: the default

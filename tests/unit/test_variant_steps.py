@@ -1,0 +1,133 @@
+"""A variant's own steps (``Kernel.explain``): what they show multiplies back to what the kernel returns."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from attn_core import Settings, run_trace
+from attn_core.errors import AttentionConfigError
+from attn_core.export import to_json
+from attn_core.kernels import KERNELS, elu_features, prefix_state, run_kernel
+
+OPTS = {"window": 2, "dilation": 2, "global_tokens": 1, "block": 3, "features": 16, "proj_k": 4, "seed": 3}
+EXPLAINED = [name for name, k in KERNELS.items() if k.explain is not None]
+TOL = 1e-5
+
+
+def cases():
+    for name in EXPLAINED:
+        kern = KERNELS[name]
+        for causal in (False, True):
+            mine = {o: OPTS[o] for o in kern.options if o in OPTS}
+            try:
+                kern.check(9, 9, causal=causal, cross=False, **mine)
+            except AttentionConfigError:  # this variant cannot do that (e.g. Linformer causal)
+                continue
+            yield pytest.param(name, causal, mine, id=f"{name}-{'causal' if causal else 'full'}")
+
+
+def inputs(seed=0, H=2, L=9, D=6, Dv=5):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(H, L, D, generator=g), torch.randn(H, L, D, generator=g), torch.randn(H, L, Dv, generator=g)
+
+
+def test_every_variant_but_full_attention_has_its_own_steps():
+    assert set(EXPLAINED) >= {"sliding_window", "dilated", "global_window", "block", "linear_elu", "causal_linear"}
+    assert set(EXPLAINED) >= {"performer", "linformer"} and KERNELS["full"].explain is None
+
+
+@pytest.mark.parametrize("name,causal,opts", list(cases()))
+def test_the_steps_output_is_the_kernels_and_the_matrix_shown_makes_it(name, causal, opts):
+    q, k, v = inputs()
+    kern = KERNELS[name]
+    causal = causal or kern.always_causal
+    ex = kern.explain(q, k, v, causal=causal, scale=6**-0.5, **opts)
+    expect = run_kernel(name, q[None], k[None], v[None], causal=causal, scale=6**-0.5, **opts)[0]
+    assert torch.allclose(ex.output, expect, atol=TOL)
+    assert torch.allclose(ex.weights @ v, expect, atol=TOL)  # the L x L matrix shown amounts to the output
+    assert ex.stages and all(torch.isfinite(t.nan_to_num(0.0)).all() for t in ex.tensors().values())
+
+
+@pytest.mark.parametrize("name,causal,opts", [c for c in cases() if KERNELS[c.values[0]].pattern is not None])
+def test_sparse_steps_score_only_the_pattern_and_their_softmax_makes_the_output(name, causal, opts):
+    q, k, v = inputs(1)
+    kern = KERNELS[name]
+    ex = kern.explain(q, k, v, causal=causal, scale=0.5, **opts)
+    t = ex.tensors()
+    allowed = kern.pattern(9, 9, causal, **opts)
+    assert torch.equal(t["pattern"][0].bool(), allowed)
+    assert torch.equal(t["band_scores"].isnan(), ~allowed.expand(2, -1, -1))  # blank exactly where not computed
+    expected_scores = (q @ k.transpose(-2, -1)) * 0.5
+    assert torch.allclose(t["band_scores"][:, allowed], expected_scores[:, allowed], atol=TOL)
+    w = t["band_weights"].nan_to_num(0.0)
+    assert torch.allclose(w.sum(-1), torch.ones(2, 9), atol=TOL)
+    assert torch.allclose(w @ v, ex.output, atol=TOL)
+    facts = ex.stages[0].facts
+    assert facts["pairs"] == int(allowed.sum()) < facts["all"] == 81
+
+
+@pytest.mark.parametrize("name,causal,opts", [c for c in cases() if KERNELS[c.values[0]].family == "linear"])
+def test_linear_steps_state_and_normaliser_make_the_output(name, causal, opts):
+    q, k, v = inputs(2)
+    kern = KERNELS[name]
+    causal = causal or kern.always_causal
+    ex = kern.explain(q, k, v, causal=causal, scale=6**-0.5, **opts)
+    t = ex.tensors()
+    phi_q, phi_k = t["phi_q"], t["phi_k"]
+    assert bool((phi_q > 0).all() and (phi_k > 0).all())  # positive features
+    if name != "performer":
+        assert torch.allclose(phi_q, elu_features(q)) and torch.allclose(phi_k, elu_features(k))
+    state = torch.einsum("hsm,hse->hme", phi_k, v)  # Σ_j φ(k_j) v_jᵀ, written another way
+    assert torch.allclose(t["state"], state, atol=1e-4)
+    assert torch.allclose(t["normaliser"][:, 0], phi_k.sum(1), atol=1e-4)
+    assert torch.allclose(t["numerator"] / t["denominator"], ex.output, atol=TOL)
+    if causal:  # the running state at position i reads out row i
+        for i in (0, 4, 8):
+            s_i, z_i = prefix_state(phi_k, v, i)
+            row = (phi_q[:, i : i + 1] @ s_i) / (phi_q[:, i : i + 1] @ z_i.unsqueeze(-1))
+            assert torch.allclose(row[:, 0], ex.output[:, i], atol=TOL)
+        assert torch.allclose(prefix_state(phi_k, v, 8)[0], t["state"], atol=1e-4)
+    else:
+        assert torch.allclose(phi_q @ t["state"] / (phi_q @ t["normaliser"].transpose(-2, -1)), ex.output, atol=TOL)
+
+
+def test_performer_reports_its_error_beside_uniform_attention():
+    q, k, v = inputs(3, L=12, D=8)
+    ex = KERNELS["performer"].explain(q, k, v, causal=False, scale=8**-0.5, features=64, seed=0)
+    facts = ex.stages[-1].facts
+    exact = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), dim=-1)
+    assert facts["error"] == pytest.approx(float((ex.weights - exact).norm() / exact.norm()), rel=1e-4)
+    assert facts["uniform"] == pytest.approx(float((1 / 12 - exact).norm() / exact.norm()), rel=1e-4)
+    more = KERNELS["performer"].explain(q, k, v, causal=False, scale=8**-0.5, features=2048, seed=0)
+    assert more.stages[-1].facts["error"] < facts["error"]  # more features, a closer approximation
+
+
+def test_linformer_steps_project_then_attend_over_k_columns():
+    q, k, v = inputs(4)
+    ex = KERNELS["linformer"].explain(q, k, v, causal=False, scale=0.4, proj_k=4, seed=5)
+    t = ex.tensors()
+    assert t["E"].shape == (1, 4, 9) and t["K_proj"].shape == (2, 4, 6)
+    assert torch.allclose(t["K_proj"], t["E"][0] @ k, atol=TOL) and torch.allclose(
+        t["V_proj"], t["F"][0] @ v, atol=TOL
+    )
+    assert torch.allclose(t["scores_Lk"], q @ t["K_proj"].transpose(-2, -1) * 0.4, atol=TOL)
+    assert torch.allclose(t["weights_Lk"] @ t["V_proj"], ex.output, atol=TOL)
+
+
+@pytest.mark.parametrize("name", ["sliding_window", "block", "linear_elu", "causal_linear", "performer", "linformer"])
+def test_the_trace_uses_the_kernels_own_output_and_exports_its_steps(name):
+    tr = run_trace(Settings(kernel=name, heads=2))
+    opts = {o: getattr(tr.settings, o) for o in KERNELS[name].options}
+    expect = run_kernel(name, tr.Q[None], tr.K[None], tr.V[None], causal=tr.settings.causal, scale=tr.scale, **opts)
+    assert torch.allclose(tr.context, expect[0], atol=TOL)
+    assert torch.allclose(tr.attn @ tr.V, tr.context, atol=TOL)
+    data = json.loads(to_json(tr))
+    assert data["variant"]["kernel"] == name and data["variant"]["steps"]
+    for h in range(2):
+        exported = data["heads"][h]["variant"]
+        for key, tensor in tr.variant.tensors().items():
+            t = tensor[h if tensor.shape[0] > 1 else 0]
+            got = torch.tensor([[math.nan if x is None else x for x in row] for row in exported[key]])
+            assert torch.allclose(got, t, atol=1e-6, equal_nan=True), key
