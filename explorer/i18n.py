@@ -159,6 +159,25 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Variant: **{name}**. Each head's weights are the L × L matrix it amounts to; Step by step shows how it computes.",
         "注意力变体：**{name}**。每个头的权重是它等价的 L × L 矩阵；它怎样计算见“逐步计算”。",
     ),
+    "uniform_beside": (
+        "Uniform attention (every query averages the values): max |Δ output| {u:.4g}",
+        "均匀注意力（每个查询直接平均所有值）：max |Δ 输出| {u:.4g}",
+    ),
+    "uniform_help": (
+        (
+            "How far this variant's output is from full attention's; the line below gives the same distance for uniform "
+            "attention, the baseline any approximation must beat."
+        ),
+        "该变体的输出与完整注意力输出的距离；下面一行是均匀注意力的同一距离，任何近似都应该比它好。",
+    ),
+    "no_better_than_uniform": (
+        (
+            "On this sentence this approximation is no better than uniform attention: simply averaging the values is as "
+            "close to full attention."
+        ),
+        "在这个句子上，这个近似并不比均匀注意力更好：直接平均所有值与完整注意力的距离也一样近。",
+    ),
+    "uniform_line": ("uniform attention (max |Δ|)", "均匀注意力（max |Δ|）"),
     "vs_pattern": ("Pattern", "稀疏模式"),
     "vs_pattern_note": (
         "{pairs} of the {all} query–key pairs are computed ({share:.0f}%); the others are never scored.",

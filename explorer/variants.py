@@ -16,6 +16,7 @@ def comparison(items: tuple, kernels: tuple) -> dict:
     res = compare(Settings(**dict(items)), list(kernels))
     return {
         "tokens": res["tokens"],
+        "uniform": res["uniform"],
         "kernels": {
             k: {**v, "pattern": None if v["pattern"] is None else v["pattern"].int()}
             for k, v in res["kernels"].items()

@@ -71,7 +71,11 @@ for col, name in zip(cols, picked):
                 width="stretch",
                 key=f"var_p_{name}",
             )
-        st.metric(t("max_abs"), f"{r['max_abs']:.4g}")
+        base = res["uniform"]["max_abs"]
+        st.metric(t("max_abs"), f"{r['max_abs']:.4g}", help=t("uniform_help"))
+        st.caption(t("uniform_beside", u=base))
+        if k.family != "full" and r["max_abs"] >= base:
+            st.warning(t("no_better_than_uniform"), icon=":material/balance:")
         st.metric(t("kl"), f"{r['kl']:.4g}")
         st.metric(t("cos"), f"{r['cos']:.4f}")
         with st.expander(t("how")):
@@ -88,7 +92,11 @@ if sweepable:
         st.plotly_chart(
             fig.line(
                 [r[param] for r in rows],
-                {t("max_abs"): [r["max_abs"] for r in rows], t("kl"): [r["kl"] for r in rows]},
+                {
+                    t("max_abs"): [r["max_abs"] for r in rows],
+                    t("kl"): [r["kl"] for r in rows],
+                    t("uniform_line"): [r["uniform_max_abs"] for r in rows],
+                },
                 title=t("curve", p=param),
                 x_title=param,
                 log_x=param == "features",

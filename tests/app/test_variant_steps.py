@@ -72,3 +72,21 @@ def test_a_variant_shows_only_its_own_options_and_the_step_survives_a_language_s
     keys = {w.key for w in at.sidebar.number_input}
     assert "window" in keys and "features" not in keys and "mask" not in {w.key for w in at.sidebar.selectbox}
     assert at.radio(key="step").value == "st_output"  # the performer's step does not exist here: the default
+
+
+def test_the_variants_page_sets_each_error_beside_uniform_attention_and_says_when_it_is_no_better(app):
+    from attn_core.compare import compare
+
+    at = app("pages/5_variants.py")
+    at.multiselect(key="var_kernels").set_value(["full", "sliding_window", "linformer"]).run()
+    assert not at.exception
+    res = compare(Settings(window=1, proj_k=3), ["full", "sliding_window", "linformer"])  # the page's own defaults
+    tr = run_trace(Settings())
+    uniform = tr.V[0].mean(0)  # every query averages all the values
+    expect = float((tr.context[0] - uniform).abs().max())
+    assert res["uniform"]["max_abs"] == pytest.approx(expect, rel=1e-5)
+    captions = " ".join(c.value for c in at.caption)
+    assert f"{expect:.4g}" in captions
+    warned = [w.value for w in at.warning if "no better than uniform" in w.value]
+    worse = [k for k in ("sliding_window", "linformer") if res["kernels"][k]["max_abs"] >= expect]
+    assert len(warned) == len(worse) >= 1  # on this sentence Linformer (k = 3) is farther off than a plain average
