@@ -1,8 +1,9 @@
 """Time and memory of the kernels in ``KERNELS`` on the best device present, honestly.
 
-Timing: ``torch.utils.benchmark.Timer(...).blocked_autorange()`` with ``num_threads`` set to the
-real thread count (its default is 1), one warm-up call first, the device synchronised; median
-and interquartile range. Memory: CUDA ``max_memory_allocated`` after ``reset_peak_memory_stats``;
+Timing: every kernel is warmed at every shape until its calls are steady (``warm_up``), then
+timed with the device synchronised: at least 5 samples (``time_fn``), the median and the
+interquartile range; a row whose spread is large is flagged and left out of the fitted slopes and
+crossovers (``trustworthy``). Memory: CUDA ``max_memory_allocated`` after ``reset_peak_memory_stats``;
 CPU the profiler's allocation events (peak of the running total during one call); MPS the
 analytic estimate, labelled as such. Before each run its memory is estimated and a run that
 would not fit the budget is skipped with the reason; an out-of-memory error becomes a row.
@@ -178,17 +179,57 @@ def peak_bytes_cuda(fn: Callable[[], object]) -> int:
     return torch.cuda.max_memory_allocated() - base
 
 
-def time_fn(fn: Callable[[], object], device: str, *, min_run_time: float = 0.3) -> tuple[float, float, int]:
-    """(median s, IQR s, number of measurements) from blocked_autorange, device synchronised."""
-    from torch.utils import benchmark
+MIN_SAMPLES = 5  # a row has at least this many timed samples
+NOISY = 0.25  # a row whose IQR is above this fraction of its median is flagged and left out of fits
 
-    def call():
+
+def warm_up(fn: Callable[[], object], device: str, *, most: int = 12, budget_s: float = 3.0) -> int:
+    """Call ``fn`` until it is steady: two calls in a row within 20% of each other (a cold start
+    gets faster call by call: allocator growth, page faults, thread start-up, a compile), at most
+    ``most`` calls or ``budget_s`` seconds. Timing the cold calls measured a 651 ms row that takes
+    23 ms warm. Returns the number of calls."""
+    previous, start = None, time.perf_counter()
+    for n in range(1, most + 1):
+        t0 = time.perf_counter()
         fn()
         synchronize(device)
+        took = time.perf_counter() - t0
+        if previous is not None and previous / 1.2 <= took <= previous * 1.2:
+            return n
+        previous = took
+        if time.perf_counter() - start > budget_s:
+            return n
+    return most
 
-    timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
-    m = timer.blocked_autorange(min_run_time=min_run_time)
-    return m.median, m.iqr, len(m.times)
+
+def time_fn(
+    fn: Callable[[], object], device: str, *, min_run_time: float = 0.3, min_samples: int = MIN_SAMPLES
+) -> tuple[float, float, int]:
+    """(median s, IQR s, number of samples) of a warm ``fn``, device synchronised: at least
+    ``min_samples`` samples and ``min_run_time`` seconds; calls shorter than ~2 ms are timed in
+    blocks (a sample is a block's mean) so the timer's own cost stays out."""
+    import statistics
+
+    t0 = time.perf_counter()
+    fn()
+    synchronize(device)
+    one = time.perf_counter() - t0
+    number = max(1, min(1000, int(0.002 / max(one, 1e-9))))
+    samples: list[float] = []
+    start = time.perf_counter()
+    while len(samples) < min_samples or (time.perf_counter() - start < min_run_time and len(samples) < 10_000):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        synchronize(device)
+        samples.append((time.perf_counter() - t0) / number)
+    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return median, q3 - q1, len(samples)
+
+
+def trustworthy(row) -> bool:
+    """Measured with enough samples and a small spread: only such rows enter fits and crossovers."""
+    return bool(row.median_ms) and row.runs >= MIN_SAMPLES and (row.iqr_ms or 0.0) <= NOISY * row.median_ms
 
 
 def matmul_gflops(device: str, dtype: torch.dtype = torch.float32, n: int = 1024) -> float:
@@ -215,7 +256,8 @@ class Row:
     causal: bool
     median_ms: float | None = None
     iqr_ms: float | None = None
-    runs: int = 0
+    runs: int = 0  # timed samples (at least MIN_SAMPLES)
+    warmup_calls: int = 0  # calls before timing, the first included
     peak_bytes: int | None = None
     peak_method: str = ""
     est_bytes: int = 0
@@ -307,18 +349,22 @@ def run_one(kernel: str, L: int, cfg: SweepConfig, budget: int) -> Row:
 
     try:
         t0 = time.perf_counter()
-        fn(), synchronize(dev)  # warm-up (for a compiled kernel, the compile: timed apart)
+        fn(), synchronize(dev)  # the first call (for a compiled kernel, the compile: timed apart)
         if KERNELS[kernel].compiled:
             row.compile_s = time.perf_counter() - t0
+        row.warmup_calls = 1 + warm_up(fn, dev)
+        median, iqr, runs = time_fn(fn, dev, min_run_time=cfg.min_run_time)
+        row.median_ms, row.iqr_ms, row.runs = median * 1e3, iqr * 1e3, runs
+        row.gflops = estimate_flops(kernel, L, replace_causal(sh, row.causal)) / median / 1e9
+        if not trustworthy(row):
+            row.status = f"ok, noisy (IQR {100 * iqr / median:.0f}% of the median): not used in fits"
+        # memory after the timing: the profiler's bookkeeping must not disturb the times
         if dev == "cuda":
             row.peak_bytes, row.peak_method = peak_bytes_cuda(fn), "cuda max_memory_allocated"
         elif dev == "cpu":
             row.peak_bytes, row.peak_method = peak_bytes_cpu(fn), "cpu profiler allocations"
         else:
             row.peak_bytes, row.peak_method = row.est_bytes, "analytic estimate"
-        median, iqr, runs = time_fn(fn, dev, min_run_time=cfg.min_run_time)
-        row.median_ms, row.iqr_ms, row.runs = median * 1e3, iqr * 1e3, runs
-        row.gflops = estimate_flops(kernel, L, replace_causal(sh, row.causal)) / median / 1e9
     except torch.OutOfMemoryError:
         row.status = "error: out of memory"
     except RuntimeError as err:
@@ -398,8 +444,8 @@ def theory_curves(
 
 
 def fit_range(rows: list[Row], kernel: str, *, low: int = 2048) -> tuple[list[int], list[float]]:
-    """(lengths, medians) of the kernel's measured rows, from ``low`` up when there are 2 such."""
-    ok = sorted((r.seq_len, r.median_ms) for r in rows if r.kernel == kernel and r.median_ms)
+    """(lengths, medians) of the kernel's trustworthy rows, from ``low`` up when there are 2 such."""
+    ok = sorted((r.seq_len, r.median_ms) for r in rows if r.kernel == kernel and trustworthy(r))
     upper = [p for p in ok if p[0] >= low]
     pts = upper if len(upper) >= 2 else ok
     return [p[0] for p in pts], [p[1] for p in pts]
@@ -448,14 +494,14 @@ def rows_to_csv(rows: list[Row], path_or_buf) -> None:
 
 
 def format_table(rows: list[Row]) -> str:
-    head = f"{'kernel':<15} {'L':>6} {'median ms':>10} {'iqr ms':>8} {'peak MiB':>9} {'GFLOP/s':>8}  status"
+    head = f"{'kernel':<15} {'L':>6} {'median ms':>10} {'iqr ms':>8} {'n':>4} {'peak MiB':>9} {'GFLOP/s':>8}  status"
     lines = [head, "-" * len(head)]
     for r in rows:
         med = f"{r.median_ms:10.3f}" if r.median_ms is not None else f"{'-':>10}"
         iqr = f"{r.iqr_ms:8.3f}" if r.iqr_ms is not None else f"{'-':>8}"
         peak = f"{r.peak_bytes / 2**20:9.1f}" if r.peak_bytes is not None else f"{'-':>9}"
         gf = f"{r.gflops:8.1f}" if r.gflops is not None else f"{'-':>8}"
-        lines.append(f"{r.kernel:<15} {r.seq_len:>6} {med} {iqr} {peak} {gf}  {r.status}")
+        lines.append(f"{r.kernel:<15} {r.seq_len:>6} {med} {iqr} {r.runs:>4} {peak} {gf}  {r.status}")
     return "\n".join(lines)
 
 
@@ -526,6 +572,9 @@ def cmd_bench(args) -> int:
         f"# device {info['device']} ({info.get('name', '')}), {info['threads']} threads, torch {info['torch']}",
         flush=True,
     )
+    print(
+        f"# each row: warmed until steady, then >= {MIN_SAMPLES} timed samples (n); noisy rows are flagged", flush=True
+    )
     rows: list[Row] = []
     start = time.perf_counter()
     with SWEEP_LOCK:
@@ -534,10 +583,10 @@ def cmd_bench(args) -> int:
             print(format_table([row]).splitlines()[-1], flush=True)
     print(f"# {len(rows)} rows in {time.perf_counter() - start:.1f} s", flush=True)
     for kernel in cfg.kernels:
-        ok = [r for r in rows if r.kernel == kernel and r.median_ms]
+        ok = [r for r in rows if r.kernel == kernel and trustworthy(r)]
         slope = fit_slope([r.seq_len for r in ok], [r.median_ms for r in ok])
         if slope is not None:
-            print(f"# slope {kernel}: {slope:.2f}")
+            print(f"# slope {kernel}: {slope:.2f} (from {len(ok)} trustworthy rows)")
     if args.csv:
         rows_to_csv(rows, args.csv)
         print(f"# wrote {args.csv}", file=sys.stderr)

@@ -178,6 +178,16 @@ STRINGS: dict[str, tuple[str, str]] = {
         "在这个句子上，这个近似并不比均匀注意力更好：直接平均所有值与完整注意力的距离也一样近。",
     ),
     "uniform_line": ("uniform attention (max |Δ|)", "均匀注意力（max |Δ|）"),
+    "cx_noisy": (
+        (
+            "{n} rows varied a lot between runs (IQR above 25% of the median, see status): they are drawn but left "
+            "out of the slopes and crossovers. Run the sweep again on a quieter machine."
+        ),
+        (
+            "有 {n} 行在多次运行之间波动很大（四分位距超过中位数的 25%，见 status 列）：图中仍画出，但不参与斜率和交叉点的计算。"
+            "请在更空闲的机器上再运行一次。"
+        ),
+    ),
     "vs_pattern": ("Pattern", "稀疏模式"),
     "vs_pattern_note": (
         "{pairs} of the {all} query–key pairs are computed ({share:.0f}%); the others are never scored.",

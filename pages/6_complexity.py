@@ -130,14 +130,19 @@ st.dataframe(
     {"kernel": list(slopes), "slope": [None if v is None else round(v, 2) for v in slopes.values()]}, hide_index=True
 )
 
+noisy = [r for r in rows if r.median_ms and not bench.trustworthy(r)]
+if noisy:
+    st.warning(t("cx_noisy", n=len(noisy)), icon=":material/ssid_chart:")
+
 st.subheader(t("cx_cross"))
-# the baseline: the fastest full-attention kernel measured at the longest length it reached
-fulls = [k for k in names if KERNELS[k].family == "full"]
-base = min(fulls, key=lambda k: (-series_t[k][0][-1], series_t[k][1][-1])) if fulls else None
+# only trustworthy rows decide; the baseline: the fastest full-attention kernel measured at the longest length
+trusted = bench.series([r for r in rows if bench.trustworthy(r)])
+fulls = [k for k in trusted if KERNELS[k].family == "full"]
+base = min(fulls, key=lambda k: (-trusted[k][0][-1], trusted[k][1][-1])) if fulls else None
 cross = {}
 if base:
-    ref = dict(zip(*series_t[base]))
-    cross = {k: bench.crossover(ref, dict(zip(*series_t[k]))) for k in names if KERNELS[k].family != "full"}
+    ref = dict(zip(*trusted[base]))
+    cross = {k: bench.crossover(ref, dict(zip(*trusted[k]))) for k in trusted if KERNELS[k].family != "full"}
     # one type per column: the lengths as text beside "never"
     st.dataframe(
         {"kernel": list(cross), t("cx_from", base=base): [str(v) if v else t("cx_never") for v in cross.values()]},

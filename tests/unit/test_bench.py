@@ -135,3 +135,46 @@ def test_series_and_theory_curves():
     assert theory[0] == [64, 128, 256] and theory[1][0] == 1.0
     ratio = bench.estimate_flops("full", 256, sh) / bench.estimate_flops("full", 64, sh)
     assert abs(theory[1][2] - ratio) < 1e-9 and ratio > 10  # full attention's FLOPs grow ~L^2
+
+
+def test_slow_first_calls_are_warmed_away_and_every_row_has_at_least_five_samples():
+    """A kernel whose first calls at a shape are slow and get faster (like a cold allocator, page
+    faults or a compile): without the warm-up four of them would be among the first five samples."""
+    import time
+
+    from attn_core import bench
+    from attn_core.kernels import KERNELS, full_attention, register, unregister
+
+    calls = {}
+
+    def cold_then_fast(q, k, v, *, causal=False, scale=None):
+        n = calls[q.shape[-2]] = calls.get(q.shape[-2], 0) + 1
+        if n <= 6:
+            time.sleep(0.32 / 2 ** (n - 1))  # 320, 160, 80, 40, 20, 10 ms, then fast (< 1 ms)
+        return full_attention(q, k, v, causal=causal, scale=scale)
+
+    spec = {f: getattr(KERNELS["full"], f) for f in ("label", "family", "formula", "time", "memory", "paper")}
+    spec |= {f: getattr(KERNELS["full"], f) for f in ("weights", "flops", "peak_bytes")}
+    register("cold_test", cold_then_fast, **spec)
+    try:
+        cfg = bench.SweepConfig(kernels=("cold_test",), lengths=(64, 128), min_run_time=0.01)
+        rows = list(bench.sweep(cfg))
+    finally:
+        unregister("cold_test")
+    for row in rows:
+        assert row.runs >= bench.MIN_SAMPLES and row.warmup_calls >= 7
+        assert row.median_ms < 5  # the slow calls take 10 ms or more: none was timed
+        assert bench.trustworthy(row) == (row.iqr_ms <= bench.NOISY * row.median_ms)
+
+
+def test_noisy_rows_stay_out_of_fits_and_crossovers():
+    from attn_core import bench
+
+    def row(L, ms, iqr, runs=5):
+        r = bench.Row("k", L, 1, 1, 8, "cpu", "fp32", False, median_ms=ms, iqr_ms=iqr, runs=runs)
+        return r
+
+    rows = [row(2048, 10, 1), row(4096, 40, 2), row(8192, 5, 4), row(16384, 640, 10, runs=2)]
+    lengths, medians = bench.fit_range(rows, "k")
+    assert lengths == [2048, 4096]  # the noisy row (IQR 80%) and the 2-sample row are left out
+    assert bench.fit_slope(lengths, medians) == pytest.approx(2.0)
