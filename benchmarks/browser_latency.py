@@ -35,18 +35,21 @@ DONE = f"""([before, expected]) => {{
 }}"""
 
 
-def redrawn(page, act) -> int:
+def redrawn(page, act, prepare=lambda: None) -> int:
     """How many charts a change of this kind redraws (given time to settle)."""
     page.wait_for_timeout(400)
+    prepare()
     before = page.evaluate(SIGNATURE)
     act()
     page.wait_for_timeout(3000)
     return page.evaluate(CHANGED, before)
 
 
-def timed(page, act, expected: int) -> float:
-    """ms from ``act()`` to the last of the ``expected`` charts redrawn with new data, after a finished run."""
+def timed(page, act, expected: int, prepare=lambda: None) -> float:
+    """ms from ``act()`` to the last of the ``expected`` charts redrawn with new data, after a finished run
+    (``prepare()``, such as opening a select box's list, happens before the clock starts)."""
     page.wait_for_timeout(400)
+    prepare()
     before = page.evaluate(SIGNATURE)
     t0 = page.evaluate("performance.now()")
     act()
@@ -83,9 +86,27 @@ def main() -> None:
                 f"Step by step page at the defaults (+ dropout on), {args.repeats} changes each; "
                 f"time from the key press to the last chart redrawn:"
             )
-            for name, act in changes.items():
-                expected = redrawn(page, lambda act=act: act(0))  # warm-up, and how many charts it redraws
-                times = [timed(page, lambda i=i, act=act: act(i), expected) for i in range(1, args.repeats + 1)]
+            choices = {  # a select box: its list opened first (not timed), then the option clicked
+                "mask (select box)": ("Mask", ["causal", "none"]),
+                "attention variant (select box)": ("Attention variant", ["Linear (elu+1)", "Full (materialised)"]),
+            }
+            for name, (label, options) in choices.items():
+                box_ = page.get_by_test_id("stSidebar").locator(f"input[aria-label='{label}']")
+
+                def prepare(box_=box_):
+                    box_.click()
+                    box_.press("ArrowDown")
+
+                changes[name] = (
+                    lambda i, options=options: page.get_by_role("option", name=options[i % 2], exact=True).click(),
+                    prepare,
+                )
+            for name, change in changes.items():
+                act, prepare = change if isinstance(change, tuple) else (change, lambda: None)
+                expected = redrawn(page, lambda act=act: act(0), prepare)  # warm-up, and how many charts it redraws
+                times = [
+                    timed(page, lambda i=i, act=act: act(i), expected, prepare) for i in range(1, args.repeats + 1)
+                ]
                 print(
                     f"  {name:<28} median {statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}"
                     f"   ({expected} charts redrawn)"
