@@ -1,4 +1,4 @@
-"""Command line: ``python -m attn_core trace|bench|pretrained ...``.
+"""Command line: ``python -m attn_core trace|bench|pretrained|train ...``.
 
 Bad arguments exit with status 2 and one line on stderr, never a traceback.
 """
@@ -155,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         commands["pretrained"] = pretrained.cmd_pretrained
     except ImportError:
         pass
+    from . import lab
+
+    lab.add_cli(sub)
+    commands["train"] = lab.cmd_train
     args = parser.parse_args(argv)
     try:
         _text_args(args)

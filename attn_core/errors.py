@@ -11,6 +11,16 @@ from __future__ import annotations
 MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it), formatted with the params
     # settings
     "unknown_choice": ("Unknown {field} '{value}'.", "Choose one of: {options}."),
+    "lab_lr": ("The learning rate {value} cannot train this model.", "Pick a learning rate between 0.00001 and 1."),
+    "lab_alibi_kernel": (
+        "ALiBi adds a bias to softmax scores, and the variant {kernel} has no softmax scores to bias.",
+        "Use full attention or the sliding window with ALiBi, or another positional encoding.",
+    ),
+    "lab_causal_kernel": (
+        "The task {task} predicts the next token, so queries may not look ahead; {kernel} looks at every key.",
+        "Pick full attention, the sliding window or causal linear attention.",
+    ),
+    "lab_rope_even": ("RoPE rotates pairs of dimensions, but d_k = {d_k} is odd.", "Set d_k to an even number."),
     "whole_number": ("{field} must be a whole number.", "Pick a {field} between {low} and {high}."),
     "out_of_range": (
         "{field} = {value} is outside the range {low}..{high}.",

@@ -14,7 +14,7 @@ import torch
 from . import steps
 from .config import Settings, validate
 from .errors import AttentionConfigError
-from .kernels import KERNELS, Explained, kernel_options
+from .kernels import KERNELS, Explained, effective_weights, kernel_options
 from .masks import build_mask
 from .steps import AdditiveParams, Softmax
 from .tokenize import PAD, Tokens, build_vocab, tokenize
@@ -227,8 +227,12 @@ def run_trace(settings: Settings) -> Trace:
     variant = None
     if kern.explain is not None:  # the variant's own steps, on its efficient path
         variant = kern.explain(Q, K, V, causal=s.causal or kern.always_causal, scale=scale, **opts)
-        if not kern.softmax:  # what the kernel amounts to, shown in place of the softmax
-            weights = variant.weights
+    if not kern.softmax:  # what the kernel amounts to, shown in place of the softmax
+        weights = (
+            variant.weights
+            if variant is not None
+            else effective_weights(s.kernel, Q.unsqueeze(0), K.unsqueeze(0), causal=s.causal, scale=scale, **opts)[0]
+        )
     attn = steps.dropout(weights, s.dropout, seed=s.seed)
     # the kernel's own output (dropout acts on weights, so then the weights are summed)
     context = variant.output if variant is not None and s.dropout <= 0 else attn @ V  # (H, L, d_v)

@@ -547,6 +547,16 @@ STRINGS: dict[str, tuple[str, str]] = {
 # formatted with the same params: (what is wrong, how to fix it).
 ERRORS_ZH: dict[str, tuple[str, str]] = {
     "unknown_choice": ("未知的 {field}：'{value}'。", "请从以下选项中选择：{options}。"),
+    "lab_lr": ("学习率 {value} 无法训练这个模型。", "请选择 0.00001 到 1 之间的学习率。"),
+    "lab_alibi_kernel": (
+        "ALiBi 是加在 softmax 分数上的偏置，而变体 {kernel} 没有可加偏置的 softmax 分数。",
+        "请在 ALiBi 下使用完整注意力或滑动窗口，或换一种位置编码。",
+    ),
+    "lab_causal_kernel": (
+        "任务 {task} 预测下一个词元，查询不能看到后面的键；而 {kernel} 会看所有键。",
+        "请选择完整注意力、滑动窗口或因果线性注意力。",
+    ),
+    "lab_rope_even": ("RoPE 成对旋转维度，但 d_k = {d_k} 是奇数。", "请把 d_k 设为偶数。"),
     "whole_number": ("{field} 必须是整数。", "请在 {low} 到 {high} 之间选择 {field}。"),
     "out_of_range": ("{field} = {value} 超出范围 {low}..{high}。", "请在 {low} 到 {high} 之间选择 {field}。"),
     "at_least_one": ("{field} = {value}，至少应为 1。", "请把 {field} 设为 1 或更大。"),

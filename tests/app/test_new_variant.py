@@ -88,7 +88,7 @@ def test_the_variants_page_offers_and_draws_it(toy):
 def test_the_sweep_and_the_cli_measure_it(toy, capsys):
     cfg = bench.SweepConfig(kernels=(toy,), lengths=(32, 64), min_run_time=0.01, shape=bench.Shape(window=2))
     rows = list(bench.sweep(cfg))
-    assert [r.seq_len for r in rows] == [32, 64] and all(r.status == "ok" and r.median_ms > 0 for r in rows)
+    assert [r.seq_len for r in rows] == [32, 64] and all(r.status.startswith("ok") and r.median_ms > 0 for r in rows)
     assert rows[0].gflops == pytest.approx(1 * 4 * 2 * 32 * 5 * 64 / (rows[0].median_ms / 1e3) / 1e9)
     assert main(["bench", "--kernels", toy, "--lengths", "32", "--min-run-time", "0.01"]) == 0
     assert "local_mean" in capsys.readouterr().out

@@ -45,7 +45,7 @@ def test_a_sweep_runs_in_a_low_priority_child_and_gives_the_engines_rows():
         ("linear_elu", 32),
         ("linear_elu", 64),
     ]
-    assert all(r.median_ms > 0 and r.runs >= 1 and r.status == "ok" for r in job.rows)
+    assert all(r.median_ms > 0 and r.runs >= 5 and r.status.startswith("ok") for r in job.rows)
     assert job.matmul_gflops and job.matmul_gflops > 0
 
 

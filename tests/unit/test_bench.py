@@ -33,7 +33,7 @@ def test_guard_skips_a_run_that_would_not_fit():
     )
     rows = list(bench.sweep(cfg))
     assert rows[0].status.startswith("skipped: needs ~") and rows[0].median_ms is None
-    assert rows[1].status == "ok" and rows[1].median_ms > 0 and rows[1].peak_bytes > 0
+    assert rows[1].status.startswith("ok") and rows[1].median_ms > 0 and rows[1].peak_bytes > 0
 
 
 def test_csv_has_the_contract_columns():
@@ -62,7 +62,9 @@ def test_csv_has_the_contract_columns():
         ("linear_elu", 64),
         ("linear_elu", 128),
     ]
-    assert all(r["status"] == "ok" and float(r["median_ms"]) > 0 for r in table)
+    assert all(
+        r["status"].startswith("ok") and float(r["median_ms"]) > 0 for r in table
+    )  # "ok, noisy" is measured too
 
 
 def test_a_second_sweep_is_queued_not_run_in_parallel():

@@ -40,7 +40,7 @@ def test_its_pattern_is_the_mask_it_computes_and_cross_attention_is_refused():
 def test_the_sweep_reports_compile_time_apart_from_run_time():
     cfg = bench.SweepConfig(kernels=("flex",), lengths=(64,), min_run_time=0.05, shape=bench.Shape(window=4))
     (row,) = list(bench.sweep(cfg))
-    assert row.status == "ok" and row.compile_s is not None and row.median_ms is not None
+    assert row.status.startswith("ok") and row.compile_s is not None and row.median_ms is not None
     assert row.compile_s * 1e3 > row.median_ms  # the first call compiled; the timed ones did not
 
 
