@@ -20,6 +20,10 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "The task {task} predicts the next token, so queries may not look ahead; {kernel} looks at every key.",
         "Pick full attention, the sliding window or causal linear attention.",
     ),
+    "lab_kernel": (
+        "The Lab trains {options}; the variant {kernel} is not one of them.",
+        "Pick one of these as the sidebar's attention variant.",
+    ),
     "lab_rope_even": ("RoPE rotates pairs of dimensions, but d_k = {d_k} is odd.", "Set d_k to an even number."),
     "whole_number": ("{field} must be a whole number.", "Pick a {field} between {low} and {high}."),
     "out_of_range": (

@@ -200,7 +200,9 @@ def _range(name: str, value, low, high) -> None:
 
 def validate(cfg: LabConfig) -> LabConfig:
     """The resolved config, or an AttentionConfigError naming the setting and the fix."""
-    for name, options in (("task", TASKS), ("score", SCORES), ("pos", POSITIONS), ("kernel", LAB_KERNELS)):
+    if cfg.kernel not in LAB_KERNELS:
+        raise AttentionConfigError("kernel", "lab_kernel", kernel=cfg.kernel, options=", ".join(LAB_KERNELS))
+    for name, options in (("task", TASKS), ("score", SCORES), ("pos", POSITIONS)):
         if getattr(cfg, name) not in options:
             value = getattr(cfg, name)
             raise AttentionConfigError(name, "unknown_choice", field=name, value=value, options=", ".join(options))

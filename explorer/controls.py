@@ -285,6 +285,29 @@ def _nearest(value: Any, options: list, default: Any) -> Any:
 STEPS = ("st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output")
 RM_STEPS = ("rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output")
 _HEAD = LIMITS["heads"][1] - 1
+
+
+def _lab_rows() -> tuple[Control, ...]:
+    from attn_core.lab import LAB_LIMITS, POSITIONS, PRESETS, TASKS
+
+    def lim(name: str) -> dict:
+        low, high = LAB_LIMITS[name]
+        return {"low": low, "high": high}
+
+    return (
+        Control("lab_task", "choice", "reverse", options=tuple(TASKS), fmt="lab_task_"),
+        Control("lab_length", "int", 8, **lim("length")),  # the default: the task's own, passed when drawn
+        Control("lab_layers", "int", 1, **lim("layers")),
+        Control("lab_pos", "choice", "sinusoidal", options=POSITIONS, fmt="lab_pos_"),
+        Control("lab_mlp", "switch", True),
+        Control("lab_lr", "float", 3e-3, low=1e-5, high=1.0, step=1e-4),
+        Control("lab_batch", "int", 64, **lim("batch")),
+        Control("lab_steps", "int", 800, **lim("steps")),  # the default: the task's budget, passed when drawn
+        Control("lab_seed", "int", 0, **lim("seed")),
+        Control("lab_b", "choice", "off", options=("off", *PRESETS), fmt="lab_b_"),
+    )
+
+
 PAGE = {  # the pages' own controls that a link carries; each page narrows them to its run
     c.name: c
     for c in (
@@ -297,6 +320,7 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         Control("rm_layer", "int", 0, low=0, high=63),
         Control("rm_head", "int", 0, low=0, high=63, title="head"),
         Control("rm_step", "radio", "rm_st_output", options=RM_STEPS, fmt="", title="step"),
+        *_lab_rows(),
     )
 }
 

@@ -188,6 +188,136 @@ STRINGS: dict[str, tuple[str, str]] = {
             "请在更空闲的机器上再运行一次。"
         ),
     ),
+    "page_lab": ("Lab", "实验室"),
+    "home_lab": (
+        (
+            "Train a tiny attention model live on a toy task and watch its heads learn the pattern; change a "
+            "hyperparameter and see what it does."
+        ),
+        "在玩具任务上实时训练一个小注意力模型，看它的注意力头学出模式；改一个超参数，看它起什么作用。",
+    ),
+    "lab_intro": (
+        (
+            "A tiny attention model trains here, live, on a task whose ideal attention pattern is known. The sidebar's "
+            "settings are its hyperparameters; press Play and watch the loss fall and the heads take shape."
+        ),
+        (
+            "一个小注意力模型在这里实时训练，任务的理想注意力模式是已知的。侧边栏的设置就是它的超参数；按“播放”，"
+            "看损失下降、注意力头逐渐成形。"
+        ),
+    ),
+    "lab_presets": ("Presets: one click, one claim to see", "预设：一键查看一个结论"),
+    "lab_b_off": ("no comparison", "不比较"),
+    "lab_b_positions": ("B: with positions", "B：加上位置编码"),
+    "lab_b_scaling": ("B: scaled scores", "B：缩放分数"),
+    "lab_b_induction": ("B: two layers", "B：两层"),
+    "lab_b_heads": ("B: four heads", "B：四个头"),
+    "lab_b_linear": ("B: linear attention", "B：线性注意力"),
+    "lab_preset_positions": (
+        (
+            "Reverse a sequence with no positional encoding (A) and with sinusoidal positions (B). Without positions "
+            "attention cannot tell places apart, so A stays stuck; B learns the anti-diagonal."
+        ),
+        (
+            "不带位置编码（A）与带正弦位置编码（B）地反转序列。没有位置信息，注意力分不清位置，A 一直学不会；"
+            "B 学出反对角线。"
+        ),
+    ),
+    "lab_preset_scaling": (
+        (
+            "d_k = 512: unscaled dot products (A) against scores divided by √d_k (B). Large unscaled scores saturate "
+            "the softmax and slow learning; watch B reach 99 % first."
+        ),
+        (
+            "d_k = 512：不缩放的点积（A）对比除以 √d_k 的分数（B）。不缩放时分数很大，softmax 饱和、学习变慢；"
+            "看 B 先达到 99%。"
+        ),
+    ),
+    "lab_preset_induction": (
+        (
+            "A causal model on a repeated sequence: in the second half each query learns to look at the token right "
+            "after the earlier occurrence of its own token (one layer in A, two in B)."
+        ),
+        "因果模型处理重复的序列：后半段的每个查询学会去看它自己的词元上一次出现之后的那个词元（A 一层，B 两层）。",
+    ),
+    "lab_preset_heads": (
+        "Sort digits with one head (A) or four smaller heads (B): compare how the heads split the work.",
+        "用一个头（A）或四个更小的头（B）给数字排序：比较几个头怎样分工。",
+    ),
+    "lab_preset_linear": (
+        (
+            "Reverse with full softmax attention (A) and with linear attention (B): the pattern linear attention can "
+            "form is blurrier."
+        ),
+        "用完整 softmax 注意力（A）和线性注意力（B）反转序列：线性注意力能形成的模式更模糊。",
+    ),
+    "lab_task_reverse": ("reverse", "反转"),
+    "lab_task_sort": ("sort digits 0–2", "数字 0–2 排序"),
+    "lab_task_shift": ("shift by one", "右移一位"),
+    "lab_task_repeat": ("repeat (next token, causal)", "重复序列（预测下一个，因果）"),
+    "lab_task_recall": ("associative recall", "联想回忆"),
+    "lab_pos_none": ("none", "无"),
+    "lab_pos_sinusoidal": ("sinusoidal", "正弦"),
+    "lab_pos_learned": ("learned", "可学习"),
+    "lab_pos_rope": ("RoPE (rotary)", "RoPE（旋转）"),
+    "lab_pos_alibi": ("ALiBi (linear bias)", "ALiBi（线性偏置）"),
+    "lab_task": ("Task", "任务"),
+    "lab_length": ("Sequence length", "序列长度"),
+    "lab_layers": ("Layers", "层数"),
+    "lab_pos": ("Positional encoding", "位置编码"),
+    "lab_mlp": ("MLP after attention", "注意力后接 MLP"),
+    "lab_lr": ("Learning rate", "学习率"),
+    "lab_batch": ("Batch size", "批大小"),
+    "lab_steps": ("Steps", "训练步数"),
+    "lab_seed": ("Seed", "随机种子"),
+    "lab_b": ("Compare with", "对比"),
+    "lab_from_sidebar": (
+        (
+            "Heads, d_model, d_k, d_v, the score function, temperature, mask, window and dropout come from the sidebar; "
+            "variant: {kernel} (the Lab trains full, sliding-window, linear and causal linear attention)."
+        ),
+        (
+            "头数、d_model、d_k、d_v、打分函数、温度、掩码、窗口和 dropout 取自侧边栏；变体：{kernel}"
+            "（实验室可训练完整、滑动窗口、线性和因果线性注意力）。"
+        ),
+    ),
+    "lab_play": ("▶ Play", "▶ 播放"),
+    "lab_pause": ("⏸ Pause", "⏸ 暂停"),
+    "lab_step": ("⏭ Step", "⏭ 单步"),
+    "lab_reset": ("↺ Reset", "↺ 重置"),
+    "lab_not_started": ("not started: press Play", "尚未开始：请按“播放”"),
+    "lab_queued": (
+        "waiting: {n} run(s) ahead of it on this server",
+        "排队中：本服务器上前面还有 {n} 个训练",
+    ),
+    "lab_state_running": ("step {step} of {total}, held-out accuracy {acc}", "第 {step}/{total} 步，验证准确率 {acc}"),
+    "lab_state_paused": ("paused at step {step} of {total} ({acc})", "暂停于第 {step}/{total} 步（{acc}）"),
+    "lab_state_done": ("done: {total} steps, held-out accuracy {acc}", "完成：{total} 步，验证准确率 {acc}"),
+    "lab_state_diverged": ("stopped at step {step}: diverged", "在第 {step} 步停止：发散"),
+    "lab_state_stopped": ("stopped at step {step} of {total}", "在第 {step}/{total} 步停止"),
+    "lab_state_failed": ("failed at step {step}", "在第 {step} 步失败"),
+    "lab_state_queued": ("waiting", "排队中"),
+    "lab_diverged": (
+        "The loss became NaN at step {step}, so the run stopped itself. Lower the learning rate.",
+        "损失在第 {step} 步变成 NaN，训练已自动停止。请调低学习率。",
+    ),
+    "lab_loss": ("Loss", "损失"),
+    "lab_train_loss": ("train", "训练"),
+    "lab_val_loss": ("held-out", "验证"),
+    "lab_acc": ("Held-out accuracy", "验证准确率"),
+    "lab_val_acc": ("held-out accuracy", "验证准确率"),
+    "lab_heads_at": (
+        "Each head's weights on the probe example at step {step} (gradient norm of W_q, W_k: {grad:.3g})",
+        "第 {step} 步时各个头在探针样例上的权重（W_q、W_k 的梯度范数：{grad:.3g}）",
+    ),
+    "lab_head": ("layer {layer}, head {head}", "第 {layer} 层，第 {head} 个头"),
+    "lab_replay": ("Replay: step", "回放：步数"),
+    "lab_ideal": ("Ideal pattern ({task})", "理想模式（{task}）"),
+    "lab_probe": ("Probe input {x} → target {y}", "探针输入 {x} → 目标 {y}"),
+    "lab_run": ("run", "训练"),
+    "lab_steps_to_99": ("steps to 99 % held-out accuracy", "达到 99% 验证准确率的步数"),
+    "lab_not_reached": ("did not reach it", "未达到"),
+    "lab_press_play": ("Press Play (or P) to train.", "按“播放”（或 P 键）开始训练。"),
     "vs_pattern": ("Pattern", "稀疏模式"),
     "vs_pattern_note": (
         "{pairs} of the {all} query–key pairs are computed ({share:.0f}%); the others are never scored.",
@@ -556,6 +686,7 @@ ERRORS_ZH: dict[str, tuple[str, str]] = {
         "任务 {task} 预测下一个词元，查询不能看到后面的键；而 {kernel} 会看所有键。",
         "请选择完整注意力、滑动窗口或因果线性注意力。",
     ),
+    "lab_kernel": ("实验室可训练的变体是 {options}；{kernel} 不在其中。", "请在侧边栏的“注意力变体”中选择其中之一。"),
     "lab_rope_even": ("RoPE 成对旋转维度，但 d_k = {d_k} 是奇数。", "请把 d_k 设为偶数。"),
     "whole_number": ("{field} 必须是整数。", "请在 {low} 到 {high} 之间选择 {field}。"),
     "out_of_range": ("{field} = {value} 超出范围 {low}..{high}。", "请在 {low} 到 {high} 之间选择 {field}。"),

@@ -27,5 +27,6 @@ PAGES = (
     PageSpec("pages/5_variants.py", "variants", "variants", ":material/extension:"),
     PageSpec("pages/6_complexity.py", "complexity", "complexity", ":material/timer:"),
     PageSpec("pages/7_model.py", "model", "model", ":material/model_training:"),
+    PageSpec("pages/8_lab.py", "lab", "lab", ":material/science:"),
 )
 FILES = [p.file for p in PAGES]

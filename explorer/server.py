@@ -59,3 +59,11 @@ def active_sessions() -> int:
         return runtime.get_instance()._session_mgr.num_active_sessions()
     except Exception:  # noqa: BLE001 - a count for a caption; never worth a failed page
         return 0
+
+
+def session_id() -> str:
+    """This browser session's id (a random string Streamlit gives it; "" outside a running script)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""

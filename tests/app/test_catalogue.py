@@ -65,10 +65,24 @@ def test_every_variant_step_has_a_title_and_a_note_that_its_numbers_fill():
             assert t(f"vs_{stage.key}_note", language=language, **stage.facts)
 
 
+def _control_titles() -> set[str]:
+    """A control's label is its name (or its ``title``) in the catalogue."""
+    from explorer.controls import PAGE, SIDEBAR
+
+    return {c.title or c.name for c in (*SIDEBAR, *PAGE.values())}
+
+
 def test_no_key_is_unused():
     code = source("explorer", "pages")
     dynamic = {f"opt_{v}" for v in (*SCORES, *MASK_MODES, *POSITIONS, *INITS)} | {f"opt_layout_{v}" for v in LAYOUTS}
     dynamic |= {f"vs_{s.key}{end}" for s in variant_stages() for end in ("", "_note")}
+    from attn_core.lab import POSITIONS as LAB_POS
+    from attn_core.lab import PRESETS, TASKS
+
+    dynamic |= {f"lab_b_{p}" for p in ("off", *PRESETS)} | {f"lab_preset_{p}" for p in PRESETS}
+    dynamic |= {f"lab_task_{k}" for k in TASKS} | {f"lab_pos_{k}" for k in LAB_POS}
+    dynamic |= {f"lab_state_{k}" for k in ("queued", "running", "paused", "done", "diverged", "stopped", "failed")}
+    dynamic |= {name for name in STRINGS if name.startswith("lab_") and name in _control_titles()}
     dynamic |= {f"{prefix}_{p.key}" for p in PAGES for prefix in ("page", "home")} | {f"kernel_{k}" for k in KERNELS}
     unused = [k for k in STRINGS if k not in dynamic and f'"{k}"' not in code and f"'{k}'" not in code]
     assert not unused, unused
