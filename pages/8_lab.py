@@ -38,7 +38,9 @@ def apply_preset(name: str) -> None:
 with st.expander(t("lab_presets"), expanded=True):
     cols = st.columns(len(engine.PRESETS))
     for col, name in zip(cols, engine.PRESETS):
-        col.button(t(f"lab_b_{name}"), key=f"lab_preset_{name}", on_click=apply_preset, args=(name,), width="stretch")
+        col.button(
+            t(f"lab_title_{name}"), key=f"lab_preset_{name}", on_click=apply_preset, args=(name,), width="stretch"
+        )
         col.caption(t(f"lab_preset_{name}"))
 
 s = current_settings()
@@ -101,21 +103,23 @@ for name, items in st.session_state.get("lab_watching", []):
 st.session_state["lab_watching"] = keys
 
 b1, b2, b3, b4 = st.columns(4)
-if b1.button(t("lab_play"), type="primary", key="lab_play", shortcut="p", width="stretch"):
+if b1.button(
+    t("lab_play"), icon=":material/play_arrow:", type="primary", key="lab_play", shortcut="p", width="stretch"
+):
     playing = True
     for c_ in configs.values():
         RUNS.resume(RUNS.start(c_, me))
-if b2.button(t("lab_pause"), key="lab_pause", width="stretch"):
+if b2.button(t("lab_pause"), icon=":material/pause:", key="lab_pause", width="stretch"):
     playing = False
     for c_ in configs.values():
         run = RUNS.get(c_, me)
         if run is not None:
             RUNS.pause(run)
-if b3.button(t("lab_step"), key="lab_step", width="stretch"):
+if b3.button(t("lab_step"), icon=":material/skip_next:", key="lab_step", width="stretch"):
     playing = False
     for c_ in configs.values():
         RUNS.step(RUNS.get(c_, me) or RUNS.start(c_, me))
-if b4.button(t("lab_reset"), key="lab_reset", width="stretch"):
+if b4.button(t("lab_reset"), icon=":material/restart_alt:", key="lab_reset", width="stretch"):
     playing = False
     for c_ in configs.values():
         run = RUNS.get(c_, me)
