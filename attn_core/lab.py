@@ -490,8 +490,11 @@ def add_cli(sub) -> None:
     p.add_argument("--every", type=int, help="a snapshot every this many steps")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the whole run as one JSON object")
+    out.add_argument("--jsonl", action="store_true", help="one JSON line per snapshot as it comes")
     out.add_argument(
-        "--jsonl", action="store_true", help="one JSON line per snapshot as it comes (the Lab page reads this)"
+        "--serve",
+        action="store_true",
+        help="a worker: one JSON config per line on stdin; JSON snapshot lines, then an end line, per config",
     )
 
 
@@ -517,6 +520,8 @@ def cmd_train(args) -> int:
     import sys
 
     torch.set_num_threads(1)  # a tiny model gains nothing from more threads; a shared server keeps the rest
+    if args.serve:
+        return serve(sys.stdin, sys.stdout)
     cfg = validate(config_from_args(args))
     if args.jsonl:
         for snap in train(cfg):
@@ -540,4 +545,24 @@ def cmd_train(args) -> int:
     print(
         f"held-out accuracy {final['val_acc']:.3f}; 99 % {'reached at step ' + str(reached) if reached else 'not reached'}"
     )
+    return 0
+
+
+def serve(inp, out) -> int:
+    """The Lab page's worker: torch is imported once, then run after run (a fresh process per run
+    cost ~2 s of imports, more than a whole preset run takes to train)."""
+    import json
+
+    for line in inp:
+        if not line.strip():
+            continue
+        try:
+            cfg = validate(LabConfig.from_dict(json.loads(line)))
+            for snap in train(cfg):
+                out.write(json.dumps(snapshot_dict(snap)) + "\n")
+                out.flush()
+            out.write(json.dumps({"end": "ok"}) + "\n")
+        except (AttentionConfigError, ValueError, TypeError) as err:
+            out.write(json.dumps({"end": "error", "message": str(err)}) + "\n")
+        out.flush()
     return 0

@@ -16,6 +16,7 @@ seconds a teacher opens Complexity and runs the default sweep. Measured:
     python benchmarks/class_load.py --url http://127.0.0.1:8080 --pid 1234   # an existing server
     python benchmarks/class_load.py --students 5 --duration 30 --sweep-after 10 --linger 10   # a quick look
     python benchmarks/class_load.py --replicas 2          # through HAProxy in front of 2 replicas
+    python benchmarks/class_load.py --lab-trainers 3      # and 3 learners training Lab presets meanwhile
 
 The numbers are written as JSON with ``--json`` (the recorded runs live in ``benchmarks/results/``).
 """
@@ -392,6 +393,34 @@ async def teacher(args, sweep: dict) -> None:
     await s.close()
 
 
+async def lab_trainer(i: int, args, stop: asyncio.Event, lab: dict) -> None:
+    """A learner on the Lab page: a preset (its two runs start training), then the page polled as the
+    browser's fragment does, then another preset with another seed, until the class ends."""
+    rng = random.Random(args.seed * 1000 + 500 + i)
+    s = Session(args.url, f"lab{i}")
+    await s.connect()
+    await s.run(page="lab", timeout=300)
+    presets = [w.id for w in s.widgets.values() if w.key.startswith("lab_preset_")]
+    n = 0
+    while not stop.is_set() and presets:
+        seed = next((w for w in s.widgets.values() if w.key == "lab_seed"), None)
+        if seed is not None:  # a new seed: new runs, not the shared finished ones
+            from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+            s.states[seed.id] = WidgetState(id=seed.id, double_value=float(rng.randrange(10**6)))
+        _, error = await s.run(trigger=rng.choice(presets), timeout=300)
+        lab["presses"] = lab.get("presses", 0) + 1
+        if error:
+            lab.setdefault("errors", []).append(error)
+        for _ in range(8):  # ~16 s of watching the curves
+            if stop.is_set():
+                break
+            await asyncio.sleep(2)
+            await s.run(timeout=300)
+        n += 1
+    await s.close()
+
+
 async def main_async(args) -> dict:
     pages = [p for p in args.pages.split(",") if p]
     results: list[Result] = []
@@ -438,6 +467,8 @@ async def main_async(args) -> dict:
     for b in browsers:
         b.start()
     teacher_task = asyncio.create_task(teacher(args, sweep)) if args.sweep_after >= 0 else None
+    lab: dict = {}
+    tasks += [asyncio.create_task(lab_trainer(i, args, stop, lab)) for i in range(args.lab_trainers)]
     await asyncio.sleep(args.duration)
     stop.set()
     browser_stop.set()
@@ -455,9 +486,11 @@ async def main_async(args) -> dict:
     mem_done.set()
     await mem_task
 
-    return build_report(
+    report = build_report(
         args, results, sweep, memory, browser_times, rss=(rss_before, rss_left, rss_after), left_at=left_at - t_start
     )
+    report["lab_trainers"] = {"learners": args.lab_trainers, **lab}
+    return report
 
 
 def build_report(
@@ -531,6 +564,8 @@ def print_report(rep: dict) -> None:
                 print(row(k, v))
     print(f"errors: {rep['errors'] or 'none'}")
     print(f"sweep: {rep['sweep']}")
+    if rep.get("lab_trainers", {}).get("learners"):
+        print(f"Lab learners training meanwhile: {rep['lab_trainers']}")
     m = rep["memory_mib"]
     print("server memory (MiB): " + ", ".join(f"{k} {v}" for k, v in m.items() if k != "timeline"))
     print("  timeline (s, MiB): " + " ".join(f"{t}:{v}" for t, v in m["timeline"]))
@@ -553,6 +588,9 @@ def main() -> None:
         help="start N replicas behind HAProxy (scripts/replicas.py) and go through it; 0: one plain server",
     )
     ap.add_argument("--students", type=int, default=30)
+    ap.add_argument(
+        "--lab-trainers", type=int, default=0, help="learners pressing Lab presets meanwhile (their runs train)"
+    )
     ap.add_argument("--duration", type=float, default=180.0, help="seconds of class")
     ap.add_argument("--sweep-after", type=float, default=60.0, help="seconds before the teacher's sweep; -1: none")
     ap.add_argument("--sweep-timeout", type=float, default=600.0)

@@ -1,8 +1,9 @@
 """The Lab's training runs, outside the server process, bounded and shared.
 
-A run is ``python -m attn_core train --jsonl`` in a child process at the lowest CPU priority:
-the training loop would otherwise hold the GIL between its small tensor operations and every
-student's rerun would wait. Identical runs (the same settings and seed) are one run, shared by
+A run trains in a worker process (``python -m attn_core train --serve``) at the lowest CPU
+priority: in the server, the training loop would hold the GIL between its small tensor
+operations and every student's rerun would wait. Workers are kept and reused: importing torch
+anew for every run cost ~2 s, more than a preset takes to train. Identical runs (the same settings and seed) are one run, shared by
 every session that asks; at most ``SLOTS`` train at once and the rest wait in a queue, their
 position shown. Pause suspends the child (SIGSTOP), Play resumes it, Step lets it reach its next
 snapshot. A run that no session has looked at for ``ORPHAN_S`` seconds (its sessions ended) is
@@ -30,6 +31,7 @@ from .sweeps import ROOT, _lowest_priority
 
 SLOTS = 2  # trainings at once: one per core of the machine this was measured on
 KEEP = 32  # finished runs kept (a run is a few hundred KB at most)
+IDLE_S = 120.0  # a worker with no run for this long exits (each holds ~300 MiB: torch and the model code)
 ORPHAN_S = 30.0  # a running run no session has looked at for this long is stopped (a paused one: PAUSED_S)
 PAUSED_S = 600.0
 
@@ -71,14 +73,7 @@ class Run:
         return (self.snaps[-1].step if self.snaps else 0) / self.cfg.steps
 
 
-def command(cfg: LabConfig) -> list[str]:
-    args = [sys.executable, "-m", "attn_core", "train", "--jsonl"]
-    for name, value in cfg.to_dict().items():
-        if name == "mlp":
-            args += [] if value else ["--no-mlp"]
-        else:
-            args += [f"--{name.replace('_', '-')}", str(value)]
-    return args
+WORKER = [sys.executable, "-m", "attn_core", "train", "--serve"]
 
 
 class Runs:
@@ -87,6 +82,38 @@ class Runs:
         self.runs: OrderedDict[LabConfig, Run] = OrderedDict()
         self.queue: list[Run] = []
         self.slots = threading.Semaphore(SLOTS)
+        self.idle: list[tuple[subprocess.Popen, float]] = []  # workers waiting for a run, since when
+        self.reaper: threading.Thread | None = None
+
+    def _reap(self) -> None:
+        """End the workers that have waited for a run longer than IDLE_S; stop when none is left."""
+        while True:
+            time.sleep(min(IDLE_S / 4, 10.0))
+            with self.lock:
+                old = [(p, t) for p, t in self.idle if time.time() - t > IDLE_S]
+                self.idle = [(p, t) for p, t in self.idle if (p, t) not in old]
+                if not self.idle:
+                    self.reaper = None
+            for proc, _ in old:
+                proc.terminate()
+            if self.reaper is None:
+                return
+
+    def _worker(self) -> subprocess.Popen:
+        with self.lock:
+            while self.idle:
+                proc, _ = self.idle.pop()
+                if proc.poll() is None:
+                    return proc
+        return subprocess.Popen(
+            _lowest_priority(WORKER),
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
     def get(self, cfg: LabConfig, session: str = "") -> Run | None:
         """The run for these settings, if any (``session`` is marked as watching it)."""
@@ -132,6 +159,7 @@ class Runs:
         self.resume(run)
 
     def stop(self, run: Run) -> None:
+        """Stop a run: its worker is ended (a new one starts for the next run)."""
         with self.lock:
             if run in self.queue:
                 self.queue.remove(run)
@@ -139,7 +167,7 @@ class Runs:
                 run.state = "stopped"
             proc = run.proc
         if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGCONT)  # a paused child must wake to die
+            proc.send_signal(signal.SIGCONT)  # a paused worker must wake to end
             proc.terminate()
 
     def leave(self, run: Run, session: str) -> None:
@@ -172,40 +200,39 @@ class Runs:
 
     def _train(self, run: Run) -> None:
         try:
-            proc = subprocess.Popen(
-                _lowest_priority(command(run.cfg)),
-                cwd=ROOT,
-                env=dict(os.environ, PYTHONUNBUFFERED="1"),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
+            proc = self._worker()
+            proc.stdin.write(json.dumps(run.cfg.to_dict()) + "\n")
+            proc.stdin.flush()
         except OSError as err:
             run.state, run.message = "failed", str(err)
             return
         run.proc = proc
         threading.Thread(target=self._watch, args=(run,), daemon=True).start()
-        last_other = ""
+        end, last_other = None, ""
         for line in proc.stdout:
             try:
                 item = json.loads(line)
             except ValueError:
                 last_other = line.strip() or last_other
                 continue
-            weights = [torch.tensor(w, dtype=torch.float32) for w in item["weights"]]
-            item.pop("weights")
+            if "end" in item:
+                end = item
+                break
+            weights = [torch.tensor(w, dtype=torch.float32) for w in item.pop("weights")]
             run.snaps.append(Snap(weights=weights, **item))
             if run.pause_at_next and item["status"] == "running":
                 run.pause_at_next = False
                 self.pause(run)
-        code = proc.wait()
         run.proc = None
-        if run.state in ("running", "paused"):
-            last = run.snaps[-1].status if run.snaps else ""
-            if code == 0 and last in ("done", "diverged"):
-                run.state = last
-            else:
-                run.state, run.message = "failed", last_other or f"exit code {code}"
+        if end is not None and end["end"] == "ok" and run.state in ("running", "paused"):
+            with self.lock:
+                self.idle.append((proc, time.time()))  # the worker goes back to wait for the next run
+                if self.reaper is None:
+                    self.reaper = threading.Thread(target=self._reap, name="lab-reaper", daemon=True)
+                    self.reaper.start()
+            run.state = run.snaps[-1].status if run.snaps else "failed"
+        elif run.state in ("running", "paused"):
+            run.state, run.message = "failed", (end or {}).get("message") or last_other or "the worker ended"
 
     def _watch(self, run: Run) -> None:
         """Stop a run whose sessions have all gone."""

@@ -123,3 +123,24 @@ def test_a_preset_sets_both_runs_and_the_table_compares_them(app):
     table = at.dataframe[0].value
     reached = dict(zip(table.iloc[:, 0], table.iloc[:, 1]))
     assert reached["A"] == "did not reach it" and reached["B"].isdigit()  # positions are what reverse needs
+
+
+def test_a_worker_left_idle_exits_and_the_next_run_gets_a_fresh_one(monkeypatch):
+    from explorer import lab_runs
+
+    monkeypatch.setattr(lab_runs, "IDLE_S", 0.5)
+    run = RUNS.start(engine.LabConfig(task="shift", steps=10, seed=11), "s")
+    deadline = time.time() + 60
+    while run.active and time.time() < deadline:
+        time.sleep(0.1)
+    assert run.state == "done" and len(RUNS.idle) >= 1
+    worker = RUNS.idle[-1][0]
+    deadline = time.time() + 10
+    while worker.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    assert worker.poll() is not None and all(p is not worker for p, _ in RUNS.idle)  # ended, memory returned
+    again = RUNS.start(engine.LabConfig(task="shift", steps=10, seed=12), "s")
+    deadline = time.time() + 60
+    while again.active and time.time() < deadline:
+        time.sleep(0.1)
+    assert again.state == "done"
