@@ -41,3 +41,13 @@ def test_the_rules_can_fail():
     body = [n for n in bad.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
     assert getattr(body[0].value.func, "id", None) != "run_through_app"
     assert page_icon_and_name(Path("pages/1_step_by_step.py"))[1] != "steps"
+
+
+def test_test_files_have_unique_names():
+    """pytest imports test files by their base name (the folders are not packages): two with the
+    same name stop the whole run at collection."""
+    from collections import Counter
+    from pathlib import Path
+
+    names = Counter(p.name for p in (Path(__file__).resolve().parents[1]).rglob("test_*.py"))
+    assert not [n for n, c in names.items() if c > 1]
