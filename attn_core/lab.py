@@ -351,6 +351,7 @@ class Snapshot:
     grad_qk: float  # the gradient norm of every W_q and W_k at the last step
     weights: list = field(default_factory=list)  # per layer: (H, L, L) on the probe example
     status: str = "running"  # running, done, diverged
+    train_acc: float = 0.0  # accuracy on the training batches since the last snapshot
 
 
 def _loss(logits, y, scored) -> torch.Tensor:
@@ -380,6 +381,7 @@ def train(cfg: LabConfig, *, val_size: int = 512) -> Iterator[Snapshot]:
     xv, yv, sv = task.make(torch.Generator().manual_seed(c.seed + 1_000_003), val_size, c.length)
     qk = [p for layer in model.layers for p in (layer.W_q, layer.W_k)]
     losses: list[float] = []
+    hits = seen = 0
     for step in range(1, c.steps + 1):
         model.train()
         x, y, scored = task.make(g, c.batch, c.length)
@@ -389,6 +391,8 @@ def train(cfg: LabConfig, *, val_size: int = 512) -> Iterator[Snapshot]:
         loss.backward()
         grad = float(torch.sqrt(sum((p.grad**2).sum() for p in qk if p.grad is not None)))
         losses.append(loss.item())
+        hits += int((logits.detach().argmax(-1)[scored] == y[scored]).sum())
+        seen += int(scored.sum())
         if not (math.isfinite(losses[-1]) and math.isfinite(grad)):
             yield Snapshot(step, math.nan, math.nan, 0.0, grad, [], "diverged")
             return
@@ -411,8 +415,9 @@ def train(cfg: LabConfig, *, val_size: int = 512) -> Iterator[Snapshot]:
                 grad,
                 [w[0] for w in weights],
                 "done" if step == c.steps else "running",
+                hits / max(seen, 1),
             )
-            losses = []
+            losses, hits, seen = [], 0, 0
 
 
 def steps_to(curve: list[dict], threshold: float = 0.99) -> int | None:
@@ -512,6 +517,7 @@ def snapshot_dict(s: Snapshot) -> dict:
         "grad_qk": s.grad_qk if math.isfinite(s.grad_qk) else None,
         "weights": [w.tolist() for w in s.weights],
         "status": s.status,
+        "train_acc": s.train_acc,
     }
 
 

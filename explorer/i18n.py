@@ -309,7 +309,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "lab_loss": ("Loss", "损失"),
     "lab_train_loss": ("train", "训练"),
     "lab_val_loss": ("held-out", "验证"),
-    "lab_acc": ("Held-out accuracy", "验证准确率"),
+    "lab_acc": ("Accuracy", "准确率"),
+    "lab_train_acc": ("train accuracy", "训练准确率"),
     "lab_val_acc": ("held-out accuracy", "验证准确率"),
     "lab_heads_at": (
         "Each head's weights on the probe example at step {step} (gradient norm of W_q, W_k: {grad:.3g})",

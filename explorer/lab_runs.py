@@ -45,6 +45,7 @@ class Snap:
     grad_qk: float | None
     weights: list  # per layer: a (H, L, L) float tensor on the probe example
     status: str
+    train_acc: float = 0.0
 
 
 @dataclass

@@ -172,7 +172,12 @@ def draw_run(name: str, run, at: int | None) -> None:
         key=f"lab_loss_{name}",
     )
     st.plotly_chart(
-        fig.line(xs, {t("lab_val_acc"): [x.val_acc for x in done]}, title=t("lab_acc"), x_title="step"),
+        fig.line(
+            xs,
+            {t("lab_train_acc"): [x.train_acc for x in done], t("lab_val_acc"): [x.val_acc for x in done]},
+            title=t("lab_acc"),
+            x_title="step",
+        ),
         width="stretch",
         key=f"lab_acc_{name}",
     )

@@ -47,7 +47,8 @@ def test_a_short_run_draws_the_engines_curve_and_the_heads(app):
     drawn = charts(at)
     cfg = engine.LabConfig(task="shift", steps=60, seed=3, d_model=16, d_k=24, d_v=28, heads=1)
     expect = engine.run(cfg)  # the same settings, computed here: the page shows the engine's numbers
-    acc = drawn["Held-out accuracy"]["data"][0]
+    train_acc, acc = drawn["Accuracy"]["data"][0], drawn["Accuracy"]["data"][1]
+    assert all(0.0 <= a <= 1.0 for a in train_acc["y"]) and train_acc["name"] == "train accuracy"
     assert acc["x"] == [p["step"] for p in expect["curve"]]
     assert acc["y"] == pytest.approx([p["val_acc"] for p in expect["curve"]], abs=0.01)
     head = torch.tensor(drawn["layer 0, head 0"]["data"][0]["z"])
