@@ -12,6 +12,8 @@ from attn_core import AttentionConfigError
 from explorer import server
 from explorer.home import home
 from explorer.i18n import begin_run, t
+from explorer.lesson import builder as lesson_builder
+from explorer.lesson import read as lesson
 from explorer.pages import PAGES
 from explorer.state import show_error, sidebar_ui, trace_for
 from explorer.urlcheck import show_notices
@@ -23,11 +25,13 @@ pages += [st.Page(p.file, title=t(f"page_{p.key}"), icon=p.icon, url_path=p.url_
 nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()
-settings, slots = sidebar_ui()
+hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
+settings, slots = sidebar_ui(hidden, locked)
 try:
     trace_for(settings)
 except AttentionConfigError as err:
     show_error(err, slots)
+lesson_builder(hidden, locked)
 show_notices(notice)  # what the sidebar rejected; a page that stops early (st.stop) draws nothing after it
 nav.run()
 show_notices(notice)  # again, with what the page's own controls rejected

@@ -326,8 +326,12 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
 
 
 def reset() -> None:
-    """Back to the tutorial's settings, in the session and in the URL (a button's callback)."""
+    """Back to the tutorial's settings, in the session and in the URL (a button's callback); a
+    lesson link's hidden and locked settings keep the link's values."""
+    kept = {n for p in ("hide", "lock") for n in (st.query_params.get(p) or "").split(",")}
     for c in SIDEBAR:
+        if c.name in kept:
+            continue
         st.session_state.pop(c.name, None)
         if st.query_params.get(c.name) is not None:
             del st.query_params[c.name]

@@ -324,6 +324,21 @@ STRINGS: dict[str, tuple[str, str]] = {
     "lab_steps_to_99": ("steps to 99 % held-out accuracy", "达到 99% 验证准确率的步数"),
     "lab_not_reached": ("did not reach it", "未达到"),
     "lab_press_play": ("Press Play (or P) to train.", "按“播放”（或 P 键）开始训练。"),
+    "lesson_link": ("Lesson link", "课堂链接"),
+    "lesson_help": (
+        (
+            "A link to this view for a class: the settings you hide are not shown (they keep their values), the ones "
+            "you lock are shown and cannot be changed."
+        ),
+        "生成当前视图的课堂链接：隐藏的设置不显示（保持当前值），锁定的设置可见但不能修改。",
+    ),
+    "lesson_hide": ("Hide", "隐藏"),
+    "lesson_lock": ("Lock", "锁定"),
+    "mh_show_four": ("Show 4 heads", "显示 4 个头"),
+    "mh_one_head": (
+        "With one head there is only one pattern to see: several heads are the point of this page.",
+        "只有一个头时只能看到一种模式；这一页要看的正是多个头。",
+    ),
     "vs_pattern": ("Pattern", "稀疏模式"),
     "vs_pattern_note": (
         "{pairs} of the {all} query–key pairs are computed ({share:.0f}%); the others are never scored.",

@@ -21,6 +21,15 @@ if trace.variant is not None:
     st.info(t("variant_other_pages", name=kernel_label(trace.settings.kernel)), icon=":material/alt_route:")
 st.caption(t("mh_intro", proj=t("mh_proj") if trace.projected is not None else ""))
 
+
+def _four_heads() -> None:
+    st.session_state["heads"] = 4
+
+
+if s.heads == 1:  # the page's point is invisible with one head: one click to see several
+    left, right = st.columns([3, 1])
+    left.info(t("mh_one_head"), icon=":material/hub:")
+    right.button(t("mh_show_four"), on_click=_four_heads, key="mh_show_four", type="primary", width="stretch")
 default = list(range(min(s.heads, 4)))
 shown = st.multiselect(
     t("heads_to_show"),

@@ -196,3 +196,18 @@ def test_dark_preference_gives_a_dark_app_and_dark_charts(server, browser):
         page.screenshot(path=os.path.join(ARTIFACTS, "dark.png"))
     finally:
         ctx.close()
+
+
+def test_a_lesson_link_hides_and_locks_settings_on_a_fresh_server(server, page):
+    open_app(page, server, "multihead?hide=score,mask&lock=heads&mask=causal&heads=2&lang=zh")
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(page.locator("h1", has_text="多头注意力")).to_be_visible(timeout=WAIT)
+    expect(sidebar.locator("input[aria-label='头数']")).to_be_disabled(timeout=WAIT)
+    assert sidebar.locator("input[aria-label='掩码']").count() == 0
+    assert sidebar.locator("input[aria-label='打分函数']").count() == 0
+    d_model = sidebar.locator("input[aria-label='d_model（嵌入维度）']")
+    d_model.fill("32")
+    d_model.press("Enter")
+    settle(page)
+    assert "mask=causal" in page.url and "hide=score%2Cmask" in page.url.replace(",", "%2C")
+    page.screenshot(path=os.path.join(ARTIFACTS, "lesson_link_zh.png"), full_page=True)
