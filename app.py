@@ -16,6 +16,8 @@ from explorer.lesson import builder as lesson_builder
 from explorer.lesson import read as lesson
 from explorer.pages import PAGES
 from explorer.state import show_error, sidebar_ui, trace_for
+from explorer.tour import arrive as tour_arrive
+from explorer.tour import banner as tour_banner
 from explorer.urlcheck import show_notices
 
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
@@ -25,6 +27,7 @@ pages += [st.Page(p.file, title=t(f"page_{p.key}"), icon=p.icon, url_path=p.url_
 nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()
+tour_arrive()  # a lesson of the tour opens with its own settings
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
 settings, slots = sidebar_ui(hidden, locked)
 try:
@@ -32,6 +35,7 @@ try:
 except AttentionConfigError as err:
     show_error(err, slots)
 lesson_builder(hidden, locked)
+tour_banner()  # a lesson of the guided tour: its question above the page
 show_notices(notice)  # what the sidebar rejected; a page that stops early (st.stop) draws nothing after it
 nav.run()
 show_notices(notice)  # again, with what the page's own controls rejected

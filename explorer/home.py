@@ -13,8 +13,12 @@ from .pages import PAGES
 
 
 def home() -> None:
+    from .tour import overview
+
     st.title(t("app_title"))
     st.write(t("home_intro"))
+    with st.expander(t("tour_title"), expanded=True, icon=":material/school:"):
+        overview()
     for page in PAGES:
         with st.container(border=True):
             st.page_link(page.file, label=t(f"page_{page.key}"), icon=":material/arrow_forward:")

@@ -339,6 +339,91 @@ STRINGS: dict[str, tuple[str, str]] = {
         "With one head there is only one pattern to see: several heads are the point of this page.",
         "只有一个头时只能看到一种模式；这一页要看的正是多个头。",
     ),
+    "tour_title": ("A guided tour", "导览"),
+    "tour_intro": (
+        "Thirteen short lessons, in order: each opens the right page with the right settings and asks one question.",
+        "十三个简短的小课，按顺序进行：每一课都会用合适的设置打开对应页面，并提出一个问题。",
+    ),
+    "tour_lesson": ("Lesson {n} of {total}", "第 {n} 课，共 {total} 课"),
+    "tour_back": ("Back: {title}", "上一课：{title}"),
+    "tour_next": ("Next: {title}", "下一课：{title}"),
+    "tour_qkv": ("Why Q, K and V", "为什么要有 Q、K、V"),
+    "tour_qkv_q": (
+        (
+            "Each token is projected three times. Switch between W_q, W_k and W_v: which one decides what a token "
+            "*looks for*, which one what it *offers*, and which one what it *passes on*?"
+        ),
+        (
+            "每个词元被投影三次。在 W_q、W_k、W_v 之间切换：哪一个决定词元*要找什么*，哪一个决定它*能提供什么*，"
+            "哪一个决定它*传递什么*？"
+        ),
+    ),
+    "tour_scores": ("Scores: a query against every key", "分数：一个查询对所有键"),
+    "tour_scores_q": (
+        "Pick a focus token. Before looking at the bars: which key will get its highest score, and why?",
+        "选一个关注词元。先别看柱状图：它对哪个键的分数最高？为什么？",
+    ),
+    "tour_scale": ("Why divide by √d_k", "为什么除以 √d_k"),
+    "tour_scale_q": (
+        (
+            "Here d_k = 512. Compare the largest weight of the focus row with and without the scaling (the blue box): "
+            "what does an unscaled softmax do to the weights when d_k is large?"
+        ),
+        "这里 d_k = 512。比较关注行在缩放与不缩放时的最大权重（蓝色提示框）：d_k 很大时，不缩放的 softmax 会让权重变成什么样？",
+    ),
+    "tour_softmax": ("The softmax, stage by stage", "分阶段看 softmax"),
+    "tour_softmax_q": (
+        "Why is the row maximum subtracted before exp? Does it change the weights?",
+        "为什么在取 exp 之前先减去每行的最大值？这会改变权重吗？",
+    ),
+    "tour_mask": ("What the mask does", "掩码的作用"),
+    "tour_mask_q": (
+        "With a causal mask, which keys can the third token see? What happens to the scores of the others?",
+        "使用因果掩码时，第三个词元能看到哪些键？其他键的分数变成了什么？",
+    ),
+    "tour_heads": ("Why several heads", "为什么要多个头"),
+    "tour_heads_q": (
+        "Four heads, the same sentence: do they attend the same way? What could one head find that another misses?",
+        "四个头，同一个句子：它们的注意方式一样吗？一个头能发现哪些另一个头发现不了的东西？",
+    ),
+    "tour_positions": ("Why positions are needed", "为什么需要位置信息"),
+    "tour_positions_q": (
+        "Press Play. A has no positional encoding, B has. Which one can learn to reverse a sequence, and why?",
+        "按“播放”。A 没有位置编码，B 有。哪一个能学会反转序列？为什么？",
+    ),
+    "tour_cross": ("Cross-attention", "交叉注意力"),
+    "tour_cross_q": (
+        (
+            "Queries come from the second sentence, keys and values from the first. Which German word does 'dessert' "
+            "attend to?"
+        ),
+        "查询来自第二个句子，键和值来自第一个句子。“dessert”关注的是哪个德语单词？",
+    ),
+    "tour_cost": ("The cost of L²", "L² 的代价"),
+    "tour_cost_q": (
+        "Run the sweep. When the length doubles, how much longer does full attention take? And the sliding window?",
+        "运行测速。长度翻倍时，完整注意力的时间变为多少倍？滑动窗口呢？",
+    ),
+    "tour_sparse": ("A sparse remedy: the sliding window", "稀疏的办法：滑动窗口"),
+    "tour_sparse_q": (
+        "How many query–key pairs does the window compute, out of L²? What can a token no longer see?",
+        "在 L² 个查询–键对中，滑动窗口只计算多少个？一个词元不再能看到什么？",
+    ),
+    "tour_linear": ("A linear remedy: sum the keys first", "线性的办法：先对键求和"),
+    "tour_linear_q": (
+        "The state S has the same size whatever the sentence's length. Why does that make the cost linear in L?",
+        "不论句子多长，状态 S 的大小都不变。为什么这样代价就随 L 线性增长？",
+    ),
+    "tour_approx": ("How good are the approximations?", "这些近似有多好？"),
+    "tour_approx_q": (
+        "Compare each variant's error with uniform attention's (a plain average of the values). Which ones beat it?",
+        "把每个变体的误差与均匀注意力（直接平均所有值）的误差比较。哪些变体比它好？",
+    ),
+    "tour_real": ("A real model's heads", "真实模型的注意力头"),
+    "tour_real_q": (
+        "Layer 4, head 9 of a trained model. What pattern do you see, and does any head attend mostly to [SEP]?",
+        "训练好的模型的第 4 层第 9 个头。你看到了什么模式？有没有哪个头主要关注 [SEP]？",
+    ),
     "vs_pattern": ("Pattern", "稀疏模式"),
     "vs_pattern_note": (
         "{pairs} of the {all} query–key pairs are computed ({share:.0f}%); the others are never scored.",

@@ -211,3 +211,19 @@ def test_a_lesson_link_hides_and_locks_settings_on_a_fresh_server(server, page):
     settle(page)
     assert "mask=causal" in page.url and "hide=score%2Cmask" in page.url.replace(",", "%2C")
     page.screenshot(path=os.path.join(ARTIFACTS, "lesson_link_zh.png"), full_page=True)
+
+
+def test_a_newcomer_follows_the_tour_from_the_start_page(server, page):
+    open_app(page, server, "")
+    page.get_by_role("link", name="1. Why Q, K and V").click()
+    expect(page.get_by_text("Lesson 1 of 13").first).to_be_visible(timeout=WAIT)
+    expect(page.locator("h1", has_text="Step by step")).to_be_visible(timeout=WAIT)
+    assert "tour=qkv" in page.url and "step=st_qkv" in page.url
+    expect(page.get_by_test_id("stSidebar").locator("input[aria-label='d_k']")).to_have_value("24", timeout=WAIT)
+    page.get_by_role("link", name="Next: Scores: a query against every key").click()
+    expect(page.get_by_text("Lesson 2 of 13").first).to_be_visible(timeout=WAIT)
+    page.get_by_role("link", name="Next: Why divide by √d_k").click()
+    expect(page.get_by_text("Lesson 3 of 13").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_test_id("stSidebar").locator("input[aria-label='d_k']")).to_be_disabled(timeout=WAIT)
+    assert "d_k=512" in page.url
+    page.screenshot(path=os.path.join(ARTIFACTS, "tour_lesson_3.png"), full_page=True)
