@@ -15,6 +15,7 @@ from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
 from explorer.lesson import read as lesson
 from explorer.pages import PAGES
+from explorer.poll import check_url as poll_check
 from explorer.state import show_error, sidebar_ui, trace_for
 from explorer.tour import arrive as tour_arrive
 from explorer.tour import banner as tour_banner
@@ -28,6 +29,7 @@ nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()
 tour_arrive()  # a lesson of the tour opens with its own settings
+poll_check()  # ?lesson= and ?teacher= (predict-then-reveal)
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
 settings, slots = sidebar_ui(hidden, locked)
 try:

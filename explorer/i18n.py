@@ -424,6 +424,27 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Layer 4, head 9 of a trained model. What pattern do you see, and does any head attend mostly to [SEP]?",
         "训练好的模型的第 4 层第 9 个头。你看到了什么模式？有没有哪个头主要关注 [SEP]？",
     ),
+    "predict": ("Predict first", "先预测"),
+    "predict_ask": (
+        "Before you see the weights: which key will '{tok}' attend to most?",
+        "在看到权重之前：'{tok}' 会最关注哪个键？",
+    ),
+    "predict_pick": ("Your prediction", "你的预测"),
+    "predict_reveal": ("Reveal", "揭晓"),
+    "predict_right": (
+        "Right: '{tok}' attends most to {truth} (weight {w:.3f}).",
+        "答对了：'{tok}' 最关注 {truth}（权重 {w:.3f}）。",
+    ),
+    "predict_wrong": (
+        "You chose {mine}; '{tok}' attends most to {truth} (weight {w:.3f}). Look at the scores step to see why.",
+        "你选了 {mine}；'{tok}' 最关注的是 {truth}（权重 {w:.3f}）。看看分数那一步，找找原因。",
+    ),
+    "predict_class": ("The class's predictions ({n} answers)", "全班的预测（{n} 个回答）"),
+    "predict_teacher": ("Lesson {code}: the class's predictions, live", "课堂 {code}：全班的预测（实时）"),
+    "predict_answers": ("{n} answers so far for '{tok}'.", "关于 '{tok}'，目前有 {n} 个回答。"),
+    "predict_show_truth": ("Show the answer", "显示答案"),
+    "predict_truth": ("'{tok}' attends most to {truth}.", "'{tok}' 最关注 {truth}。"),
+    "predict_end": ("End the lesson (clear the answers)", "结束课堂（清除回答）"),
     "vs_pattern": ("Pattern", "稀疏模式"),
     "vs_pattern_note": (
         "{pairs} of the {all} query–key pairs are computed ({share:.0f}%); the others are never scored.",

@@ -208,3 +208,84 @@ def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: lis
             feats,
             dims,
         )
+
+
+def predict_then_reveal(tr, head: int, focus: int, q_words: list[str], k_words: list[str]) -> None:
+    """Predict mode: the learner picks the key the focus token will attend to most, then reveals the
+    truth with the answer marked. With ``?lesson=CODE`` the answers of every session that opened the
+    lesson are tallied; ``?teacher=1`` shows the tally live instead. Stops the page until revealed."""
+    from .poll import POLLS, valid_code
+    from .server import session_id
+
+    code = st.query_params.get("lesson")  # checked by poll.check_url before the page ran
+    code = code if valid_code(code) else None
+    teacher = st.query_params.get("teacher") in ("1", "true")
+    question = (tuple(sorted(tr.settings.to_dict().items())), head, focus)
+    row = tr.attn[head, focus]
+    truth = int(row.argmax())
+    labels = fig.labels(k_words)
+    if teacher and code:
+        _teacher_view(code, question, truth, labels, q_words[focus])
+        return
+    state = st.session_state.get("_predict")
+    if not state or state.get("q") != hash(question):
+        state = st.session_state["_predict"] = {"q": hash(question), "answer": None}
+    if state["answer"] is None:
+        st.info(t("predict_ask", tok=q_words[focus]), icon=":material/psychology_alt:")
+        pick = st.radio(
+            t("predict_pick"),
+            range(len(k_words)),
+            format_func=lambda j: labels[j],
+            horizontal=True,
+            index=None,
+            key="predict_pick",
+        )
+        if st.button(
+            t("predict_reveal"), type="primary", disabled=pick is None, key="predict_reveal", shortcut="Enter"
+        ):
+            state["answer"] = int(pick)
+            if code:
+                POLLS.answer(code, question, session_id(), int(pick))
+            st.rerun()
+        st.stop()  # the weights stay hidden until the answer is in
+    right = state["answer"] == truth
+    (st.success if right else st.warning)(
+        t(
+            "predict_right" if right else "predict_wrong",
+            tok=q_words[focus],
+            mine=labels[state["answer"]],
+            truth=labels[truth],
+            w=float(row[truth]),
+        ),
+        icon=":material/check_circle:" if right else ":material/lightbulb:",
+    )
+    if code:
+        counts = POLLS.tally(code, question, len(k_words))
+        st.plotly_chart(
+            fig.bars(counts, labels, title=t("predict_class", n=sum(counts)), highlight=truth),
+            width="stretch",
+            key="predict_class",
+        )
+
+
+def _teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok: str) -> None:
+    from .poll import POLLS
+
+    st.subheader(t("predict_teacher", code=code))
+
+    @st.fragment(run_every=2.0)  # the histogram follows the answers without reloading
+    def live() -> None:
+        counts = POLLS.tally(code, question, len(labels))
+        st.plotly_chart(
+            fig.bars(counts, labels, title=t("predict_class", n=sum(counts))),
+            width="stretch",
+            key="predict_teacher_bars",
+        )
+        st.caption(t("predict_answers", n=sum(counts), tok=tok))
+
+    live()
+    if st.toggle(t("predict_show_truth"), key="predict_show_truth"):
+        st.info(t("predict_truth", tok=tok, truth=labels[truth]))
+    if st.button(t("predict_end"), key="predict_end"):
+        POLLS.end(code)
+        st.rerun()

@@ -15,6 +15,7 @@ from explorer.views import (
     mask_step,
     matrix_chart,
     output_step,
+    predict_then_reveal,
     scores_step,
     softmax_step,
     variant_step,
@@ -49,6 +50,8 @@ if variant is not None:  # the variant's own steps between Q, K, V and the outpu
     st.info(t("variant_steps", name=kernel_label(s.kernel)), icon=":material/alt_route:")
 else:
     step = draw(PAGE["step"], c3, horizontal=True)
+if draw(PAGE["predict"], c1):  # predict, then reveal (with a live class poll under ?lesson=)
+    predict_then_reveal(trace, head, focus, q_words, k_words)
 W = trace.weights
 tok = q_words[focus]
 show = matrix_chart  # a chart and its CSV download

@@ -227,3 +227,25 @@ def test_a_newcomer_follows_the_tour_from_the_start_page(server, page):
     expect(page.get_by_test_id("stSidebar").locator("input[aria-label='d_k']")).to_be_disabled(timeout=WAIT)
     assert "d_k=512" in page.url
     page.screenshot(path=os.path.join(ARTIFACTS, "tour_lesson_3.png"), full_page=True)
+
+
+def test_a_students_prediction_reaches_the_teachers_live_tally(server, browser):
+    """Two browser sessions on one server: the teacher's histogram changes without a reload."""
+    lesson = "steps?predict=true&lesson=room-7&focus=1"
+    teacher_ctx, student_ctx = browser.new_context(), browser.new_context()
+    try:
+        teacher, student = teacher_ctx.new_page(), student_ctx.new_page()
+        open_app(teacher, server, lesson + "&teacher=1")
+        expect(teacher.get_by_text("0 answers so far").first).to_be_visible(timeout=WAIT)
+        open_app(student, server, lesson)
+        expect(student.get_by_text("attend to most?").first).to_be_visible(timeout=WAIT)
+        assert student.locator(".js-plotly-plot").count() == 0  # the weights stay hidden
+        student.get_by_test_id("stRadio").filter(has_text="4 dessert").get_by_text("4 dessert").click()
+        settle(student)
+        student.get_by_role("button", name="Reveal").click()
+        expect(student.get_by_text("Right: 'is' attends most to 4 dessert").first).to_be_visible(timeout=WAIT)
+        expect(teacher.get_by_text("1 answers so far").first).to_be_visible(timeout=WAIT)  # live, no reload
+        teacher.screenshot(path=os.path.join(ARTIFACTS, "predict_teacher.png"), full_page=True)
+    finally:
+        teacher_ctx.close()
+        student_ctx.close()
