@@ -85,6 +85,9 @@ def test_no_key_is_unused():
     dynamic |= {f"lab_task_{k}" for k in TASKS} | {f"lab_pos_{k}" for k in LAB_POS}
     dynamic |= {f"lab_state_{k}" for k in ("queued", "running", "paused", "done", "diverged", "stopped", "failed")}
     dynamic |= {name for name in STRINGS if name.startswith("lab_") and name in _control_titles()}
+    from explorer.tour import TOUR
+
+    dynamic |= {f"tour_{lesson.key}{end}" for lesson in TOUR for end in ("", "_q")}
     dynamic |= {f"{prefix}_{p.key}" for p in PAGES for prefix in ("page", "home")} | {f"kernel_{k}" for k in KERNELS}
     unused = [k for k in STRINGS if k not in dynamic and f'"{k}"' not in code and f"'{k}'" not in code]
     assert not unused, unused
