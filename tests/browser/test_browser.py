@@ -99,10 +99,7 @@ def test_choices_survive_language_switches_and_the_focus_a_new_sentence(server, 
         settle(page)
         expect(sidebar.locator(f"input[aria-label='{title}']")).to_have_value(mask, timeout=WAIT)
         assert "mask=causal" in page.url and "step=st_mask" in page.url and "focus=4" in page.url
-        checked = page.locator(
-            "[data-testid='stRadio'] input:checked + div, [data-testid='stRadio'] label:has(input:checked)"
-        )
-        expect(checked.filter(has_text=step).first).to_be_attached(timeout=WAIT)
+        expect(page.get_by_role("radio", name=step, exact=True)).to_be_checked(timeout=WAIT)
     box = page.locator("textarea[aria-label='句子']")
     box.fill("one two three")
     box.press("Control+Enter")

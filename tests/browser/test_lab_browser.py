@@ -26,7 +26,7 @@ def test_play_trains_live_other_controls_respond_and_pause_holds(server, page):
     page.wait_for_function(f"({POINTS})() >= 2", timeout=WAIT)
     first_points, first_head = page.evaluate(POINTS), page.evaluate(HEAD)
     page.wait_for_function(f"({POINTS})() > {first_points}", timeout=WAIT)  # the curve grows, redrawn in place
-    assert page.evaluate(HEAD) != first_head  # and the head's pattern with it
+    page.wait_for_function(f"({HEAD})() !== {first_head!r}", timeout=WAIT)  # and the head's pattern with it
     before = page.evaluate(POINTS)
     box = page.locator("textarea[aria-label='Sentence']")  # a control the Lab does not use: it must respond now
     box.fill("the page is not blocked")
