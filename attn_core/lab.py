@@ -76,8 +76,7 @@ def _shift(g, n, L):
 
 
 def _shift_ideal(x, L):
-    ideal = torch.diag(torch.ones(L - 1), -1)
-    return ideal
+    return torch.diag(torch.ones(L - 1), -1)
 
 
 def _repeat(g, n, L):
@@ -228,8 +227,6 @@ def validate(cfg: LabConfig) -> LabConfig:
         raise AttentionConfigError("kernel", "lab_causal_kernel", kernel=c.kernel, task=c.task)
     if c.pos == "rope" and c.d_k % 2:
         raise AttentionConfigError("d_k", "lab_rope_even", d_k=c.d_k)
-    if c.score != "additive" and c.d_k < 1:
-        raise AttentionConfigError("d_k", "at_least_one", field="d_k", value=c.d_k)
     return c
 
 
@@ -282,7 +279,8 @@ class AttentionLayer(nn.Module):
             Q, K = rope(Q), rope(K)
         scale = steps.score_scale(c.score, c.d_k, c.temperature)
         kern = KERNELS[c.kernel]
-        if kern.softmax and kern.pattern is None:  # full attention: this package's scores, mask and softmax
+        opts = {"window": c.window} if "window" in kern.options else {}
+        if kern.softmax:  # full or sparse: this package's scores, the mask (or the variant's pattern), softmax
             if c.score == "additive":
                 wq = torch.einsum("bhld,had->bhla", Q, self.W_a)
                 uk = torch.einsum("bhsd,had->bhsa", K, self.U_a)
@@ -292,14 +290,14 @@ class AttentionLayer(nn.Module):
             s = raw * scale
             if c.pos == "alibi":
                 s = s + alibi(c.heads, L)
-            allowed = masks.build_mask(c.mask, L, L, window=c.window, also_causal=self.causal)
+            if kern.pattern is not None:
+                allowed = kern.pattern(L, L, self.causal, **opts)
+            else:
+                allowed = masks.build_mask(c.mask, L, L, window=c.window, also_causal=self.causal)
             s = s.masked_fill(~allowed, float("-inf"))
             w = torch.softmax(s, dim=-1).nan_to_num(0.0)
-        else:  # a variant: the L x L matrix its efficient path amounts to (equal to it; differentiable)
-            opts = {"window": c.window} if "window" in kern.options else {}
-            bias = alibi(c.heads, L) if c.pos == "alibi" else None
+        else:  # linear: the L x L matrix its efficient path amounts to (equal to it; differentiable); no ALiBi
             w = kern.weights(Q, K, causal=self.causal or kern.always_causal, scale=scale, **opts)
-            assert bias is None  # validate() refuses ALiBi with a variant that has no softmax to bias
         return w, V
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -82,7 +82,7 @@ cfg = engine.LabConfig(
 )
 configs = {"A": cfg}
 if b_choice != "off":
-    _, a_own, b_own = engine.PRESETS[b_choice]
+    b_own = engine.PRESETS[b_choice][2]
     configs["B"] = replace(cfg, **b_own)
 try:
     configs = {k: engine.validate(v) for k, v in configs.items()}

@@ -87,6 +87,13 @@ def test_a_causal_model_on_repeat_looks_at_the_token_after_the_earlier_occurrenc
     assert float(w.triu(1).abs().max()) == 0.0  # causal: nothing after the query
 
 
+def test_alibi_biases_the_sliding_windows_softmax_and_trains():
+    result = run(LabConfig(task="shift", kernel="sliding_window", window=1, pos="alibi", steps=150))
+    w = torch.tensor(result["weights"][0][0])
+    band = lab.masks.build_mask("sliding_window", 8, 8, window=1)
+    assert float(w[~band].abs().max()) == 0.0 and result["final"]["val_acc"] > 0.5  # chance is 0.1
+
+
 def test_a_variants_pattern_holds_in_training():
     result = run(LabConfig(task="shift", kernel="sliding_window", window=1, steps=100))
     w = torch.tensor(result["weights"][0][0])
