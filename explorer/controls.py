@@ -182,6 +182,7 @@ SIDEBAR: tuple[Control, ...] = (
 )
 BY_NAME = {c.name: c for c in SIDEBAR}
 LANG = Control("lang", "radio", "en", options=("en", "zh"), title="language")
+PALETTE = Control("palette", "radio", "standard", options=("standard", "safe"), fmt="palette_")  # kept by a reset
 
 
 def _note(name: str) -> None:

@@ -6,8 +6,10 @@ would merge repeated words. Hover shows the exact value.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
+from contextvars import ContextVar
 
 import plotly.graph_objects as go
 
@@ -20,6 +22,54 @@ def labels(words: Sequence[str]) -> list[str]:
 
 
 MARGIN = dict(l=10, r=10, t=40, b=10)
+
+# Colours. "safe" is for colour-blind readers: Okabe & Ito's qualitative colours (told apart under
+# each kind of colour blindness), cividis for magnitudes, purple-orange for signed values; and a
+# highlighted bar or row is also outlined, so no fact is told by colour alone.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+PALETTES = {
+    "standard": dict(accent="#e4572e", base="#4c78a8", other="#54a24b", scales={}, colorway=None),
+    "safe": dict(
+        accent="#D55E00",
+        base="#0072B2",
+        other="#E69F00",
+        scales={"Viridis": "Cividis", "RdBu": "PuOr", "Blues": "Greys"},
+        colorway=list(OKABE_ITO),
+    ),
+}
+_PALETTE: ContextVar[str] = ContextVar("palette", default="standard")
+_FOCUS: ContextVar[str | None] = ContextVar("focus", default=None)
+
+
+def use_palette(name: str) -> None:
+    """The palette of the figures built next in this thread (each script run sets it from the
+    sidebar, and forgets the last run's focus token)."""
+    _PALETTE.set(name if name in PALETTES else "standard")
+    _FOCUS.set(None)
+
+
+def use_focus(label: str | None) -> None:
+    """The focus token's label ("1 is"): every heatmap built next whose rows are tokens outlines it."""
+    _FOCUS.set(label)
+
+
+def colour(role: str):
+    """``accent``, ``base`` or ``other`` in the current palette."""
+    return PALETTES[_PALETTE.get()][role]
+
+
+def _scale(name: str) -> str:
+    return PALETTES[_PALETTE.get()]["scales"].get(name, name)
+
+
+def alt_text(figure: go.Figure) -> str:
+    """The sentence a figure builder stored as the chart's text alternative ("" when none)."""
+    meta = figure.layout.meta
+    return meta.get("alt", "") if isinstance(meta, dict) else ""
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.3g}"
 
 
 def _plain(values) -> list:
@@ -43,14 +93,25 @@ def _matrix(z):
     return _plain(z)
 
 
-def _figure(data: list, *, title: str = "", height: int, **layout) -> go.Figure:
+def _figure(data: list, *, title: str = "", height: int, alt: str = "", **layout) -> go.Figure:
     """One validated constructor call: several ``update_*`` calls cost ~3x more per chart,
-    and every page rerun builds its charts again."""
+    and every page rerun builds its charts again. ``alt``: the chart's main fact in one sentence
+    (``alt_text`` reads it back; pages show it under the chart)."""
+    colorway = PALETTES[_PALETTE.get()]["colorway"]
+    if colorway:
+        layout["colorway"] = colorway
     return go.Figure(
         data=data,
         # No plotly template: Streamlit's theme styles the chart in the browser (light or dark), and the
         # default template costs ~2 ms of copying and 6 KB of JSON per chart on every rerun.
-        layout=dict(title=dict(text=plot(title)), height=height, margin=MARGIN, template="none", **layout),
+        layout=dict(
+            title=dict(text=plot(title)),
+            height=height,
+            margin=MARGIN,
+            template="none",
+            meta={"alt": alt},
+            **layout,
+        ),
     )
 
 
@@ -87,21 +148,44 @@ def heatmap(
     colorscale: str = "Viridis",
     zmid: float | None = None,
     height: int | None = None,
+    focus: int | None = None,
+    weights: bool = False,
 ) -> go.Figure:
     """A matrix with its row and column names; above MAX_SIDE rows or columns, the mean of blocks
-    (the title says so), so one chart never sends more than MAX_SIDE² cells."""
+    (the title says so), so one chart never sends more than MAX_SIDE² cells. ``focus``: a row
+    outlined (by default the row named like the ``use_focus`` token); ``weights``: the rows are
+    attention weights, and the text alternative says where the focus row (else the row with the
+    sharpest peak) attends most."""
+    from .i18n import t
+
     x, y = list(x), list(y)
+    if focus is None and _FOCUS.get() in y:
+        focus = y.index(_FOCUS.get())
+    alt = _matrix_fact(z, x, y, x_title, y_title, focus, weights)
     z, y, rows = _pool(z, y, 0)
     z, x, cols = _pool(z, x, 1)
     if rows > 1 or cols > 1:
-        from .i18n import t
-
         title = f"{title} · {t('pooled', r=rows, c=cols)}"
+    shapes = []
+    if focus is not None and 0 <= focus // rows < len(y):
+        at = focus // rows
+        shapes.append(
+            dict(
+                type="rect",
+                xref="paper",
+                x0=0,
+                x1=1,
+                yref="y",
+                y0=at - 0.5,
+                y1=at + 0.5,
+                line=dict(color=colour("accent"), width=3),
+            )
+        )
     trace = go.Heatmap(
         z=_matrix(z),
         x=list(x),
         y=list(y),
-        colorscale=colorscale,
+        colorscale=_scale(colorscale),
         zmid=zmid,
         colorbar=dict(thickness=12),
         hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>value %{{z:.6g}}<extra></extra>",
@@ -110,25 +194,61 @@ def heatmap(
         [trace],
         title=title,
         height=height or min(120 + 28 * max(len(y), 1), 640),
+        alt=alt,
+        shapes=shapes,
         xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45 if len(x) > 8 else 0),
         yaxis=dict(title=dict(text=y_title), type="category", autorange="reversed"),
     )
 
 
+def _matrix_fact(z, x: list[str], y: list[str], x_title: str, y_title: str, focus, weights: bool) -> str:
+    """A heatmap's main fact: where a row of weights peaks, else where the largest and smallest
+    values are (cells never computed are skipped)."""
+    import numpy as np
+
+    from .i18n import t
+
+    a = np.asarray(z.detach().cpu().float() if hasattr(z, "detach") else z, dtype=np.float64)
+    if a.ndim != 2 or a.size == 0 or np.isnan(a).all():
+        return ""
+    if weights:  # the focus row, else the row with the sharpest peak
+        peaks = np.nan_to_num(a, nan=-np.inf).max(axis=1)
+        i = focus if focus is not None and 0 <= focus < a.shape[0] else int(peaks.argmax())
+        row = np.nan_to_num(a[i], nan=-np.inf)
+        j = int(row.argmax())
+        return t("alt_attends", q=_word(y[i]), k=_word(x[j]), w=f"{a[i, j]:.2f}")
+    hi = np.unravel_index(int(np.nanargmax(a)), a.shape)
+    lo = np.unravel_index(int(np.nanargmin(a)), a.shape)
+    where = lambda ij: f"{y_title or 'row'} {html.unescape(y[ij[0]])}, {x_title or 'column'} {html.unescape(x[ij[1]])}"
+    return t("alt_range", hi=_fmt(a[hi]), hi_at=where(hi), lo=_fmt(a[lo]), lo_at=where(lo))
+
+
+def _word(label: str) -> str:
+    """'4 dessert' -> 'dessert' (labels carry their position; plain text, not plotly's entities)."""
+    return html.unescape(label).split(" ", 1)[-1]
+
+
 def bars(
     values, names: Sequence[str], *, title: str = "", y_title: str = "", highlight: int | None = None
 ) -> go.Figure:
-    values = _plain(values)
-    colors = ["#e4572e" if i == highlight else "#4c78a8" for i in range(len(values))]
+    from .i18n import t
+
+    values, names = _plain(values), list(names)
+    colors = [colour("accent") if i == highlight else colour("base") for i in range(len(values))]
+    outline = [3 if i == highlight else 0 for i in range(len(values))]
+    top = max(range(len(values)), key=values.__getitem__) if values else None
+    alt = t("alt_bars", name=_word(names[top]), v=_fmt(values[top])) if top is not None else ""
     trace = go.Bar(
-        x=list(names),
+        x=names,
         y=values,
-        marker_color=colors,
+        marker=dict(color=colors, line=dict(width=outline, color="#000000")),
         text=[f"{v:.4f}" for v in values],
         textposition="outside",
         hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
     )
-    return _figure([trace], title=title, height=320, yaxis=dict(title=dict(text=y_title)), xaxis=dict(type="category"))
+    return _figure(
+        [trace], title=title, height=320, alt=alt, yaxis=dict(title=dict(text=y_title)), xaxis=dict(type="category")
+    )
 
 
 def grouped_bars(series: dict[str, Sequence[float]], names: Sequence[str], *, title: str = "") -> go.Figure:
@@ -136,7 +256,14 @@ def grouped_bars(series: dict[str, Sequence[float]], names: Sequence[str], *, ti
         go.Bar(name=k, x=list(names), y=_plain(vals), hovertemplate="%{x}<br>%{y:.6g}<extra>" + k + "</extra>")
         for k, vals in series.items()
     ]
-    return _figure(data, title=title, height=320, barmode="group", xaxis=dict(type="category"))
+    from .i18n import t
+
+    names = list(names)
+    best = max(
+        ((float(v), k, names[i]) for k, vals in series.items() for i, v in enumerate(_plain(vals))), default=None
+    )
+    alt = t("alt_grouped", series=best[1], name=_word(best[2]), v=_fmt(best[0])) if best else ""
+    return _figure(data, title=title, height=320, alt=alt, barmode="group", xaxis=dict(type="category"))
 
 
 def attention_lines(
@@ -181,7 +308,7 @@ def attention_lines(
                     x=xs,
                     y=ys,
                     mode="lines",
-                    line=dict(width=max(0.5, 10 * mid), color="#4c78a8"),
+                    line=dict(width=max(0.5, 10 * mid), color=colour("base")),
                     opacity=min(1.0, 0.15 + mid),
                     hoverinfo="text",
                     text=text,
@@ -195,7 +322,7 @@ def attention_lines(
             mode="markers+text",
             text=list(queries),
             textposition="middle left",
-            marker=dict(size=8, color="#e4572e"),
+            marker=dict(size=8, color=colour("accent")),
             hoverinfo="skip",
             showlegend=False,
         )
@@ -207,14 +334,23 @@ def attention_lines(
             mode="markers+text",
             text=list(keys),
             textposition="middle right",
-            marker=dict(size=8, color="#54a24b"),
+            marker=dict(size=8, color=colour("other"), symbol="square"),
             hoverinfo="skip",
             showlegend=False,
         )
     )
+    from .i18n import t
+
+    strongest = max(((weights[i][j], i, j) for i in range(L) for j in range(S)), default=None)
+    alt = (
+        t("alt_lines", q=_word(queries[strongest[1]]), k=_word(keys[strongest[2]]), w=f"{strongest[0]:.2f}")
+        if strongest
+        else ""
+    )
     return _figure(
         data,
         title=title,
+        alt=alt,
         height=min(max(300, 24 * max(L, S)), 1600),
         xaxis=dict(visible=False, range=[-0.6, 1.6]),
         yaxis=dict(visible=False, range=[-0.08, 1.08]),
@@ -254,16 +390,24 @@ def small_multiples(
         z=z,
         x=x,
         y=y,
-        colorscale="Viridis",
+        colorscale=_scale("Viridis"),
         zmin=0.0,
         zmax=float(np.nanmax(a)) if a.size else 1.0,
         colorbar=dict(thickness=12),
         hoverongaps=False,
         hovertemplate="%{y}<br>%{x}<br>weight %{z:.4f}<extra></extra>",
     )
+    from .i18n import t
+
+    peaks = a.max(axis=(2, 3)) if a.size else None
+    alt = ""
+    if peaks is not None:
+        r, c = np.unravel_index(int(peaks.argmax()), peaks.shape)
+        alt = t("alt_multiples", row=f"{row_name} {r}", col=f"{col_name} {c}", w=f"{peaks[r, c]:.2f}")
     return _figure(
         [trace],
         title=title,
+        alt=alt,
         height=max(260, min(110 * R, 760)),
         xaxis=dict(
             type="category",
@@ -312,9 +456,17 @@ def loglog(
         )
         for name, (xs, ys) in (theory or {}).items()
     ]
+    from .i18n import t
+
+    ends = [(float(ys[-1]), name, xs[-1]) for name, (xs, ys) in series.items() if len(ys)]
+    alt = ""
+    if ends:
+        low, high = min(ends), max(ends)
+        alt = t("alt_loglog", x=f"{x_title} = {high[2]}", low=low[1], lv=_fmt(low[0]), high=high[1], hv=_fmt(high[0]))
     return _figure(
         data,
         title=title,
+        alt=alt,
         height=420,
         xaxis=dict(type="log", title=dict(text=x_title)),
         yaxis=dict(type="log", title=dict(text=y_title)),
@@ -339,9 +491,18 @@ def line(
         )
         for k, ys in series.items()
     ]
+    from .i18n import t
+
+    last = []
+    for k, ys in series.items():
+        finite = [float(v) for v in ys if v is not None and math.isfinite(v)]
+        if finite:
+            last.append(f"{k} {_fmt(finite[-1])}")
+    alt = t("alt_line", x=f"{x_title} = {list(xs)[-1]}", values="; ".join(last[:4])) if last and len(xs) else ""
     return _figure(
         data,
         title=title,
+        alt=alt,
         height=340,
         xaxis=dict(title=dict(text=x_title), type="log" if log_x else "linear"),
         yaxis=dict(title=dict(text=y_title)),

@@ -13,14 +13,24 @@ from attn_core.export import matrix_csv
 
 from . import figures as fig
 from .i18n import t
+from .safe import md
 
 SOFTMAX_STAGES = r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i"
 WEIGHTED_SUM = r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j"
 
 
+def chart(figure, key: str) -> None:
+    """Draw ``figure`` across its column, its main fact in a sentence under it (the chart's text
+    alternative: what a screen reader reads, and what the back of a room can read)."""
+    st.plotly_chart(figure, width="stretch", key=key)
+    alt = fig.alt_text(figure)
+    if alt:
+        st.caption(md(alt))
+
+
 def matrix_chart(figure, name: str, matrix=None, rows=None, cols=None, *, key_prefix: str = "") -> None:
     """Draw ``figure``; with ``matrix``, offer it as CSV with token labels."""
-    st.plotly_chart(figure, width="stretch", key=f"{key_prefix}chart_{name}")
+    chart(figure, f"{key_prefix}chart_{name}")
     if matrix is not None:
         st.download_button(
             t("download_csv", name=name),
@@ -120,6 +130,7 @@ def output_step(
                 title=weights_title,
                 x_title="key",
                 y_title="query",
+                weights=True,
             ),
             "weights",
             tr.attn[h],
@@ -210,28 +221,30 @@ def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: lis
         )
 
 
-def predict_then_reveal(tr, head: int, focus: int, q_words: list[str], k_words: list[str]) -> None:
-    """Predict mode: the learner picks the key the focus token will attend to most, then reveals the
-    truth with the answer marked. With ``?lesson=CODE`` the answers of every session that opened the
-    lesson are tallied; ``?teacher=1`` shows the tally live instead. Stops the page until revealed."""
+def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> None:
+    """Predict mode: the learner picks the key that ``tok`` will attend to most (``row``: its
+    weights), then reveals the truth with the answer marked. ``question``: plain values naming what
+    is asked (the page, its settings, the head, the focus); the same question on every session is
+    one tally. With ``?lesson=CODE`` the answers of every session that opened the lesson are
+    tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
+    the answer is in."""
     from .poll import POLLS, valid_code
     from .server import session_id
 
     code = st.query_params.get("lesson")  # checked by poll.check_url before the page ran
     code = code if valid_code(code) else None
     teacher = st.query_params.get("teacher") in ("1", "true")
-    question = (tuple(sorted(tr.settings.to_dict().items())), head, focus)
-    row = tr.attn[head, focus]
-    truth = int(row.argmax())
+    row = [float(w) for w in row]
+    truth = max(range(len(row)), key=row.__getitem__)
     labels = fig.labels(k_words)
     if teacher and code:
-        _teacher_view(code, question, truth, labels, q_words[focus])
+        _teacher_view(code, question, truth, labels, tok)
         return
     state = st.session_state.get("_predict")
-    if not state or state.get("q") != hash(question):
-        state = st.session_state["_predict"] = {"q": hash(question), "answer": None}
+    if not state or state.get("q") != question:
+        state = st.session_state["_predict"] = {"q": question, "answer": None}
     if state["answer"] is None:
-        st.info(t("predict_ask", tok=q_words[focus]), icon=":material/psychology_alt:")
+        st.info(t("predict_ask", tok=tok), icon=":material/psychology_alt:")
         pick = st.radio(
             t("predict_pick"),
             range(len(k_words)),
@@ -252,20 +265,16 @@ def predict_then_reveal(tr, head: int, focus: int, q_words: list[str], k_words: 
     (st.success if right else st.warning)(
         t(
             "predict_right" if right else "predict_wrong",
-            tok=q_words[focus],
+            tok=tok,
             mine=labels[state["answer"]],
             truth=labels[truth],
-            w=float(row[truth]),
+            w=row[truth],
         ),
         icon=":material/check_circle:" if right else ":material/lightbulb:",
     )
     if code:
         counts = POLLS.tally(code, question, len(k_words))
-        st.plotly_chart(
-            fig.bars(counts, labels, title=t("predict_class", n=sum(counts)), highlight=truth),
-            width="stretch",
-            key="predict_class",
-        )
+        chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts)), highlight=truth), "predict_class")
 
 
 def _teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok: str) -> None:
@@ -276,11 +285,7 @@ def _teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok
     @st.fragment(run_every=2.0)  # the histogram follows the answers without reloading
     def live() -> None:
         counts = POLLS.tally(code, question, len(labels))
-        st.plotly_chart(
-            fig.bars(counts, labels, title=t("predict_class", n=sum(counts))),
-            width="stretch",
-            key="predict_teacher_bars",
-        )
+        chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts))), "predict_teacher_bars")
         st.caption(t("predict_answers", n=sum(counts), tok=tok))
 
     live()

@@ -12,6 +12,7 @@ from explorer.safe import md
 from explorer.state import current_settings, current_trace
 from explorer.views import (
     WEIGHTED_SUM,
+    chart,
     mask_step,
     matrix_chart,
     output_step,
@@ -51,9 +52,11 @@ if variant is not None:  # the variant's own steps between Q, K, V and the outpu
 else:
     step = draw(PAGE["step"], c3, horizontal=True)
 if draw(PAGE["predict"], c1):  # predict, then reveal (with a live class poll under ?lesson=)
-    predict_then_reveal(trace, head, focus, q_words, k_words)
+    question = ("steps", tuple(sorted(s.to_dict().items())), head, focus)
+    predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
 W = trace.weights
 tok = q_words[focus]
+fig.use_focus(q_labels[focus])  # every chart with the tokens as rows outlines the focus token
 show = matrix_chart  # a chart and its CSV download
 
 if step == "st_tokens":
@@ -161,15 +164,14 @@ else:
 
 if bool(trace.empty_rows.any()):
     st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))
-st.plotly_chart(
+chart(
     fig.bars(
         trace.attn[head, focus].tolist(),
         k_labels,
         title=t("focus_row", tok=tok),
         highlight=int(trace.attn[head, focus].argmax()),
     ),
-    width="stretch",
-    key="chart_focus",
+    "chart_focus",
 )
 with st.expander(t("focus_context", tok=md(tok))):
     st.dataframe(

@@ -5,8 +5,10 @@ import streamlit as st
 from attn_core import param_count
 from explorer import figures as fig
 from explorer.boot import run_through_app
+from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, t
 from explorer.state import current_settings, current_trace
+from explorer.views import chart, predict_then_reveal
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -39,15 +41,32 @@ shown = st.multiselect(
     max_selections=4,
     key="mh_heads",
 )
+c1, c2 = st.columns([1, 3])
+if draw(PAGE["predict"], c1):  # predict, then reveal: which key will the focus token attend to most?
+    words = list(trace.tokens.words)
+    focus = draw(
+        PAGE["focus"], c2, options=range(len(words)), default=min(1, len(words) - 1), format_func=q_labels.__getitem__
+    )
+    h = shown[0] if shown else 0
+    fig.use_focus(q_labels[focus])
+    st.caption(t("predict_head", h=h))
+    question = ("multihead", tuple(sorted(s.to_dict().items())), h, focus)
+    predict_then_reveal(trace.attn[h, focus].tolist(), question, words[focus], list(trace.key_tokens.words))
 cols = st.columns(max(len(shown), 1))
 for col, h in zip(cols, shown):
     with col:
-        st.plotly_chart(
+        chart(
             fig.heatmap(
-                trace.attn[h], k_labels, q_labels, title=f"{t('head')} {h}", x_title="key", y_title="query", height=360
+                trace.attn[h],
+                k_labels,
+                q_labels,
+                title=f"{t('head')} {h}",
+                x_title="key",
+                y_title="query",
+                height=360,
+                weights=True,
             ),
-            width="stretch",
-            key=f"mh_head_{h}",
+            f"mh_head_{h}",
         )
 
 dims = [str(i) for i in range(trace.concat.shape[1])]
@@ -66,7 +85,7 @@ st.code(
     ),
     language="python",
 )
-st.plotly_chart(
+chart(
     fig.heatmap(
         trace.concat,
         dims,
@@ -77,12 +96,11 @@ st.plotly_chart(
         colorscale="RdBu",
         zmid=0,
     ),
-    width="stretch",
-    key="mh_concat",
+    "mh_concat",
 )
 if trace.projected is not None or s.residual_norm:
     out_dims = [str(i) for i in range(trace.output.shape[1])]
-    st.plotly_chart(
+    chart(
         fig.heatmap(
             trace.output,
             out_dims,
@@ -93,8 +111,7 @@ if trace.projected is not None or s.residual_norm:
             colorscale="RdBu",
             zmid=0,
         ),
-        width="stretch",
-        key="mh_output",
+        "mh_output",
     )
 
 st.subheader(t("params"))

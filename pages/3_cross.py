@@ -7,6 +7,7 @@ from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, t
 from explorer.state import cross_settings, current_settings, current_trace
+from explorer.views import chart, predict_then_reveal
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -24,10 +25,22 @@ st.latex(
     r"Q = X_{\text{2nd}} W_q^\top,\ K = X_{\text{1st}} W_k^\top,\ V = X_{\text{1st}} W_v^\top,\quad "
     r"\alpha = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{L\times S}"
 )
-head = draw(PAGE["cross_head"], st, high=trace.settings.heads - 1) if trace.settings.heads > 1 else 0
+c1, c2, c3 = st.columns([1, 2, 1])
+head = draw(PAGE["cross_head"], c3, high=trace.settings.heads - 1) if trace.settings.heads > 1 else 0
+if draw(PAGE["predict"], c1):  # predict, then reveal: which word of the first sentence will it attend to?
+    focus = draw(
+        PAGE["focus"],
+        c2,
+        options=range(len(q_words)),
+        default=min(1, len(q_words) - 1),
+        format_func=q_labels.__getitem__,
+    )
+    fig.use_focus(q_labels[focus])
+    question = ("cross", tuple(sorted(trace.settings.to_dict().items())), head, focus)
+    predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
 a, b = st.columns(2)
 with a:
-    st.plotly_chart(
+    chart(
         fig.heatmap(
             trace.attn[head],
             k_labels,
@@ -35,13 +48,13 @@ with a:
             title=f"{t('attn_weights')} {tuple(trace.attn[head].shape)}",
             x_title=t("keys"),
             y_title=t("queries"),
+            weights=True,
         ),
-        width="stretch",
-        key="cross_heatmap",
+        "cross_heatmap",
     )
 with b:
     floor = st.slider(t("min_weight"), 0.0, 0.5, 0.02, 0.01, key="cross_floor")
-    st.plotly_chart(
+    chart(
         fig.attention_lines(
             trace.attn[head].tolist(),
             q_labels,
@@ -51,6 +64,5 @@ with b:
             left=t("queries"),
             right=t("keys"),
         ),
-        width="stretch",
-        key="cross_lines",
+        "cross_lines",
     )

@@ -6,6 +6,7 @@ from attn_core.tutorial import PRINTED, walkthrough
 from explorer import figures as fig
 from explorer.boot import run_through_app
 from explorer.i18n import t
+from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -75,11 +76,7 @@ st.dataframe(
     hide_index=True,
 )
 names = fig.labels(tr.tokens.words)
-st.plotly_chart(
-    fig.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4),
-    width="stretch",
-    key="tut_bars",
-)
+chart(fig.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4), "tut_bars")
 st.success(t("tut_dessert", w=float(w.attention_weights_2[4])))
 
 st.subheader(t("tut_s5"))
@@ -95,7 +92,7 @@ st.code(
     f"final_context = torch.cat(multihead_contexts, dim=0)  # torch.Size({list(w.final_context.shape)})",
     language="python",
 )
-st.plotly_chart(
+chart(
     fig.heatmap(
         w.multihead_weights_2,
         names,
@@ -104,8 +101,7 @@ st.plotly_chart(
         x_title="key",
         y_title=t("head"),
     ),
-    width="stretch",
-    key="tut_heads",
+    "tut_heads",
 )
 
 st.subheader(t("tut_s7"))
@@ -114,9 +110,5 @@ st.code(
     f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})",
     language="python",
 )
-st.plotly_chart(
-    fig.bars(w.cross_weights.tolist(), names, title="cross-attention: target token 1 → source"),
-    width="stretch",
-    key="tut_cross",
-)
+chart(fig.bars(w.cross_weights.tolist(), names, title="cross-attention: target token 1 → source"), "tut_cross")
 st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")

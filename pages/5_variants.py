@@ -13,6 +13,7 @@ from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 from explorer.state import current_settings
 from explorer.variants import curve_points
+from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -58,18 +59,23 @@ for col, name in zip(cols, picked):
         st.markdown(f"**{md(kernel_label(name))}**")
         st.latex(k.formula)
         st.caption(f"{t('cost_time')} {k.time} · {t('cost_memory')} {k.memory}  \n{t('paper')}: {k.paper}")
-        st.plotly_chart(
+        chart(
             fig.heatmap(
-                r["weights"], labels, labels, title=t("attn_weights"), x_title="key", y_title="query", height=340
+                r["weights"],
+                labels,
+                labels,
+                title=t("attn_weights"),
+                x_title="key",
+                y_title="query",
+                height=340,
+                weights=True,
             ),
-            width="stretch",
-            key=f"var_w_{name}",
+            f"var_w_{name}",
         )
         if r["pattern"] is not None:
-            st.plotly_chart(
+            chart(
                 fig.heatmap(r["pattern"], labels, labels, title=t("pattern"), colorscale="Blues", height=300),
-                width="stretch",
-                key=f"var_p_{name}",
+                f"var_p_{name}",
             )
         base = res["uniform"]["max_abs"]
         st.metric(t("max_abs"), f"{r['max_abs']:.4g}", help=t("uniform_help"))
@@ -89,7 +95,7 @@ if sweepable:
     values = curve_points(L) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
     rows = variants.curve(tuple(sorted(s.to_dict().items())), name, values)
     if rows:
-        st.plotly_chart(
+        chart(
             fig.line(
                 [r[param] for r in rows],
                 {
@@ -101,6 +107,5 @@ if sweepable:
                 x_title=param,
                 log_x=param == "features",
             ),
-            width="stretch",
-            key="var_curve_chart",
+            "var_curve_chart",
         )

@@ -12,6 +12,7 @@ from explorer import sweeps
 from explorer.boot import run_through_app
 from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
+from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -117,12 +118,10 @@ names = list(series_t)
 theory = bench.theory_curves(series_t, cfg.shape)
 a, b = st.columns(2)
 with a:
-    st.plotly_chart(
-        fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory), width="stretch", key="cx_time_chart"
-    )
+    chart(fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory), "cx_time_chart")
     st.caption(t("cx_theory"))
 with b:
-    st.plotly_chart(fig.loglog(series_m, title=t("cx_mem"), y_title="MiB"), width="stretch", key="cx_mem_chart")
+    chart(fig.loglog(series_m, title=t("cx_mem"), y_title="MiB"), "cx_mem_chart")
 
 st.subheader(t("cx_slopes"))
 slopes = {k: bench.fit_slope(*bench.fit_range(rows, k)) for k in names}

@@ -16,9 +16,11 @@ from explorer.safe import md
 from explorer.state import current_settings
 from explorer.views import (
     WEIGHTED_SUM,
+    chart,
     mask_step,
     matrix_chart,
     output_step,
+    predict_then_reveal,
     scores_step,
     softmax_step,
 )
@@ -87,11 +89,7 @@ st.caption(t("rm_overview_note"))
 grid, grid_labels = pt.overview(run)
 if len(grid_labels) < len(pieces):
     st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
-st.plotly_chart(
-    fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")),
-    width="stretch",
-    key="rm_overview",
-)
+chart(fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")), "rm_overview")
 
 
 @st.fragment
@@ -103,12 +101,19 @@ def head_ui() -> None:
     floor = c3.slider(t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
     ht = real.head(spec, settings.sentence, pad_to, layer, head)
     model_w = ht.model_attn
+    p1, p2 = st.columns([1, 3])
+    if draw(PAGE["predict"], p1):  # predict, then reveal, for the trained head
+        n = enc.n_real
+        focus = draw(PAGE["focus"], p2, options=range(n), default=min(1, n - 1), format_func=labels.__getitem__)
+        fig.use_focus(labels[focus])
+        question = ("model", spec, settings.sentence, pad_to, layer, head, focus)
+        predict_then_reveal(model_w[focus, :n].tolist(), question, pieces[focus], pieces[:n])
 
     rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
     uniform = math.log(enc.n_real)
     a, b, c = st.columns(3)
     with a:
-        st.plotly_chart(
+        chart(
             fig.attention_lines(
                 model_w,
                 labels,
@@ -118,12 +123,11 @@ def head_ui() -> None:
                 left=t("queries"),
                 right=t("keys"),
             ),
-            width="stretch",
-            key="rm_lines",
+            "rm_lines",
         )
     for col, title, h_trace, key in ((b, t("rm_model_weights"), ht, "trained"), (c, t("rm_untrained"), rnd, "random")):
         with col:  # the trained head beside the same head with random weights
-            st.plotly_chart(
+            chart(
                 fig.heatmap(
                     h_trace.model_attn if key == "trained" else h_trace.attn[0],
                     labels,
@@ -131,9 +135,9 @@ def head_ui() -> None:
                     title=title,
                     x_title="key",
                     y_title="query",
+                    weights=True,
                 ),
-                width="stretch",
-                key=f"rm_{key}_heatmap",
+                f"rm_{key}_heatmap",
             )
             st.metric(t("rm_entropy", u=uniform), f"{pt.row_entropy(h_trace.attn, h_trace.mask):.3f}")
     st.caption(t("rm_random_intro", d=pre.d_model, seed=settings.seed))

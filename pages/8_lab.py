@@ -14,6 +14,7 @@ from explorer.lab_runs import RUNS
 from explorer.safe import md
 from explorer.server import session_id
 from explorer.state import current_settings
+from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -161,25 +162,23 @@ def draw_run(name: str, run, at: int | None) -> None:
         st.error(t("lab_diverged", step=snaps[-1].step), icon=":material/trending_up:")
     done = [x for x in snaps if x.status != "diverged"]
     xs = [x.step for x in done]
-    st.plotly_chart(
+    chart(
         fig.line(
             xs,
             {t("lab_train_loss"): [x.train_loss for x in done], t("lab_val_loss"): [x.val_loss for x in done]},
             title=t("lab_loss"),
             x_title="step",
         ),
-        width="stretch",
-        key=f"lab_loss_{name}",
+        f"lab_loss_{name}",
     )
-    st.plotly_chart(
+    chart(
         fig.line(
             xs,
             {t("lab_train_acc"): [x.train_acc for x in done], t("lab_val_acc"): [x.val_acc for x in done]},
             title=t("lab_acc"),
             x_title="step",
         ),
-        width="stretch",
-        key=f"lab_acc_{name}",
+        f"lab_acc_{name}",
     )
     if not snap.weights:
         return
@@ -188,10 +187,9 @@ def draw_run(name: str, run, at: int | None) -> None:
         cols = st.columns(min(w.shape[0], 4))
         for h in range(w.shape[0]):
             with cols[h % len(cols)]:
-                st.plotly_chart(
+                chart(
                     fig.heatmap(w[h], labels, labels, title=t("lab_head", layer=layer, head=h), height=300),
-                    width="stretch",
-                    key=f"lab_w_{name}_{layer}_{h}",
+                    f"lab_w_{name}_{layer}_{h}",
                 )
 
 
@@ -209,10 +207,9 @@ def live() -> None:
             at = st.select_slider(t("lab_replay"), options=marks, value=marks[-1], key="lab_replay")
     left, right = st.columns([1, 3] if len(runs) == 1 else [1, 2])
     with left:
-        st.plotly_chart(
+        chart(
             fig.heatmap(ideal, labels, labels, title=t("lab_ideal", task=t(f"lab_task_{task}")), height=300),
-            width="stretch",
-            key="lab_ideal",
+            "lab_ideal",
         )
         st.caption(t("lab_probe", x=probe_x.tolist(), y=probe_y.tolist()))
     with right:
