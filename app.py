@@ -6,9 +6,18 @@ switches), the language switch, and st.navigation over the scripts in pages/.
 
 import streamlit as st
 
-st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
+from explorer import present
+
+presenting = present.read()  # ?present=1: the sidebar starts collapsed, the type is large
+st.set_page_config(
+    page_title="Attention Explorer",
+    page_icon=":material/visibility:",
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenting else "auto",
+)
 
 from attn_core import AttentionConfigError
+from explorer import figures as fig
 from explorer import server
 from explorer.home import home
 from explorer.i18n import begin_run, t
@@ -32,6 +41,9 @@ tour_arrive()  # a lesson of the tour opens with its own settings
 poll_check()  # ?lesson= and ?teacher= (predict-then-reveal)
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
 settings, slots = sidebar_ui(hidden, locked)
+fig.use_large(presenting)
+if presenting:
+    present.style()
 try:
     trace_for(settings)
 except AttentionConfigError as err:

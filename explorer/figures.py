@@ -39,6 +39,7 @@ PALETTES = {
 }
 _PALETTE: ContextVar[str] = ContextVar("palette", default="standard")
 _FOCUS: ContextVar[str | None] = ContextVar("focus", default=None)
+_LARGE: ContextVar[bool] = ContextVar("large", default=False)
 
 
 def use_palette(name: str) -> None:
@@ -46,6 +47,11 @@ def use_palette(name: str) -> None:
     sidebar, and forgets the last run's focus token)."""
     _PALETTE.set(name if name in PALETTES else "standard")
     _FOCUS.set(None)
+
+
+def use_large(on: bool) -> None:
+    """Larger text in the figures built next (presenter mode: read from the back of a room)."""
+    _LARGE.set(bool(on))
 
 
 def use_focus(label: str | None) -> None:
@@ -100,6 +106,9 @@ def _figure(data: list, *, title: str = "", height: int, alt: str = "", **layout
     colorway = PALETTES[_PALETTE.get()]["colorway"]
     if colorway:
         layout["colorway"] = colorway
+    if _LARGE.get():
+        layout["font"] = dict(size=17)
+        height = int(height * 1.15)
     return go.Figure(
         data=data,
         # No plotly template: Streamlit's theme styles the chart in the browser (light or dark), and the

@@ -433,6 +433,76 @@ STRINGS: dict[str, tuple[str, str]] = {
         "The question is about head {h} (the first head shown).",
         "问题针对第 {h} 个头（显示的第一个头）。",
     ),
+    "present_start": ("Present", "演示模式"),
+    "present_exit": ("Leave presenter mode", "退出演示模式"),
+    "present_at": ("Step {i} of {n}: {step}", "第 {i} 步，共 {n} 步：{step}"),
+    "present_controls": ("Focus token, head and step", "关注的词元、头和步骤"),
+    "present_back": ("Back", "上一步"),
+    "present_next": ("Next", "下一步"),
+    "present_st_tokens": (
+        (
+            "The sentence is cut into **{n} tokens**. Each becomes a vector of {d} numbers: its embedding plus its "
+            "position. Follow **{tok}**: it is the query we watch through every step."
+        ),
+        (
+            "句子被切成 **{n} 个词元**。每个词元变成一个 {d} 维向量：词嵌入加上位置编码。请跟着 **{tok}**："
+            "每一步我们都看它这个查询。"
+        ),
+    ),
+    "present_st_qkv": (
+        (
+            "Three learned matrices turn every token into a **query** (what am I looking for?), a **key** (what do I "
+            "offer?) and a **value** (what do I pass on?). Each query and key has d_k = {dk} numbers."
+        ),
+        (
+            "三个可学习的矩阵把每个词元变成**查询**（我在找什么？）、**键**（我能提供什么？）和**值**（我传递什么？）。"
+            "每个查询和键有 d_k = {dk} 个数。"
+        ),
+    ),
+    "present_st_scores": (
+        (
+            "Every query meets every key in a dot product: one score per pair, {L} × {S} in all. Dividing by √d_k "
+            "keeps the scores from growing with d_k. **{tok}** scores highest against **{top}**."
+        ),
+        (
+            "每个查询与每个键做点积：每一对一个分数，共 {L} × {S} 个。除以 √d_k 让分数不随 d_k 变大。"
+            "**{tok}** 与 **{top}** 的分数最高。"
+        ),
+    ),
+    "present_st_mask": (
+        (
+            "The mask says which pairs may attend: **{allowed} of {total}**. A masked pair's score becomes −∞, "
+            "so after the softmax its weight is exactly 0."
+        ),
+        (
+            "掩码决定哪些词对可以相互关注：**{total} 对中的 {allowed} 对**。被遮住的分数变成 −∞，"
+            "softmax 之后它的权重正好是 0。"
+        ),
+    ),
+    "present_st_softmax": (
+        (
+            "Softmax turns each row of scores into weights that are positive and add up to 1 (the row's maximum "
+            "is subtracted first, so exp() never overflows). **{tok}** gives **{best}** the weight **{w}**."
+        ),
+        (
+            "softmax 把每一行分数变成为正、且和为 1 的权重（先减去该行最大值，exp() 就不会溢出）。"
+            "**{tok}** 给 **{best}** 的权重是 **{w}**。"
+        ),
+    ),
+    "present_st_output": (
+        (
+            "Each token's output is the weighted average of the value vectors: its **context vector**. "
+            "**{tok}** takes most from **{best}** ({w}). That is attention."
+        ),
+        (
+            "每个词元的输出是值向量的加权平均：它的**上下文向量**。**{tok}** 从 **{best}** 取得最多（{w}）。"
+            "这就是注意力。"
+        ),
+    ),
+    "present_variant_step": (
+        "**{step}**: this variant's own step, on its efficient path. Follow **{tok}**.",
+        "**{step}**：这个变体自己的一步，走它的高效路径。请跟着 **{tok}**。",
+    ),
     "predict_pick": ("Your prediction", "你的预测"),
     "predict_reveal": ("Reveal", "揭晓"),
     "predict_right": (

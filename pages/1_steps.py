@@ -5,6 +5,7 @@ import streamlit as st
 from attn_core.export import to_json
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
+from explorer import present
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, step_label, t
@@ -24,11 +25,16 @@ from explorer.views import (
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_steps"))
-st.caption(t("steps_intro"))
+presenting = present.on()
+title, toggle = st.columns([5, 1], vertical_alignment="bottom")
+title.title(t("page_steps"))
+with toggle:
+    present.toggle()  # ?present=1: large type, Back / Next with the arrow keys, a narration per step
 settings = current_settings()
-st.caption(t("your_sentence"))
-st.text(settings.sentence)
+if not presenting:
+    st.caption(t("steps_intro"))
+    st.caption(t("your_sentence"))
+    st.text(settings.sentence)
 trace = current_trace(settings)
 if trace is None:
     st.stop()
@@ -38,7 +44,8 @@ q_words, k_words = list(trace.tokens.words), list(trace.key_tokens.words)
 q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 L, S = len(q_words), len(k_words)
 
-c1, c2, c3 = st.columns([2, 1, 3])
+box = st.expander(t("present_controls")) if presenting else st.container()  # Back / Next walk the steps
+c1, c2, c3 = box.columns([2, 1, 3])
 focus = draw(
     PAGE["focus"], c1, options=range(L), default=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i]
 )  # a shorter sentence keeps the position when it fits, else the last token
@@ -50,7 +57,10 @@ if variant is not None:  # the variant's own steps between Q, K, V and the outpu
     step = draw(PAGE["step"], c3, options=steps, format_func=step_label(steps), horizontal=True)
     st.info(t("variant_steps", name=kernel_label(s.kernel)), icon=":material/alt_route:")
 else:
+    steps = PAGE["step"].options
     step = draw(PAGE["step"], c3, horizontal=True)
+if presenting:
+    present.walk(list(steps), step, step_label(steps), present.narration(step, trace, head, focus))
 if draw(PAGE["predict"], c1):  # predict, then reveal (with a live class poll under ?lesson=)
     question = ("steps", tuple(sorted(s.to_dict().items())), head, focus)
     predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)

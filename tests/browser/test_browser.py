@@ -246,3 +246,100 @@ def test_a_students_prediction_reaches_the_teachers_live_tally(server, browser):
     finally:
         teacher_ctx.close()
         student_ctx.close()
+
+
+def test_presenter_mode_at_1280x720_walks_the_steps_from_the_keyboard_in_both_languages(server, browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = ctx.new_page()
+        open_app(page, server, "steps?present=1&step=st_tokens")
+        expect(page.get_by_text("Step 1 of 6: Tokens").first).to_be_visible(timeout=WAIT)
+        expect(page.get_by_role("button", name="Expand sidebar")).to_be_visible(timeout=WAIT)  # collapsed
+        page.wait_for_function("parseFloat(getComputedStyle(document.documentElement).fontSize) >= 20", timeout=WAIT)
+        expect(page.locator("h1", has_text="Step by step")).to_be_in_viewport(timeout=WAIT)
+        page.wait_for_function(  # read from the back of a room
+            "parseFloat(getComputedStyle(document.querySelector('.st-key-present-narration p')).fontSize) >= 24",
+            timeout=WAIT,
+        )
+        expect(page.locator(".js-plotly-plot").first).to_be_attached(timeout=WAIT)
+        settle(page)
+        page.screenshot(path=os.path.join(ARTIFACTS, "present_1280x720_en.png"))
+        page.locator("h1", has_text="Step by step").click()  # the keys go to the page, not to a text box
+        for n in range(2, 7):
+            page.keyboard.press("ArrowRight")
+            expect(page.get_by_text(f"Step {n} of 6").first).to_be_visible(timeout=WAIT)
+            settle(page)
+        assert "step=" not in page.url  # the last step is the default: it leaves the URL
+        expect(page.locator("svg text", has_text="Attention weights").first).to_be_visible(timeout=WAIT)
+        page.screenshot(path=os.path.join(ARTIFACTS, "present_1280x720_en_step6.png"))
+        page.keyboard.press("ArrowLeft")
+        expect(page.get_by_text("Step 5 of 6").first).to_be_visible(timeout=WAIT)
+
+        open_app(page, server, "steps?present=1&lang=zh&step=st_softmax")
+        expect(page.get_by_text("第 5 步，共 6 步").first).to_be_visible(timeout=WAIT)
+        expect(page.get_by_text("softmax 把每一行分数").first).to_be_visible(timeout=WAIT)
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=WAIT)
+        settle(page)
+        page.screenshot(path=os.path.join(ARTIFACTS, "present_1280x720_zh.png"))
+    finally:
+        ctx.close()
+
+
+def test_the_tour_is_followed_with_the_keyboard_alone(server, page):
+    open_app(page, server, "steps?tour=qkv&step=st_qkv&d_k=24")
+    expect(page.get_by_text("Lesson 1 of 13").first).to_be_visible(timeout=WAIT)
+    page.keyboard.press("Tab")  # Streamlit's "Skip to main content"
+    page.keyboard.press("Enter")
+    for _ in range(6):  # the lesson's links come first in the main content
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent").startswith("Next:"):
+            break
+    assert page.evaluate("document.activeElement.textContent").startswith("Next: Scores")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Lesson 2 of 13").first).to_be_visible(timeout=WAIT)
+
+
+CONTRAST_JS = """() => {
+  const opaque = (e) => {  // the first background behind e that is painted
+    for (let p = e; p; p = p.parentElement) {
+      const bg = getComputedStyle(p).backgroundColor;
+      if (bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent') return bg;
+    }
+    return 'rgb(255, 255, 255)';
+  };
+  const sels = ['[data-testid=stMain] p', '[data-testid=stBaseButton-primary] p',
+    '[data-testid=stBaseButton-secondary] p', '[data-testid=stSidebar] label p', 'a.tour-link', 'h1',
+    '[data-testid=stCaptionContainer] p'];
+  return sels.map((s) => { const e = document.querySelector(s);
+    return e ? [s, getComputedStyle(e).color, opaque(e)] : [s, null, null]; });
+}"""
+
+
+def contrast(fg: str, bg: str) -> float:
+    """WCAG 2 contrast ratio of two CSS rgb() colours."""
+
+    def luminance(css: str) -> float:
+        r, g, b = (int(float(v)) / 255 for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_text_meets_wcag_aa_contrast_in_both_themes(server, browser):
+    """Body text, captions, both kinds of button, sidebar labels, the tour's links: 4.5:1 at least."""
+    for scheme in ("light", "dark"):
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+        try:
+            page = ctx.new_page()
+            open_app(page, server, "steps?present=1&tour=qkv&step=st_qkv")
+            expect(page.get_by_text("Lesson 1 of 13").first).to_be_visible(timeout=WAIT)
+            page.get_by_role("button", name="Expand sidebar").click()
+            expect(page.get_by_test_id("stSidebar").locator("label p").first).to_be_visible(timeout=WAIT)
+            settle(page)
+            for selector, fg, bg in page.evaluate(CONTRAST_JS):
+                assert fg is not None, (scheme, selector)
+                assert contrast(fg, bg) >= 4.5, (scheme, selector, fg, bg, round(contrast(fg, bg), 2))
+        finally:
+            ctx.close()

@@ -1,0 +1,126 @@
+"""Presenter mode (``?present=1``): the sidebar collapsed, type and charts large enough for the
+back of a room at 1280×720, and Step by step walked with Back / Next buttons that also answer
+the arrow keys, each step with a short narration in the UI's language.
+
+``present`` takes ``1``/``true`` (on) or ``0``/``false`` (off); any other value is dropped from
+the link and named in the sidebar's notice. The parameter name is a contract (lesson plans link
+to it).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .controls import NOTICES
+from .i18n import t
+
+PARAM = "present"
+ON, OFF = ("1", "true"), ("0", "false")
+NEXT_KEY, BACK_KEY = "ArrowRight", "ArrowLeft"  # a clicker's keys too, in its arrow mode
+
+# Streamlit sizes its text in rem: a larger root size scales the whole page, widgets included.
+CSS = """<style>
+html { font-size: 21px !important; }
+[data-testid="stMainBlockContainer"] { padding: 4rem 2rem 2rem; max-width: 100%; }
+[data-testid="stMain"] h1 { font-size: 2rem; padding-top: 0; }
+.st-key-present-narration p { font-size: 1.25rem; line-height: 1.5; }
+</style>"""
+
+
+def read() -> bool:
+    """Whether this run presents (a bad value is dropped, with a notice)."""
+    raw = st.query_params.get(PARAM)
+    if raw is None or raw.lower() in OFF:
+        return False
+    if raw.lower() in ON:
+        return True
+    del st.query_params[PARAM]
+    st.session_state.setdefault(NOTICES, []).append(PARAM)
+    return False
+
+
+def on() -> bool:
+    return (st.query_params.get(PARAM) or "").lower() in ON
+
+
+def style() -> None:
+    """The large type; call once per run in presenter mode."""
+    st.html(CSS)
+
+
+def _start() -> None:
+    st.query_params[PARAM] = "1"
+
+
+def _stop() -> None:
+    del st.query_params[PARAM]
+
+
+def toggle() -> None:
+    """A button that enters presenter mode, or leaves it."""
+    if on():
+        st.button(t("present_exit"), key="present_exit", on_click=_stop, icon=":material/close_fullscreen:")
+    else:
+        st.button(t("present_start"), key="present_start", on_click=_start, icon=":material/present_to_all:")
+
+
+def walk(steps: list[str], step: str, label, narration: str, key: str = "step") -> None:
+    """Where the walk stands, the narration, and Back / Next (buttons and arrow keys): each
+    moves the page's ``key`` control (its radio shows the same step)."""
+    i = steps.index(step)
+
+    def go(j: int) -> None:
+        st.session_state[key] = steps[j]
+
+    name = label(step).split(" ", 1)[-1]  # "3 Scores" -> "Scores": the heading numbers it
+    st.subheader(t("present_at", i=i + 1, n=len(steps), step=name))
+    with st.container(key="present-narration"):
+        st.markdown(narration)
+    back, nxt, _ = st.columns([1, 1, 4])
+    back.button(
+        t("present_back"),
+        key="present_back",
+        on_click=go,
+        args=(i - 1,),
+        disabled=i == 0,
+        shortcut=BACK_KEY,
+        width="stretch",
+    )
+    nxt.button(
+        t("present_next"),
+        key="present_next",
+        on_click=go,
+        args=(i + 1,),
+        disabled=i == len(steps) - 1,
+        shortcut=NEXT_KEY,
+        type="primary",
+        width="stretch",
+    )
+
+
+def narration(step: str, trace, head: int, focus: int) -> str:
+    """The step's narration with this input's numbers (the words are data: escaped)."""
+    from .safe import md
+
+    q_words, k_words = trace.tokens.words, trace.key_tokens.words
+    s = trace.settings
+    row = trace.attn[head, focus]
+    best = int(row.argmax())
+    scores = trace.scaled_scores[head, focus].masked_fill(~trace.mask[focus], float("-inf"))
+    facts = dict(
+        tok=md(q_words[focus]),
+        n=len(q_words),
+        d=s.d_model,
+        L=len(q_words),
+        S=len(k_words),
+        dk=s.d_k,
+        best=md(k_words[best]),
+        w=f"{float(row[best]):.2f}",
+        top=md(k_words[int(scores.argmax())]),
+        allowed=int(trace.mask.sum()),
+        total=trace.mask.numel(),
+    )
+    key = f"present_{step}"
+    from .i18n import STRINGS
+
+    return t(key, **facts) if key in STRINGS else t("present_variant_step", step=t(step), **facts)

@@ -1,0 +1,135 @@
+"""Presenter mode, predict on every page that has weights, the colour-blind-safe palette and the
+charts' text alternatives (checked against the engine's numbers)."""
+
+import json
+
+import pytest
+
+from attn_core import Settings, run_trace
+from attn_core.config import TUTORIAL_SENTENCE
+from explorer.controls import STEPS
+from explorer.present import CSS
+
+TRUTH = run_trace(Settings())  # the tutorial's settings
+
+
+def charts(at):
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def captions(at) -> list[str]:
+    """The captions as shown (the markdown escapes that keep a token a token removed)."""
+    return [c.value.replace("\\", "") for c in at.caption]
+
+
+def narration(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_presenter_walks_the_six_steps_with_back_and_next_and_narrates_each(app):
+    at = app(query={"present": "1", "step": "st_tokens"})
+    assert any(CSS.strip() in h.proto.body for h in at.get("html"))  # the large type
+    seen = []
+    for n, step in enumerate(STEPS):
+        assert at.session_state["step"] == step
+        assert any(f"Step {n + 1} of 6" in h.value for h in at.subheader)
+        seen.append(narration(at))
+        assert at.button(key="present_back").disabled == (n == 0)
+        assert at.button(key="present_next").disabled == (n == len(STEPS) - 1)
+        if n < len(STEPS) - 1:
+            at.button(key="present_next").click().run()
+            assert not at.exception
+    assert len(set(seen)) == 6  # a narration of its own for each step
+    assert "6 tokens" in seen[0] and "**is**" in seen[0]  # the tutorial sentence, the focus token 'is'
+    best = TRUTH.tokens.words[int(TRUTH.attn[0, 1].argmax())]
+    assert f"**{best}**" in seen[-1] and f"{float(TRUTH.attn[0, 1].max()):.2f}" in seen[-1]
+    at.button(key="present_back").click().run()
+    assert at.session_state["step"] == STEPS[-2] and at.query_params["step"] == STEPS[-2]
+
+
+def test_presenter_narrates_in_chinese_and_counts_the_mask(app):
+    at = app(query={"present": "true", "lang": "zh", "mask": "causal", "step": "st_mask"})
+    text = narration(at)
+    allowed = 6 * 7 // 2  # a causal mask over 6 tokens
+    assert "掩码" in text and f"36 对中的 {allowed} 对" in text
+    assert any("第 4 步" in h.value for h in at.subheader)
+
+
+def test_a_bad_present_value_is_dropped_with_a_notice_and_the_page_is_the_usual_one(app):
+    at = app(query={"present": "yes please"})
+    assert "present" not in at.query_params
+    assert any("present" in w.value for w in at.sidebar.warning)
+    assert not [b for b in at.button if b.key == "present_next"] and not at.get("html")
+
+
+def test_the_present_button_enters_and_leaves_presenter_mode(app):
+    at = app()
+    at.button(key="present_start").click().run()
+    assert at.query_params["present"] == "1" and at.button(key="present_next")
+    at.button(key="present_exit").click().run()
+    assert "present" not in at.query_params and not [b for b in at.button if b.key == "present_next"]
+
+
+def test_presenter_charts_use_large_type_and_outline_the_focus_token(app):
+    at = app(query={"present": "1", "step": "st_output", "focus": "3"})
+    weights = next(c for c in charts(at) if c["layout"]["title"]["text"] == "Attention weights")
+    assert weights["layout"]["font"]["size"] >= 16
+    (box,) = weights["layout"]["shapes"]
+    assert box["y0"] == 2.5 and box["y1"] == 3.5  # the row of token 3
+    best = TRUTH.tokens.words[int(TRUTH.attn[0, 3].argmax())]
+    assert any(f"'eat' attends most to '{best}' ({float(TRUTH.attn[0, 3].max()):.2f})" in c for c in captions(at))
+
+
+@pytest.mark.parametrize(
+    ("page", "query", "weights"),
+    [
+        ("pages/2_multihead.py", {"heads": "2", "focus": "2"}, lambda tr: tr.attn[0, 2]),
+        ("pages/3_cross.py", {"focus": "2"}, None),
+    ],
+)
+def test_predict_hides_the_weights_on_multihead_and_cross_then_marks_the_answer(app, page, query, weights):
+    at = app(page, query={"predict": "true", **query})
+    assert not at.exception and not [c for c in charts(at) if "weights" in c["layout"]["title"]["text"].lower()]
+    if weights is None:  # cross-attention: queries from the second sentence, keys from the first
+        from explorer.state import cross_settings
+
+        tr = run_trace(cross_settings(Settings()))
+        row = tr.attn[0, 2]
+    else:
+        tr = run_trace(Settings(heads=2))
+        row = weights(tr)
+    truth = int(row.argmax())
+    at.radio(key="predict_pick").set_value(truth).run()
+    at.button(key="predict_reveal").click().run()
+    assert not at.exception and any("Right" in s.value for s in at.success)
+    assert any(f"({float(row[truth]):.2f})" in c for c in captions(at))  # the chart's fact agrees
+    assert charts(at)
+
+
+def test_predict_on_the_real_model_uses_the_trained_heads_weights(app):
+    from explorer import real
+
+    at = app("pages/7_model.py", query={"predict": "true", "focus": "2", "rm_layer": "1", "rm_head": "3"})
+    assert not at.exception
+    spec = next(iter(real.offered()))
+    ht = real.head(spec, TUTORIAL_SENTENCE, 0, 1, 3)
+    row = ht.model_attn[2]
+    wrong = (int(row.argmax()) + 1) % len(row)
+    at.radio(key="predict_pick").set_value(wrong).run()
+    at.button(key="predict_reveal").click().run()
+    assert not at.exception
+    assert any("You chose" in w.value for w in at.warning)
+
+
+def test_the_safe_palette_changes_every_colour_and_keeps_the_numbers(app):
+    plain = app(query={"step": "st_scores"})
+    safe = app(query={"step": "st_scores", "palette": "safe"})
+    a, b = charts(plain), charts(safe)
+    assert [c["data"][0].get("z") for c in a] == [c["data"][0].get("z") for c in b]
+    scales = {str(c["data"][0].get("colorscale")) for c in b if c["data"][0]["type"] == "heatmap"}
+    assert scales and not any("RdBu" in s or "Viridis" in s for s in scales)
+    bars = [c for c in b if c["data"][0]["type"] == "bar"]
+    assert bars and all(c["layout"]["colorway"][0] == "#0072B2" for c in bars)
+    assert safe.query_params["palette"] == "safe"
+    safe.button(key="reset").click().run()
+    assert safe.query_params["palette"] == "safe"  # a reader's own choice outlives a reset
