@@ -27,7 +27,7 @@ import torch
 
 from attn_core.lab import LabConfig, validate
 
-from .sweeps import ROOT, _lowest_priority
+from .sweeps import ROOT, JsonLines, _lowest_priority
 
 SLOTS = 2  # trainings at once: one per core of the machine this was measured on
 KEEP = 32  # finished runs kept (a run is a few hundred KB at most)
@@ -209,13 +209,8 @@ class Runs:
             return
         run.proc = proc
         threading.Thread(target=self._watch, args=(run,), daemon=True).start()
-        end, last_other = None, ""
-        for line in proc.stdout:
-            try:
-                item = json.loads(line)
-            except ValueError:
-                last_other = line.strip() or last_other
-                continue
+        end, lines = None, JsonLines(proc.stdout)
+        for item in lines:
             if "end" in item:
                 end = item
                 break
@@ -233,7 +228,7 @@ class Runs:
                     self.reaper.start()
             run.state = run.snaps[-1].status if run.snaps else "failed"
         elif run.state in ("running", "paused"):
-            run.state, run.message = "failed", (end or {}).get("message") or last_other or "the worker ended"
+            run.state, run.message = "failed", (end or {}).get("message") or lines.last_other or "the worker ended"
 
     def _watch(self, run: Run) -> None:
         """Stop a run whose sessions have all gone."""

@@ -29,6 +29,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEEP = 16  # finished sweeps kept per server (each is a few dozen rows)
 
 
+class JsonLines:
+    """The JSON objects a child process prints, one a line, as they come; any other line (a
+    warning, a traceback's last line) is kept as ``last_other``: the reason, if the child fails."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.last_other = stream, ""
+
+    def __iter__(self):
+        for line in self.stream:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                item = None
+            if isinstance(item, dict):
+                yield item
+            else:
+                self.last_other = line.strip() or self.last_other
+
+
 @dataclass
 class Job:
     cfg: bench.SweepConfig
@@ -169,13 +188,8 @@ class Runner:
         job.proc = proc
         watcher = threading.Thread(target=self._watch_sessions, args=(job,), daemon=True)
         watcher.start()
-        last_other = ""  # the child's last line that is not a result: its error, if it fails
-        for line in proc.stdout:
-            try:
-                item = json.loads(line)
-            except ValueError:
-                last_other = line.strip() or last_other
-                continue
+        lines = JsonLines(proc.stdout)
+        for item in lines:
             if "row" in item:
                 job.rows.append(bench.Row(**item["row"]))
             elif "matmul_gflops" in item:
@@ -188,7 +202,7 @@ class Runner:
             elif code == 0:
                 job.state = "done"
             else:
-                job.state, job.message = "failed", last_other or f"exit code {code}"
+                job.state, job.message = "failed", lines.last_other or f"exit code {code}"
 
     def _watch_sessions(self, job: Job) -> None:
         while job.state == "running":

@@ -82,9 +82,10 @@ def test_no_key_is_unused():
     dynamic |= {f"lab_b_{p}" for p in ("off", *PRESETS)} | {
         f"lab_{k}_{p}" for p in PRESETS for k in ("preset", "title")
     }
-    from explorer.controls import PALETTE
+    from explorer.controls import PAGE, PALETTE
 
     dynamic |= {f"{PALETTE.fmt}{k}" for k in PALETTE.options}
+    dynamic |= {f"present_{step}" for step in PAGE["step"].options}  # a narration per step
     dynamic |= {f"lab_task_{k}" for k in TASKS} | {f"lab_pos_{k}" for k in LAB_POS}
     dynamic |= {f"lab_state_{k}" for k in ("queued", "running", "paused", "done", "diverged", "stopped", "failed")}
     dynamic |= {name for name in STRINGS if name.startswith("lab_") and name in _control_titles()}

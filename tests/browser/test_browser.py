@@ -288,9 +288,11 @@ def test_presenter_mode_at_1280x720_walks_the_steps_from_the_keyboard_in_both_la
 def test_the_tour_is_followed_with_the_keyboard_alone(server, page):
     open_app(page, server, "steps?tour=qkv&step=st_qkv&d_k=24")
     expect(page.get_by_text("Lesson 1 of 13").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("link", name="Next: Scores: a query against every key")).to_be_visible(timeout=WAIT)
+    settle(page)
     page.keyboard.press("Tab")  # Streamlit's "Skip to main content"
     page.keyboard.press("Enter")
-    for _ in range(6):  # the lesson's links come first in the main content
+    for _ in range(8):  # the lesson's links come first in the main content
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.textContent").startswith("Next:"):
             break
