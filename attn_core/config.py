@@ -38,8 +38,21 @@ LIMITS = {  # field: (low, high); inclusive, for live use
 }
 
 
+class Plain:
+    """A dataclass of plain values, to a dict and back (keys it does not have are ignored): what
+    caches, links, JSON and worker processes carry."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
 @dataclass(frozen=True)
-class Settings:
+class Settings(Plain):
     sentence: str = TUTORIAL_SENTENCE
     source: str | None = None  # keys/values come from here when set (cross-attention)
     seed: int = 123
@@ -74,14 +87,6 @@ class Settings:
             d_head = self.d_model // self.heads
             return replace(self, d_q=d_head, d_k=d_head, d_v=d_head)
         return self
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Settings:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 def _choice(field: str, value: str, options: tuple[str, ...]) -> None:

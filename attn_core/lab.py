@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from . import masks, steps
+from .config import Plain
 from .errors import AttentionConfigError
 from .kernels import KERNELS
 from .masks import MASK_MODES
@@ -153,7 +154,7 @@ LAB_LIMITS = {  # field: (low, high), inclusive
 
 
 @dataclass(frozen=True)
-class LabConfig:
+class LabConfig(Plain):
     task: str = "reverse"
     length: int = 0  # 0: the task's own
     layers: int = 1
@@ -180,14 +181,6 @@ class LabConfig:
         if task is None:
             return self
         return replace(self, length=self.length or task.length, steps=self.steps or task.steps)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> LabConfig:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 def _range(name: str, value, low, high) -> None:

@@ -133,3 +133,10 @@ def test_the_safe_palette_changes_every_colour_and_keeps_the_numbers(app):
     assert safe.query_params["palette"] == "safe"
     safe.button(key="reset").click().run()
     assert safe.query_params["palette"] == "safe"  # a reader's own choice outlives a reset
+
+
+def test_a_palette_the_app_does_not_have_is_dropped_with_a_notice(app):
+    at = app(query={"palette": "<b>neon</b>"})
+    assert not at.exception and "palette" not in at.query_params
+    assert at.session_state["palette"] == "standard"
+    assert any("palette" in w.value for w in at.sidebar.warning)
