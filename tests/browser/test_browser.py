@@ -301,7 +301,16 @@ def test_the_tour_is_followed_with_the_keyboard_alone(server, page):
     expect(page.get_by_text("Lesson 2 of 13").first).to_be_visible(timeout=WAIT)
 
 
-CONTRAST_JS = """() => {
+CONTRAST_SELECTORS = [
+    "[data-testid=stMain] p",
+    "[data-testid=stBaseButton-primary] p",
+    "[data-testid=stBaseButton-secondary] p",
+    "[data-testid=stSidebar] label p",
+    "a.tour-link",
+    "h1",
+    "[data-testid=stCaptionContainer] p",
+]
+CONTRAST_JS = """(sels) => {
   const opaque = (e) => {  // the first background behind e that is painted
     for (let p = e; p; p = p.parentElement) {
       const bg = getComputedStyle(p).backgroundColor;
@@ -309,9 +318,6 @@ CONTRAST_JS = """() => {
     }
     return 'rgb(255, 255, 255)';
   };
-  const sels = ['[data-testid=stMain] p', '[data-testid=stBaseButton-primary] p',
-    '[data-testid=stBaseButton-secondary] p', '[data-testid=stSidebar] label p', 'a.tour-link', 'h1',
-    '[data-testid=stCaptionContainer] p'];
   return sels.map((s) => { const e = document.querySelector(s);
     return e ? [s, getComputedStyle(e).color, opaque(e)] : [s, null, null]; });
 }"""
@@ -340,7 +346,10 @@ def test_text_meets_wcag_aa_contrast_in_both_themes(server, browser):
             page.get_by_role("button", name="Expand sidebar").click()
             expect(page.get_by_test_id("stSidebar").locator("label p").first).to_be_visible(timeout=WAIT)
             settle(page)
-            for selector, fg, bg in page.evaluate(CONTRAST_JS):
+            page.wait_for_function(  # every kind of text drawn (a loaded machine draws late)
+                "(sels) => sels.every((s) => document.querySelector(s))", arg=CONTRAST_SELECTORS, timeout=WAIT
+            )
+            for selector, fg, bg in page.evaluate(CONTRAST_JS, CONTRAST_SELECTORS):
                 assert fg is not None, (scheme, selector)
                 assert contrast(fg, bg) >= 4.5, (scheme, selector, fg, bg, round(contrast(fg, bg), 2))
         finally:
