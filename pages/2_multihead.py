@@ -5,7 +5,7 @@ import streamlit as st
 from attn_core import param_count
 from explorer import figures as fig
 from explorer.boot import run_through_app
-from explorer.controls import PAGE, draw
+from explorer.controls import CHOICES, PAGE, draw
 from explorer.i18n import kernel_label, t
 from explorer.state import current_settings, current_trace
 from explorer.views import chart, predict_then_reveal
@@ -33,6 +33,7 @@ if s.heads == 1:  # the page's point is invisible with one head: one click to se
     left.info(t("mh_one_head"), icon=":material/hub:")
     right.button(t("mh_show_four"), on_click=_four_heads, key="mh_show_four", type="primary", width="stretch")
 default = list(range(min(s.heads, 4)))
+CHOICES.add("mh_heads")  # its labels follow the language: a switch re-pins the heads chosen (see controls)
 shown = st.multiselect(
     t("heads_to_show"),
     list(range(s.heads)),

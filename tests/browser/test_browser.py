@@ -354,3 +354,17 @@ def test_text_meets_wcag_aa_contrast_in_both_themes(server, browser):
                 assert contrast(fg, bg) >= 4.5, (scheme, selector, fg, bg, round(contrast(fg, bg), 2))
         finally:
             ctx.close()
+
+
+def test_the_heads_chosen_on_multihead_survive_a_language_switch(server, page):
+    open_app(page, server, "multihead?heads=6")
+    tags = page.get_by_test_id("stMainBlockContainer").locator("[data-tag]")
+    expect(tags).to_have_text(["Head 0", "Head 1", "Head 2", "Head 3"], timeout=WAIT)
+    page.get_by_role("button", name="Remove Head 0").click()
+    settle(page)
+    expect(tags).to_have_text(["Head 1", "Head 2", "Head 3"], timeout=WAIT)
+    sidebar = page.get_by_test_id("stSidebar")
+    for language, word in (("简体中文", "头"), ("English", "Head")):  # lost on the way back before
+        sidebar.get_by_text(language, exact=True).click()
+        settle(page)
+        expect(tags).to_have_text([f"{word} 1", f"{word} 2", f"{word} 3"], timeout=WAIT)
