@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from .controls import BY_NAME, NOTICES, SIDEBAR
+from .controls import BY_NAME, CHOICES, NOTICES, SIDEBAR
 from .i18n import t
 
 PARAMS = ("hide", "lock")
@@ -60,6 +60,7 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
 
     with st.sidebar.expander(t("lesson_link"), icon=":material/school:"):
         st.caption(t("lesson_help"))
+        CHOICES.update(("lesson_hide", "lesson_lock"))  # labels in the UI's language: re-pinned on a switch
         hide = st.multiselect(t("lesson_hide"), names, default=sorted(hidden), format_func=title, key="lesson_hide")
         rest = [n for n in names if n not in hide]
         lock = st.multiselect(

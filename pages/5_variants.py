@@ -9,6 +9,7 @@ from attn_core.kernels import KERNELS
 from explorer import figures as fig
 from explorer import variants
 from explorer.boot import run_through_app
+from explorer.controls import CHOICES
 from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 from explorer.state import current_settings
@@ -21,6 +22,7 @@ st.title(t("page_variants"))
 st.caption(t("var_intro"))
 settings = current_settings()
 names = [k for k, spec in KERNELS.items() if spec.teaching]
+CHOICES.update(("var_kernels", "var_curve"))  # labels in the UI's language: re-pinned on a switch (see controls)
 picked = st.multiselect(
     t("var_pick"),
     names,

@@ -10,6 +10,7 @@ from attn_core.kernels import KERNELS
 from explorer import figures as fig
 from explorer import sweeps
 from explorer.boot import run_through_app
+from explorer.controls import CHOICES
 from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 from explorer.views import chart
@@ -26,6 +27,7 @@ info = bench.device_info(device)
 mem = info.get("total_bytes") or info.get("free_bytes")
 c[1].caption(f"{info.get('name', device)} · {info['threads']} threads · {mem / 2**30:.1f} GiB · torch {info['torch']}")
 
+CHOICES.add("cx_kernels")  # labels in the UI's language: re-pinned on a switch (see controls)
 kernels = st.multiselect(
     t("cx_kernels"),
     list(KERNELS),
