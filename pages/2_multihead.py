@@ -33,6 +33,9 @@ if s.heads == 1:  # the page's point is invisible with one head: one click to se
     left.info(t("mh_one_head"), icon=":material/hub:")
     right.button(t("mh_show_four"), on_click=_four_heads, key="mh_show_four", type="primary", width="stretch")
 default = list(range(min(s.heads, 4)))
+chosen = st.session_state.get("mh_heads")
+if chosen is not None and any(h >= s.heads for h in chosen):  # fewer heads now: keep those that exist
+    st.session_state["mh_heads"] = [h for h in chosen if h < s.heads] or default
 CHOICES.add("mh_heads")  # its labels follow the language: a switch re-pins the heads chosen (see controls)
 shown = st.multiselect(
     t("heads_to_show"),

@@ -140,3 +140,12 @@ def test_a_palette_the_app_does_not_have_is_dropped_with_a_notice(app):
     assert not at.exception and "palette" not in at.query_params
     assert at.session_state["palette"] == "standard"
     assert any("palette" in w.value for w in at.sidebar.warning)
+
+
+def test_multihead_keeps_the_chosen_heads_that_still_exist_when_heads_drop(app):
+    at = app("pages/2_multihead.py", query={"heads": "6"})
+    at.multiselect(key="mh_heads").set_value([1, 5]).run()
+    at.number_input(key="heads").set_value(3).run()
+    assert not at.exception and at.multiselect(key="mh_heads").value == [1]
+    at.number_input(key="heads").set_value(1).run()
+    assert at.multiselect(key="mh_heads").value == [0]  # none left: the default
