@@ -19,13 +19,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import masks, steps
-from .config import Plain
+from .config import POSITIONS as BASE_POSITIONS
+from .config import SCORES, Plain
 from .errors import AttentionConfigError
 from .kernels import KERNELS
 from .masks import MASK_MODES
 
-SCORES = ("dot", "scaled_dot", "additive")
-POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi")
+POSITIONS = (*BASE_POSITIONS, "rope", "alibi")  # the app's positions and two modern ones
 LAB_KERNELS = ("full", "sliding_window", "linear_elu", "causal_linear")
 
 
