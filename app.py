@@ -41,7 +41,7 @@ tour_arrive()  # a lesson of the tour opens with its own settings
 poll_check()  # ?lesson= and ?teacher= (predict-then-reveal)
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
 settings, slots = sidebar_ui(hidden, locked)
-fig.use_large(presenting)
+fig.begin_run(st.session_state.get("palette", "standard"), presenting)
 if presenting:
     present.style()
 try:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import html
 import math
+import threading
 from collections.abc import Sequence
-from contextvars import ContextVar
 
 import plotly.graph_objects as go
 
@@ -37,35 +37,48 @@ PALETTES = {
         colorway=list(OKABE_ITO),
     ),
 }
-_PALETTE: ContextVar[str] = ContextVar("palette", default="standard")
-_FOCUS: ContextVar[str | None] = ContextVar("focus", default=None)
-_LARGE: ContextVar[bool] = ContextVar("large", default=False)
+_run = threading.local()  # each script run has a thread of its own, a fragment's rerun too
 
 
-def use_palette(name: str) -> None:
-    """The palette of the figures built next in this thread (each script run sets it from the
-    sidebar, and forgets the last run's focus token)."""
-    _PALETTE.set(name if name in PALETTES else "standard")
-    _FOCUS.set(None)
+def begin_run(palette: str, large: bool) -> None:
+    """How this run draws: its palette, large text (presenter mode), no focus token yet. app.py
+    calls it; a fragment's rerun, which does not run app.py, gets the same from the session."""
+    _run.palette = palette if palette in PALETTES else "standard"
+    _run.large = bool(large)
+    _run.focus = None
 
 
-def use_large(on: bool) -> None:
-    """Larger text in the figures built next (presenter mode: read from the back of a room)."""
-    _LARGE.set(bool(on))
+def _current() -> tuple[str, bool]:
+    if not hasattr(_run, "palette"):
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        if get_script_run_ctx() is None:  # outside a script run: a test, the CLI
+            return "standard", False
+        import streamlit as st
+
+        from .present import on
+
+        begin_run(st.session_state.get("palette", "standard"), on())
+    return _run.palette, _run.large
 
 
 def use_focus(label: str | None) -> None:
     """The focus token's label ("1 is"): every heatmap built next whose rows are tokens outlines it."""
-    _FOCUS.set(label)
+    _current()
+    _run.focus = label
+
+
+def _palette() -> dict:
+    return PALETTES[_current()[0]]
 
 
 def colour(role: str):
     """``accent``, ``base`` or ``other`` in the current palette."""
-    return PALETTES[_PALETTE.get()][role]
+    return _palette()[role]
 
 
 def _scale(name: str) -> str:
-    return PALETTES[_PALETTE.get()]["scales"].get(name, name)
+    return _palette()["scales"].get(name, name)
 
 
 def alt_text(figure: go.Figure) -> str:
@@ -103,10 +116,10 @@ def _figure(data: list, *, title: str = "", height: int, alt: str = "", **layout
     """One validated constructor call: several ``update_*`` calls cost ~3x more per chart,
     and every page rerun builds its charts again. ``alt``: the chart's main fact in one sentence
     (``alt_text`` reads it back; pages show it under the chart)."""
-    colorway = PALETTES[_PALETTE.get()]["colorway"]
+    colorway = _palette()["colorway"]
     if colorway:
         layout["colorway"] = colorway
-    if _LARGE.get():
+    if _current()[1]:
         layout["font"] = dict(size=17)
         height = int(height * 1.15)
     return go.Figure(
@@ -168,8 +181,9 @@ def heatmap(
     from .i18n import t
 
     x, y = list(x), list(y)
-    if focus is None and _FOCUS.get() in y:
-        focus = y.index(_FOCUS.get())
+    marked = getattr(_run, "focus", None)
+    if focus is None and marked in y:
+        focus = y.index(marked)
     alt = _matrix_fact(z, x, y, x_title, y_title, focus, weights)
     z, y, rows = _pool(z, y, 0)
     z, x, cols = _pool(z, x, 1)

@@ -14,7 +14,6 @@ from attn_core import AttentionConfigError, Settings, Trace, run_trace
 from attn_core.config import LIMITS
 from attn_core.tokenize import split_words
 
-from . import figures as fig
 from .cache import bounded
 from .controls import DEFAULT_SOURCE, DEFAULTS, LANG, PALETTE, SIDEBAR, draw, forget, pin_choices, reset, url_value
 from .i18n import LANGS, error_text, t
@@ -28,7 +27,7 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
     sb = st.sidebar
     slots: dict[str, object] = {}
     draw(LANG, sb, format_func=LANGS.get, horizontal=True, on_change=pin_choices)
-    fig.use_palette(draw(PALETTE, sb, horizontal=True))
+    draw(PALETTE, sb, horizontal=True)  # read by app.py for the figures (figures.begin_run)
     values: dict = {}
     section, row, cols = "", "", []
     for c in SIDEBAR:

@@ -375,3 +375,23 @@ def test_a_multiselect_whose_labels_follow_the_language_keeps_its_choice(server,
         sidebar.get_by_text(language, exact=True).click()
         settle(page)
         expect(tags).to_have_text(labels, timeout=WAIT)
+
+
+def test_a_fragments_own_rerun_keeps_the_palette_and_the_presenters_large_type(server, page):
+    """The Real model's head view reruns alone (a fragment, without app.py) when the layer changes."""
+    open_app(page, server, "model?palette=safe&present=1")
+    layer = page.locator("input[aria-label='Layer']")
+    expect(layer).to_be_visible(timeout=WAIT)
+    layer.fill("3")
+    layer.press("Enter")
+    settle(page)
+    expect(page.locator("svg text", has_text="Layer 3, head 0").first).to_be_visible(timeout=WAIT)
+    looks = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((g) => [
+            g.layout.title && g.layout.title.text, g._fullLayout.font.size,
+            g.data[0].type === 'heatmap' ? JSON.stringify(g.data[0].colorscale) : null])"""
+    )
+    heatmaps = [x for x in looks if x[2]]
+    safe = ('[[0,"#00224e"]', '[[0,"rgb(127,59,8)"]')  # cividis, purple-orange: not viridis or red-blue
+    assert heatmaps and all(scale.startswith(safe) for _, _, scale in heatmaps), looks
+    assert all(size >= 16 for _, size, _ in looks), looks
