@@ -45,6 +45,10 @@ class Plain:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def key(self) -> tuple:
+        """Its values as sorted (name, value) pairs: hashable, a cache key or a question's name."""
+        return tuple(sorted(self.to_dict().items()))
+
     @classmethod
     def from_dict(cls, data: dict):
         names = {f.name for f in fields(cls)}

@@ -101,7 +101,7 @@ def _trace(items: tuple) -> Trace:
 
 def trace_for(settings: Settings) -> Trace:
     """The cached trace for plain settings; raises AttentionConfigError for bad ones."""
-    return _trace(tuple(sorted(settings.to_dict().items())))
+    return _trace(settings.key())
 
 
 def current_settings() -> Settings:

@@ -28,6 +28,17 @@ def chart(figure, key: str) -> None:
         st.caption(md(alt))
 
 
+def focus_select(container, labels: list[str]) -> int:
+    """The focus token (a query position; one ``focus`` in the URL for every page): a shorter
+    sentence keeps it when it fits, else the last token. The charts built next outline it."""
+    from .controls import PAGE, draw
+
+    n = len(labels)
+    focus = draw(PAGE["focus"], container, options=range(n), default=min(1, n - 1), format_func=labels.__getitem__)
+    fig.use_focus(labels[focus])
+    return focus
+
+
 def matrix_chart(figure, name: str, matrix=None, rows=None, cols=None, *, key_prefix: str = "") -> None:
     """Draw ``figure``; with ``matrix``, offer it as CSV with token labels."""
     chart(figure, f"{key_prefix}chart_{name}")

@@ -14,6 +14,7 @@ from explorer.state import current_settings, current_trace
 from explorer.views import (
     WEIGHTED_SUM,
     chart,
+    focus_select,
     mask_step,
     matrix_chart,
     output_step,
@@ -46,9 +47,7 @@ L, S = len(q_words), len(k_words)
 
 box = st.expander(t("present_controls")) if presenting else st.container()  # Back / Next walk the steps
 c1, c2, c3 = box.columns([2, 1, 3])
-focus = draw(
-    PAGE["focus"], c1, options=range(L), default=min(1, L - 1), format_func=lambda i, names=tuple(q_labels): names[i]
-)  # a shorter sentence keeps the position when it fits, else the last token
+focus = focus_select(c1, q_labels)
 head = draw(PAGE["head_steps"], c2, high=s.heads - 1) if s.heads > 1 else 0
 variant = trace.variant
 stages = {f"vs_{stage.key}": stage for stage in variant.stages} if variant is not None else {}
@@ -62,11 +61,10 @@ else:
 if presenting:
     present.walk(list(steps), step, step_label(steps), present.narration(step, trace, head, focus))
 if draw(PAGE["predict"], c1):  # predict, then reveal (with a live class poll under ?lesson=)
-    question = ("steps", tuple(sorted(s.to_dict().items())), head, focus)
+    question = ("steps", s.key(), head, focus)
     predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
 W = trace.weights
 tok = q_words[focus]
-fig.use_focus(q_labels[focus])  # every chart with the tokens as rows outlines the focus token
 show = matrix_chart  # a chart and its CSV download
 
 if step == "st_tokens":

@@ -8,7 +8,7 @@ from explorer.boot import run_through_app
 from explorer.controls import CHOICES, PAGE, draw
 from explorer.i18n import kernel_label, t
 from explorer.state import current_settings, current_trace
-from explorer.views import chart, predict_then_reveal
+from explorer.views import chart, focus_select, predict_then_reveal
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -48,13 +48,10 @@ shown = st.multiselect(
 c1, c2 = st.columns([1, 3])
 if draw(PAGE["predict"], c1):  # predict, then reveal: which key will the focus token attend to most?
     words = list(trace.tokens.words)
-    focus = draw(
-        PAGE["focus"], c2, options=range(len(words)), default=min(1, len(words) - 1), format_func=q_labels.__getitem__
-    )
+    focus = focus_select(c2, q_labels)
     h = shown[0] if shown else 0
-    fig.use_focus(q_labels[focus])
     st.caption(t("predict_head", h=h))
-    question = ("multihead", tuple(sorted(s.to_dict().items())), h, focus)
+    question = ("multihead", s.key(), h, focus)
     predict_then_reveal(trace.attn[h, focus].tolist(), question, words[focus], list(trace.key_tokens.words))
 cols = st.columns(max(len(shown), 1))
 for col, h in zip(cols, shown):

@@ -7,7 +7,7 @@ from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, t
 from explorer.state import cross_settings, current_settings, current_trace
-from explorer.views import chart, predict_then_reveal
+from explorer.views import chart, focus_select, predict_then_reveal
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -28,15 +28,8 @@ st.latex(
 c1, c2, c3 = st.columns([1, 2, 1])
 head = draw(PAGE["cross_head"], c3, high=trace.settings.heads - 1) if trace.settings.heads > 1 else 0
 if draw(PAGE["predict"], c1):  # predict, then reveal: which word of the first sentence will it attend to?
-    focus = draw(
-        PAGE["focus"],
-        c2,
-        options=range(len(q_words)),
-        default=min(1, len(q_words) - 1),
-        format_func=q_labels.__getitem__,
-    )
-    fig.use_focus(q_labels[focus])
-    question = ("cross", tuple(sorted(trace.settings.to_dict().items())), head, focus)
+    focus = focus_select(c2, q_labels)
+    question = ("cross", trace.settings.key(), head, focus)
     predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
 a, b = st.columns(2)
 with a:

@@ -44,7 +44,7 @@ if len(picked) < 2:
     st.info(t("var_need_two"))
     st.stop()
 try:
-    res = variants.comparison(tuple(sorted(s.to_dict().items())), tuple(picked))
+    res = variants.comparison(s.key(), tuple(picked))
 except AttentionConfigError as err:
     message, fix = error_text(err)
     st.error(f"{md(message)} {t('fix_prefix')} {md(fix)}", icon=":material/warning:")
@@ -95,7 +95,7 @@ if sweepable:
     param = KERNELS[name].sweep
     # at most 24 points, spread evenly on a log scale: each point is a full comparison
     values = curve_points(L) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
-    rows = variants.curve(tuple(sorted(s.to_dict().items())), name, values)
+    rows = variants.curve(s.key(), name, values)
     if rows:
         chart(
             fig.line(

@@ -17,6 +17,7 @@ from explorer.state import current_settings
 from explorer.views import (
     WEIGHTED_SUM,
     chart,
+    focus_select,
     mask_step,
     matrix_chart,
     output_step,
@@ -104,8 +105,7 @@ def head_ui() -> None:
     p1, p2 = st.columns([1, 3])
     if draw(PAGE["predict"], p1):  # predict, then reveal, for the trained head
         n = enc.n_real
-        focus = draw(PAGE["focus"], p2, options=range(n), default=min(1, n - 1), format_func=labels.__getitem__)
-        fig.use_focus(labels[focus])
+        focus = focus_select(p2, labels[:n])
         question = ("model", spec, settings.sentence, pad_to, layer, head, focus)
         predict_then_reveal(model_w[focus, :n].tolist(), question, pieces[focus], pieces[:n])
 

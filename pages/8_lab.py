@@ -95,7 +95,7 @@ except AttentionConfigError as err:
 me = session_id()
 playing = st.session_state.get("lab_playing", False)
 # the runs this session watched before: if the settings changed, it leaves them (the last watcher stops a run)
-keys = sorted((name, tuple(sorted(c_.to_dict().items()))) for name, c_ in configs.items())
+keys = sorted((name, c_.key()) for name, c_ in configs.items())
 for name, items in st.session_state.get("lab_watching", []):
     if (name, items) not in keys:
         old = RUNS.get(engine.LabConfig(**dict(items)), me)
