@@ -12,7 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from .controls import NOTICES
-from .i18n import t
+from .i18n import STRINGS, t
+from .safe import md
 
 PARAM = "present"
 ON, OFF = ("1", "true"), ("0", "false")
@@ -100,8 +101,6 @@ def walk(steps: list[str], step: str, label, narration: str, key: str = "step") 
 
 def narration(step: str, trace, head: int, focus: int) -> str:
     """The step's narration with this input's numbers (the words are data: escaped)."""
-    from .safe import md
-
     q_words, k_words = trace.tokens.words, trace.key_tokens.words
     s = trace.settings
     row = trace.attn[head, focus]
@@ -121,6 +120,4 @@ def narration(step: str, trace, head: int, focus: int) -> str:
         total=trace.mask.numel(),
     )
     key = f"present_{step}"
-    from .i18n import STRINGS
-
     return t(key, **facts) if key in STRINGS else t("present_variant_step", step=t(step), **facts)
