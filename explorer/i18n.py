@@ -984,6 +984,15 @@ ERRORS_ZH: dict[str, tuple[str, str]] = {
 }
 
 
+def _merge_features() -> None:
+    from explorer.catalogue import merged
+
+    merged(STRINGS, ERRORS_ZH)
+
+
+_merge_features()
+
+
 def error_text(err) -> tuple[str, str]:
     """(what is wrong, how to fix it) of an engine error, in the UI's language."""
     zh = ERRORS_ZH.get(getattr(err, "code", ""))

@@ -21,7 +21,9 @@ def fields(text: str) -> set[str]:
 
 def source(*folders: str) -> str:
     """The code of these folders (and app.py), the catalogue itself left out."""
-    files = [ROOT / "app.py"] + [p for f in folders for p in (ROOT / f).rglob("*.py") if p.name != "i18n.py"]
+    files = [ROOT / "app.py"] + [
+        p for f in folders for p in (ROOT / f).rglob("*.py") if p.name != "i18n.py" and "catalogue" not in p.parts
+    ]
     return "\n".join(p.read_text() for p in files)
 
 
