@@ -80,6 +80,59 @@ def test_presenter_charts_use_large_type_and_outline_the_focus_token(app):
     assert any(f"'eat' attends most to '{best}' ({float(TRUTH.attn[0, 3].max()):.2f})" in c for c in captions(at))
 
 
+def _numbers(value) -> list[float]:
+    """Every number in a chart's data (z, x, y, text, customdata ...), nested lists flattened."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, dict):
+        if "bdata" in value:  # a typed array as plotly serialises it
+            import base64
+
+            import numpy as np
+
+            return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).astype(float).tolist()
+        return [x for v in value.values() for x in _numbers(v)]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _numbers(v)]
+    if isinstance(value, str):
+        try:
+            return [float(value)]
+        except ValueError:
+            return []
+    return []
+
+
+def _texts(at) -> list[str]:
+    """Every text on the page: captions, markdown, notices, tables, chart titles, labels and hover texts."""
+    out = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "error") for e in at.get(kind)]
+    out += [str(e.value) for e in at.get("dataframe")] + [str(e.value) for e in at.get("table")]
+    for spec in charts(at):
+        out.append(json.dumps(spec["layout"].get("title")) + json.dumps(spec["layout"].get("annotations")))
+        for trace in spec["data"]:
+            out.append(json.dumps([trace.get(f) for f in ("text", "hovertext", "texttemplate", "hovertemplate")]))
+    return out
+
+
+def shows_weights(at, row) -> list[str]:
+    """Where the page gives away ``row`` (the asked-about weights): a chart whose numbers hold the
+    row (a heatmap's row, a bar chart's bars, hover values), or a text quoting its largest weight."""
+    row = [float(w) for w in row]
+    found = []
+    for spec in charts(at):
+        values = [_numbers(trace.get(f)) for trace in spec["data"] for f in ("z", "x", "y", "customdata", "text")]
+        flat = [x for v in values for x in v]
+        for i in range(len(flat) - len(row) + 1):
+            if all(abs(a - b) < 1e-4 for a, b in zip(flat[i : i + len(row)], row)):
+                found.append(f"chart {spec['layout'].get('title', {}).get('text')!r}")
+                break
+    best = max(row)
+    quoted = {f"{best:.2f}", f"{best:.3f}", f"{best:.4f}", f"{best:.3g}"}
+    found += [f"text {s[:80]!r}" for s in _texts(at) if any(q in s for q in quoted)]
+    return found
+
+
 @pytest.mark.parametrize(
     ("page", "query", "weights"),
     [
@@ -88,8 +141,6 @@ def test_presenter_charts_use_large_type_and_outline_the_focus_token(app):
     ],
 )
 def test_predict_hides_the_weights_on_multihead_and_cross_then_marks_the_answer(app, page, query, weights):
-    at = app(page, query={"predict": "true", **query})
-    assert not at.exception and not [c for c in charts(at) if "weights" in c["layout"]["title"]["text"].lower()]
     if weights is None:  # cross-attention: queries from the second sentence, keys from the first
         from explorer.state import cross_settings
 
@@ -98,12 +149,17 @@ def test_predict_hides_the_weights_on_multihead_and_cross_then_marks_the_answer(
     else:
         tr = run_trace(Settings(heads=2))
         row = weights(tr)
+    plain = app(page, query=query)  # without predict the page shows them: the detector finds them
+    assert shows_weights(plain, row)
+    at = app(page, query={"predict": "true", **query})
+    assert not at.exception
+    assert not shows_weights(at, row)  # anywhere on the page, before the answer
     truth = int(row.argmax())
     at.radio(key="predict_pick").set_value(truth).run()
     at.button(key="predict_reveal").click().run()
     assert not at.exception and any("Right" in s.value for s in at.success)
     assert any(f"({float(row[truth]):.2f})" in c for c in captions(at))  # the chart's fact agrees
-    assert charts(at)
+    assert shows_weights(at, row)
 
 
 def test_predict_on_the_real_model_uses_the_trained_heads_weights(app):
@@ -121,13 +177,32 @@ def test_predict_on_the_real_model_uses_the_trained_heads_weights(app):
     assert any("You chose" in w.value for w in at.warning)
 
 
+def colours(chart) -> tuple[str, ...]:
+    """A heatmap's colour scale as its colours (plotly serialises a named scale as [[position, colour], ...])."""
+    return tuple(str(c).replace(" ", "").lower() for _, c in chart["data"][0]["colorscale"])
+
+
+def named(*names) -> set[tuple[str, ...]]:
+    from plotly.colors import get_colorscale
+
+    return {tuple(c.replace(" ", "").lower() for _, c in get_colorscale(n)) for n in names}
+
+
+STANDARD_SCALES = named("RdBu", "Viridis", "Blues")
+SAFE_SCALES = named("PuOr", "Cividis", "Greys")
+
+
 def test_the_safe_palette_changes_every_colour_and_keeps_the_numbers(app):
     plain = app(query={"step": "st_scores"})
     safe = app(query={"step": "st_scores", "palette": "safe"})
     a, b = charts(plain), charts(safe)
     assert [c["data"][0].get("z") for c in a] == [c["data"][0].get("z") for c in b]
-    scales = {str(c["data"][0].get("colorscale")) for c in b if c["data"][0]["type"] == "heatmap"}
-    assert scales and not any("RdBu" in s or "Viridis" in s for s in scales)
+    plain_scales = [colours(c) for c in a if c["data"][0]["type"] == "heatmap"]
+    safe_scales = [colours(c) for c in b if c["data"][0]["type"] == "heatmap"]
+    assert safe_scales and len(safe_scales) == len(plain_scales)
+    assert all(s in SAFE_SCALES for s in safe_scales), safe_scales  # plotly sends a named scale as its colours
+    assert not any(s in STANDARD_SCALES for s in safe_scales)
+    assert all(p in STANDARD_SCALES for p in plain_scales)  # and the standard page used the standard scales
     bars = [c for c in b if c["data"][0]["type"] == "bar"]
     assert bars and all(c["layout"]["colorway"][0] == "#0072B2" for c in bars)
     assert safe.query_params["palette"] == "safe"
