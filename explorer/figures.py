@@ -23,6 +23,38 @@ def labels(words: Sequence[str]) -> list[str]:
 
 MARGIN = dict(l=10, r=10, t=40, b=10)
 
+# Axis names the pages pass as plain words; the chart writes them in the UI's language.
+AXES = {
+    "query": "ax_query",
+    "key": "ax_key",
+    "dim": "ax_dim",
+    "step": "ax_step",
+    "window": "ax_window",
+    "feature": "ax_feature",
+    "layer": "ax_layer",
+    "head": "ax_head",
+    "row": "ax_row",
+    "column": "ax_column",
+    "value": "ax_value",
+    "weight": "ax_weight",
+}
+
+
+def axis_name(name: str) -> str:
+    """An axis word ("query", "dim") in the UI's language; anything else (a symbol, a unit,
+    text the page translated already) as it is."""
+    from .i18n import t
+
+    key = AXES.get(name)
+    return t(key) if key else name
+
+
+def _ticks() -> dict:
+    """Category ticks that never overlap: the angle is left to plotly, which turns labels that would
+    collide (0°, 45°, 90°) and thins a crowded category axis to every n-th label; hover names every cell."""
+    return dict(type="category", automargin=True, autotickangles=[0, 45, 90])
+
+
 # Colours. "safe" is for colour-blind readers: Okabe & Ito's qualitative colours (told apart under
 # each kind of colour blindness), cividis for magnitudes, purple-orange for signed values; and a
 # highlighted bar or row is also outlined, so no fact is told by colour alone.
@@ -181,6 +213,7 @@ def heatmap(
     from .i18n import t
 
     x, y = list(x), list(y)
+    x_title, y_title = axis_name(x_title), axis_name(y_title)
     marked = getattr(_run, "focus", None)
     if focus is None and marked in y:
         focus = y.index(marked)
@@ -211,7 +244,10 @@ def heatmap(
         colorscale=_scale(colorscale),
         zmid=zmid,
         colorbar=dict(thickness=12),
-        hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>value %{{z:.6g}}<extra></extra>",
+        hovertemplate=(
+            f"{y_title or axis_name('row')} %{{y}}<br>{x_title or axis_name('column')} %{{x}}<br>"
+            f"{axis_name('value')} %{{z:.6g}}<extra></extra>"
+        ),
     )
     return _figure(
         [trace],
@@ -219,8 +255,8 @@ def heatmap(
         height=height or min(120 + 28 * max(len(y), 1), 640),
         alt=alt,
         shapes=shapes,
-        xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45 if len(x) > 8 else 0),
-        yaxis=dict(title=dict(text=y_title), type="category", autorange="reversed"),
+        xaxis=dict(title=dict(text=x_title), **_ticks()),
+        yaxis=dict(title=dict(text=y_title), autorange="reversed", **_ticks()),
     )
 
 
@@ -242,7 +278,13 @@ def _matrix_fact(z, x: list[str], y: list[str], x_title: str, y_title: str, focu
         return t("alt_attends", q=_word(y[i]), k=_word(x[j]), w=f"{a[i, j]:.2f}")
     hi = np.unravel_index(int(np.nanargmax(a)), a.shape)
     lo = np.unravel_index(int(np.nanargmin(a)), a.shape)
-    where = lambda ij: f"{y_title or 'row'} {html.unescape(y[ij[0]])}, {x_title or 'column'} {html.unescape(x[ij[1]])}"
+
+    def named(title: str, label: str, fallback: str) -> str:  # "query 5 first"; "Head 0", not "Head Head 0"
+        label = html.unescape(label)
+        title = title or axis_name(fallback)
+        return label if label.lower().startswith(title.lower()) else f"{title} {label}"
+
+    where = lambda ij: f"{named(y_title, y[ij[0]], 'row')}, {named(x_title, x[ij[1]], 'column')}"
     return t("alt_range", hi=_fmt(a[hi]), hi_at=where(hi), lo=_fmt(a[lo]), lo_at=where(lo))
 
 
@@ -270,7 +312,7 @@ def bars(
         hovertemplate="%{x}<br>%{y:.6g}<extra></extra>",
     )
     return _figure(
-        [trace], title=title, height=320, alt=alt, yaxis=dict(title=dict(text=y_title)), xaxis=dict(type="category")
+        [trace], title=title, height=320, alt=alt, yaxis=dict(title=dict(text=axis_name(y_title))), xaxis=_ticks()
     )
 
 
@@ -392,6 +434,7 @@ def small_multiples(
     """
     import numpy as np
 
+    row_name, col_name = axis_name(row_name), axis_name(col_name)
     a = np.asarray(grid, dtype=np.float32)
     R, C, L, S = a.shape
     z = np.full((R * (L + gap) - gap, C * (S + gap) - gap), np.nan, dtype=np.float32)
@@ -418,7 +461,7 @@ def small_multiples(
         zmax=float(np.nanmax(a)) if a.size else 1.0,
         colorbar=dict(thickness=12),
         hoverongaps=False,
-        hovertemplate="%{y}<br>%{x}<br>weight %{z:.4f}<extra></extra>",
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>{axis_name('weight')} %{{z:.4f}}<extra></extra>",
     )
     from .i18n import t
 
@@ -450,6 +493,24 @@ def small_multiples(
     )
 
 
+D3 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+
+
+def _log_ticks(values: Sequence[float]) -> list[float]:
+    """1-2-5 steps across the values' range, plain numbers rather than minor digits."""
+    finite = [v for v in values if v and v > 0 and math.isfinite(v)]
+    if not finite:
+        return []
+    low, high = min(finite), max(finite)
+    ticks = [
+        m * 10.0**e
+        for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+        for m in (1, 2, 5)
+        if low / 1.5 <= m * 10.0**e <= high * 1.5
+    ]
+    return ticks if len(ticks) >= 2 else [low, high]
+
+
 def loglog(
     series: dict[str, tuple[Sequence[float], Sequence[float]]],
     *,
@@ -457,14 +518,23 @@ def loglog(
     x_title: str = "L",
     y_title: str = "",
     theory: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    label=str,
 ) -> go.Figure:
+    """Measured curves (markers) and each one's theory curve (dotted) in the same colour, named by
+    ``label`` (a kernel's name in the UI's language); the x ticks are the measured lengths."""
+    from .i18n import t
+
+    colours = _palette()["colorway"] or D3
+    colour_of = {name: colours[i % len(colours)] for i, name in enumerate([*series, *(theory or {})])}
     data = [
         go.Scatter(
             x=list(xs),
             y=list(ys),
             mode="lines+markers",
-            name=name,
-            hovertemplate=f"{name}<br>L %{{x}}<br>%{{y:.4g}}<extra></extra>",
+            name=label(name),
+            legendgroup=name,
+            line=dict(color=colour_of[name]),
+            hovertemplate=f"{plot(label(name))}<br>L %{{x}}<br>%{{y:.4g}}<extra></extra>",
         )
         for name, (xs, ys) in series.items()
     ]
@@ -473,26 +543,43 @@ def loglog(
             x=list(xs),
             y=list(ys),
             mode="lines",
-            name=f"{name} (theory)",
-            line=dict(dash="dot", width=1),
+            name=t("ax_theory", name=label(name)),
+            legendgroup=name,
+            line=dict(dash="dot", width=1.5, color=colour_of[name]),
             hoverinfo="skip",
         )
         for name, (xs, ys) in (theory or {}).items()
     ]
-    from .i18n import t
-
-    ends = [(float(ys[-1]), name, xs[-1]) for name, (xs, ys) in series.items() if len(ys)]
+    ends = [(float(ys[-1]), label(name), xs[-1]) for name, (xs, ys) in series.items() if len(ys)]
     alt = ""
     if ends:
         low, high = min(ends), max(ends)
         alt = t("alt_loglog", x=f"{x_title} = {high[2]}", low=low[1], lv=_fmt(low[0]), high=high[1], hv=_fmt(high[0]))
+    lengths = sorted({float(x) for xs, _ in series.values() for x in xs})
+    y_ticks = _log_ticks([float(y) for _, ys in series.values() for y in ys])
     return _figure(
         data,
         title=title,
         alt=alt,
-        height=420,
-        xaxis=dict(type="log", title=dict(text=x_title)),
-        yaxis=dict(type="log", title=dict(text=y_title)),
+        height=460,
+        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
+        xaxis=dict(
+            type="log",
+            title=dict(text=x_title),
+            tickmode="array",
+            tickvals=lengths,
+            ticktext=[f"{x:g}" for x in lengths],
+            automargin=True,
+            autotickangles=[0, 45, 90],
+        ),
+        yaxis=dict(
+            type="log",
+            title=dict(text=y_title),
+            tickmode="array",
+            tickvals=y_ticks,
+            ticktext=[f"{y:g}" for y in y_ticks],
+            automargin=True,
+        ),
     )
 
 
@@ -516,6 +603,7 @@ def line(
     ]
     from .i18n import t
 
+    x_title = axis_name(x_title)
     last = []
     for k, ys in series.items():
         finite = [float(v) for v in ys if v is not None and math.isfinite(v)]
@@ -528,5 +616,5 @@ def line(
         alt=alt,
         height=340,
         xaxis=dict(title=dict(text=x_title), type="log" if log_x else "linear"),
-        yaxis=dict(title=dict(text=y_title)),
+        yaxis=dict(title=dict(text=axis_name(y_title))),
     )

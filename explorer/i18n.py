@@ -180,11 +180,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "uniform_line": ("uniform attention (max |Δ|)", "均匀注意力（max |Δ|）"),
     "cx_noisy": (
         (
-            "{n} rows varied a lot between runs (IQR above 25% of the median, see status): they are drawn but left "
-            "out of the slopes and crossovers. Run the sweep again on a quieter machine."
+            "Rows that varied a lot between runs (IQR above 25% of the median, see status): {n}. They are drawn but "
+            "left out of the slopes and crossovers. Run the sweep again on a quieter machine."
         ),
         (
-            "有 {n} 行在多次运行之间波动很大（四分位距超过中位数的 25%，见 status 列）：图中仍画出，但不参与斜率和交叉点的计算。"
+            "有 {n} 行在多次运行之间波动很大（四分位距超过中位数的 25%，见“状态”列）：图中仍画出，但不参与斜率和交叉点的计算。"
             "请在更空闲的机器上再运行一次。"
         ),
     ),

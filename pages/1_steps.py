@@ -183,7 +183,8 @@ chart(
 )
 with st.expander(t("focus_context", tok=md(tok))):
     st.dataframe(
-        {"dim": list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()}, hide_index=True
+        {fig.axis_name("dim"): list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()},
+        hide_index=True,
     )
 st.download_button(
     t("download_json"),

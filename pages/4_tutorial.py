@@ -36,8 +36,8 @@ st.code(
 st.dataframe(
     {
         "": [t("tut_printed"), t("tut_computed")],
-        "vocab": [str(PRINTED["vocab"]), str(tr.tokens.vocab)],
-        "ids": [str(PRINTED["ids"]), str(list(tr.tokens.ids))],
+        t("tut_vocab"): [str(PRINTED["vocab"]), str(tr.tokens.vocab)],
+        t("tut_ids"): [str(PRINTED["ids"]), str(list(tr.tokens.ids))],
     },
     hide_index=True,
 )
@@ -97,7 +97,7 @@ chart(
         w.multihead_weights_2,
         names,
         [f"{t('head')} {h}" for h in range(3)],
-        title="'is' — 3 heads",
+        title=t("tut_heads_title"),
         x_title="key",
         y_title=t("head"),
     ),
@@ -110,5 +110,5 @@ st.code(
     f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})",
     language="python",
 )
-chart(fig.bars(w.cross_weights.tolist(), names, title="cross-attention: target token 1 → source"), "tut_cross")
+chart(fig.bars(w.cross_weights.tolist(), names, title=t("tut_cross_title")), "tut_cross")
 st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")

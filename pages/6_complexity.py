@@ -25,7 +25,9 @@ c = st.columns([1, 3])
 device = c[0].selectbox(t("cx_device"), devices, key="cx_device")
 info = bench.device_info(device)
 mem = info.get("total_bytes") or info.get("free_bytes")
-c[1].caption(f"{info.get('name', device)} · {info['threads']} threads · {mem / 2**30:.1f} GiB · torch {info['torch']}")
+c[1].caption(
+    f"{info.get('name', device)} · {t('cx_threads', n=info['threads'])} · {mem / 2**30:.1f} GiB · torch {info['torch']}"
+)
 
 CHOICES.add("cx_kernels")  # labels in the UI's language: re-pinned on a switch (see controls)
 kernels = st.multiselect(
@@ -69,6 +71,12 @@ if job is not None and job.active and b2.button(t("cx_stop"), key="cx_stop"):
     sweeps.RUNNER.stop(job)
 
 
+def shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table as the page shows it: kernels by their names, headers in the UI's language."""
+    frame = frame.assign(kernel=frame["kernel"].map(kernel_label)) if "kernel" in frame else frame
+    return frame.rename(columns={c: t(f"cx_col_{c}") for c in frame.columns if c in bench.CSV_COLUMNS})
+
+
 @st.fragment(run_every=1.0)
 def progress_ui(job: sweeps.Job) -> None:
     """Polls the sweep (it runs in another process); the whole page reruns once it has ended."""
@@ -82,7 +90,7 @@ def progress_ui(job: sweeps.Job) -> None:
     text = t("cx_running", kernel=last.kernel, L=last.seq_len, i=done, n=job.total) if last else t("cx_starting")
     st.progress(done / job.total, text=text)
     if job.rows:
-        st.dataframe(pd.DataFrame([asdict(r) for r in job.rows]), hide_index=True)
+        st.dataframe(shown(pd.DataFrame([asdict(r) for r in job.rows])), hide_index=True)
 
 
 if job is not None and job.active:
@@ -101,7 +109,9 @@ if job.sessions_max > 0:
     st.warning(t("cx_under_load", n=job.sessions_max), icon=":material/groups:")
 
 df = pd.DataFrame([asdict(r) for r in rows])
-st.dataframe(df, hide_index=True)
+
+
+st.dataframe(shown(df), hide_index=True)
 if df["compile_s"].notna().any():
     st.caption(t("cx_compile"))
 
@@ -120,15 +130,19 @@ names = list(series_t)
 theory = bench.theory_curves(series_t, cfg.shape)
 a, b = st.columns(2)
 with a:
-    chart(fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory), "cx_time_chart")
+    chart(fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory, label=kernel_label), "cx_time_chart")
     st.caption(t("cx_theory"))
 with b:
-    chart(fig.loglog(series_m, title=t("cx_mem"), y_title="MiB"), "cx_mem_chart")
+    chart(fig.loglog(series_m, title=t("cx_mem"), y_title="MiB", label=kernel_label), "cx_mem_chart")
 
 st.subheader(t("cx_slopes"))
 slopes = {k: bench.fit_slope(*bench.fit_range(rows, k)) for k in names}
 st.dataframe(
-    {"kernel": list(slopes), "slope": [None if v is None else round(v, 2) for v in slopes.values()]}, hide_index=True
+    {
+        t("cx_col_kernel"): [kernel_label(k) for k in slopes],
+        t("cx_col_slope"): [None if v is None else round(v, 2) for v in slopes.values()],
+    },
+    hide_index=True,
 )
 
 noisy = [r for r in rows if r.median_ms and not bench.trustworthy(r)]
@@ -146,7 +160,10 @@ if base:
     cross = {k: bench.crossover(ref, dict(zip(*trusted[k]))) for k in trusted if KERNELS[k].family != "full"}
     # one type per column: the lengths as text beside "never"
     st.dataframe(
-        {"kernel": list(cross), t("cx_from", base=base): [str(v) if v else t("cx_never") for v in cross.values()]},
+        {
+            t("cx_col_kernel"): [kernel_label(k) for k in cross],
+            t("cx_from", base=kernel_label(base)): [str(v) if v else t("cx_never") for v in cross.values()],
+        },
         hide_index=True,
     )
 
@@ -154,9 +171,11 @@ peak = job.matmul_gflops
 if peak:  # measured at the end of a sweep that ran to completion
     st.subheader(t("cx_gflops", peak=peak))
     st.dataframe(
-        df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]].assign(
-            **{"% of matmul": lambda d: (100 * d["gflops"] / peak).round(1)}
-        ),
+        shown(
+            df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]].assign(
+                share=lambda d: (100 * d["gflops"] / peak).round(1)
+            )
+        ).rename(columns={"share": t("cx_col_share")}),
         hide_index=True,
     )
 verdict = ", ".join(f"{kernel_label(k)}: L ≥ {v}" for k, v in cross.items() if v) or t("cx_never")

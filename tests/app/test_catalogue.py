@@ -95,6 +95,11 @@ def test_no_key_is_unused():
 
     dynamic |= {f"tour_{lesson.key}{end}" for lesson in TOUR for end in ("", "_q")}
     dynamic |= {f"{prefix}_{p.key}" for p in PAGES for prefix in ("page", "home")} | {f"kernel_{k}" for k in KERNELS}
+    from attn_core.bench import CSV_COLUMNS
+    from attn_core.config import Settings
+    from attn_core.trace import param_count
+
+    dynamic |= {f"pc_{k}" for k in param_count(Settings())} | {f"cx_col_{c}" for c in CSV_COLUMNS}
     unused = [k for k in STRINGS if k not in dynamic and f'"{k}"' not in code and f"'{k}'" not in code]
     assert not unused, unused
 
