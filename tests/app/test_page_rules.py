@@ -20,27 +20,48 @@ def test_every_page_file_is_in_the_table_and_every_entry_exists():
 
 def test_the_legacy_pages_path_finds_each_page_under_its_url_path():
     """Streamlit's own rule for a pages/ file's name (the number in front dropped) gives the url_path."""
-    for page in PAGES:
-        assert page_icon_and_name(ROOT / page.file)[1] == page.url_path, page.file
+    problems = [name_problem(page.file, page.url_path) for page in PAGES]
+    assert not [p for p in problems if p], problems
+
+
+def first_statement_problem(source: str) -> str | None:
+    """Why a page's source breaks the rule (its first statement after the imports and the
+    docstring must be ``run_through_app()``), or None when it keeps it."""
+    tree = ast.parse(source)
+    body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if not body:
+        return "no statement after the imports"
+    first = body[0]
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Call)):
+        return f"the first statement is a {type(first).__name__}, not a call"
+    if getattr(first.value.func, "id", None) != "run_through_app":
+        return f"the first call is {ast.unparse(first.value.func)}(), not run_through_app()"
+    return None
+
+
+def name_problem(file: str, url_path: str) -> str | None:
+    """Why Streamlit's legacy pages/ path would not find ``file`` under ``url_path`` (None: it would)."""
+    found = page_icon_and_name(ROOT / file)[1]
+    return None if found == url_path else f"{file} is found under /{found}, not /{url_path}"
 
 
 def test_the_first_statement_of_every_page_is_run_through_app():
-    for page in PAGES:
-        tree = ast.parse((ROOT / page.file).read_text())
-        body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            body = body[1:]  # the docstring
-        first = body[0]
-        assert isinstance(first, ast.Expr) and isinstance(first.value, ast.Call), page.file
-        assert getattr(first.value.func, "id", None) == "run_through_app", page.file
+    problems = {page.file: first_statement_problem((ROOT / page.file).read_text()) for page in PAGES}
+    assert not {f: p for f, p in problems.items() if p}, problems
 
 
 def test_the_rules_can_fail():
-    """A page that draws before run_through_app(), or whose name is not its path, is caught."""
-    bad = ast.parse("import streamlit as st\nst.title('x')\nrun_through_app()\n")
-    body = [n for n in bad.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
-    assert getattr(body[0].value.func, "id", None) != "run_through_app"
-    assert page_icon_and_name(Path("pages/1_step_by_step.py"))[1] != "steps"
+    """The checks the tests above use, on pages that break them: drawing before run_through_app(),
+    another statement first, nothing after the imports, and a file whose name is not its path."""
+    good = '"""A page."""\nimport streamlit as st\nfrom explorer.boot import run_through_app\n\nrun_through_app()\n'
+    assert first_statement_problem(good + "st.title('x')\n") is None
+    assert "st.title" in first_statement_problem("import streamlit as st\nst.title('x')\nrun_through_app()\n")
+    assert first_statement_problem("import streamlit as st\nx = 1\nrun_through_app()\n")
+    assert first_statement_problem("import streamlit as st\n")
+    assert name_problem("pages/1_step_by_step.py", "steps")
+    assert name_problem("pages/1_steps.py", "steps") is None
 
 
 def test_test_files_have_unique_names():

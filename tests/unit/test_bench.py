@@ -87,13 +87,20 @@ def test_a_second_sweep_is_queued_not_run_in_parallel():
     assert spans["second"][1] > released
 
 
-def test_bad_sweeps_are_refused_clearly():
+def test_bad_sweeps_are_refused_clearly(monkeypatch):
     with pytest.raises(AttentionConfigError, match="Unknown kernel"):
         bench.validate_sweep(bench.SweepConfig(kernels=("nope",)))
-    with pytest.raises(AttentionConfigError, match="not available"):
-        bench.validate_sweep(bench.SweepConfig(device="cuda")) if not bench.torch.cuda.is_available() else (
-            _ for _ in ()
-        ).throw(AttentionConfigError("device", "device_unavailable", device="cuda", options="cpu"))
+    for device in ("tpu", "cuda:99", ""):  # no machine has these
+        with pytest.raises(AttentionConfigError, match="not available"):
+            bench.validate_sweep(bench.SweepConfig(device=device))
+    monkeypatch.setattr(bench, "available_devices", lambda: ["cpu"])  # a machine without a GPU, on any machine
+    for device in ("cuda", "mps"):
+        with pytest.raises(AttentionConfigError, match="not available") as err:
+            bench.validate_sweep(bench.SweepConfig(device=device))
+        assert "cpu" in str(err.value)  # what can be used instead
+    bench.validate_sweep(bench.SweepConfig(device="cpu"))
+    monkeypatch.setattr(bench, "available_devices", lambda: ["cuda", "cpu"])  # and one with a GPU
+    bench.validate_sweep(bench.SweepConfig(device="cuda"))
 
 
 def test_cli_bench_writes_csv(tmp_path, capsys):
