@@ -6,10 +6,18 @@ import math
 import pytest
 import torch
 
-from attn_core import Settings, run_trace
+from attn_core import Settings, masks, run_trace
 from attn_core.errors import AttentionConfigError
 from attn_core.export import to_json
-from attn_core.kernels import KERNELS, elu_features, prefix_state, run_kernel
+from attn_core.kernels import (
+    KERNELS,
+    elu_features,
+    linformer_projection,
+    orthogonal_features,
+    performer_features,
+    prefix_state,
+    run_kernel,
+)
 
 OPTS = {"window": 2, "dilation": 2, "global_tokens": 1, "block": 3, "features": 16, "proj_k": 4, "seed": 3}
 EXPLAINED = [name for name, k in KERNELS.items() if k.explain is not None]
@@ -38,15 +46,66 @@ def test_every_variant_but_full_attention_has_its_own_steps():
     assert set(EXPLAINED) >= {"performer", "linformer"} and KERNELS["full"].explain is None
 
 
+SPARSE_MASKS = {  # the masked full matrix each sparse variant must amount to (masks.build_mask, the oracle)
+    "sliding_window": lambda L, c, o: masks.build_mask("sliding_window", L, L, window=o["window"], also_causal=c),
+    "dilated": lambda L, c, o: masks.build_mask(
+        "dilated", L, L, window=o["window"], dilation=o["dilation"], also_causal=c
+    ),
+    "global_window": lambda L, c, o: masks.build_mask(
+        "global_window", L, L, window=o["window"], global_tokens=o["global_tokens"], also_causal=c
+    ),
+    "block": lambda L, c, o: masks.build_mask("block", L, L, block_size=o["block"], also_causal=c),
+}
+
+
+def _quadratic(phi_q, phi_k, v, causal):
+    """Feature attention written as the full L x L matrix: (φ(Q) φ(K)ᵀ, causal: j <= i) / its row sums, @ V."""
+    a = phi_q @ phi_k.transpose(-2, -1)
+    if causal:
+        a = a * torch.ones(a.shape[-2:]).tril()
+    return (a / a.sum(-1, keepdim=True)) @ v
+
+
+def reference(name, q, k, v, *, causal, scale, **opts):
+    """Each variant's output computed another way than its kernel: dense, from the mask or the features."""
+    L = q.shape[-2]
+    if name == "flex":  # FlexAttention runs one of the sparse patterns
+        name = opts.get("pattern", "sliding_window")
+    if name in SPARSE_MASKS:
+        s = (q @ k.transpose(-2, -1)) * scale
+        mask = SPARSE_MASKS[name](L, causal, opts)
+        return torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1).nan_to_num(0.0) @ v
+    if name in ("linear_elu", "causal_linear"):
+        return _quadratic(torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1, v, causal)
+    if name == "performer":
+        omega = orthogonal_features(opts["features"], q.shape[-1], seed=opts["seed"])
+        phi_q, phi_k = performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False)
+        return _quadratic(phi_q, phi_k, v, causal)
+    if name == "linformer":
+        E = linformer_projection(opts["proj_k"], L, seed=opts["seed"])
+        Fm = linformer_projection(opts["proj_k"], L, seed=opts["seed"] + 1)
+        return torch.softmax((q @ (E @ k).transpose(-2, -1)) * scale, dim=-1) @ (Fm @ v)
+    raise KeyError(f"no independent reference for the variant {name!r}: add one here")
+
+
+def test_every_explained_variant_has_an_independent_reference():
+    q, k, v = inputs()
+    for name in EXPLAINED:
+        opts = {o: OPTS[o] for o in KERNELS[name].options if o in OPTS}
+        assert reference(name, q, k, v, causal=KERNELS[name].always_causal, scale=0.5, **opts).shape == (2, 9, 5)
+
+
 @pytest.mark.parametrize("name,causal,opts", list(cases()))
-def test_the_steps_output_is_the_kernels_and_the_matrix_shown_makes_it(name, causal, opts):
+def test_the_steps_output_is_the_variants_and_the_matrix_shown_makes_it(name, causal, opts):
     q, k, v = inputs()
     kern = KERNELS[name]
     causal = causal or kern.always_causal
     ex = kern.explain(q, k, v, causal=causal, scale=6**-0.5, **opts)
-    expect = run_kernel(name, q[None], k[None], v[None], causal=causal, scale=6**-0.5, **opts)[0]
-    assert torch.allclose(ex.output, expect, atol=TOL)
+    expect = reference(name, q, k, v, causal=causal, scale=6**-0.5, **opts)
+    assert torch.allclose(ex.output, expect, atol=TOL), (ex.output - expect).abs().max()
     assert torch.allclose(ex.weights @ v, expect, atol=TOL)  # the L x L matrix shown amounts to the output
+    kernel = run_kernel(name, q[None], k[None], v[None], causal=causal, scale=6**-0.5, **opts)[0]
+    assert torch.allclose(kernel, expect, atol=TOL)  # and the efficient path computes the same
     assert ex.stages and all(torch.isfinite(t.nan_to_num(0.0)).all() for t in ex.tensors().values())
 
 
