@@ -239,8 +239,8 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> N
     one tally. With ``?lesson=CODE`` the answers of every session that opened the lesson are
     tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
     the answer is in."""
-    from .poll import POLLS, valid_code
-    from .server import session_id
+    from . import poll_view
+    from .poll import valid_code
 
     code = st.query_params.get("lesson")  # checked by poll.check_url before the page ran
     code = code if valid_code(code) else None
@@ -249,7 +249,7 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> N
     truth = max(range(len(row)), key=row.__getitem__)
     labels = fig.labels(k_words)
     if teacher and code:
-        _teacher_view(code, question, truth, labels, tok)
+        poll_view.teacher_view(code, question, truth, labels, tok)
         return
     state = st.session_state.get("_predict")
     if not state or state.get("q") != question:
@@ -269,7 +269,7 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> N
         ):
             state["answer"] = int(pick)
             if code:
-                POLLS.answer(code, question, session_id(), int(pick))
+                poll_view.submit(code, question, int(pick), tok, labels)
             st.rerun()
         st.stop()  # the weights stay hidden until the answer is in
     right = state["answer"] == truth
@@ -284,24 +284,4 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> N
         icon=":material/check_circle:" if right else ":material/lightbulb:",
     )
     if code:
-        counts = POLLS.tally(code, question, len(k_words))
-        chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts)), highlight=truth), "predict_class")
-
-
-def _teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok: str) -> None:
-    from .poll import POLLS
-
-    st.subheader(t("predict_teacher", code=code))
-
-    @st.fragment(run_every=2.0)  # the histogram follows the answers without reloading
-    def live() -> None:
-        counts = POLLS.tally(code, question, len(labels))
-        chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts))), "predict_teacher_bars")
-        st.caption(t("predict_answers", n=sum(counts), tok=tok))
-
-    live()
-    if st.toggle(t("predict_show_truth"), key="predict_show_truth"):
-        st.info(t("predict_truth", tok=tok, truth=labels[truth]))
-    if st.button(t("predict_end"), key="predict_end"):
-        POLLS.end(code)
-        st.rerun()
+        poll_view.class_count(code, question, labels, truth)

@@ -7,17 +7,26 @@ browser a cookie naming its replica, passes websockets through, checks ``/_stcor
 2 s and sends a browser whose replica died to a live one (its settings are in the URL, so the page
 comes back as it was).
 
-    python scripts/replicas.py --replicas 2 --port 8501            # this machine: 2 replicas + HAProxy
-    python scripts/replicas.py --backends 10.0.0.5:8501,10.0.0.6:8501 --port 80   # replicas elsewhere
+The class poll (predict-then-reveal's answers under ``?lesson=``) must be one for the whole class,
+whichever replica a browser is on: the replicas share one Redis (``ATTN_EXPLORER_REDIS``). With
+local replicas a ``redis-server`` is started on 127.0.0.1 (a free port, no persistence: the lessons
+live only as long as that server; it is started again if it exits, with every lesson's count
+empty; a replica's restart loses nothing), unless ``--redis URL`` names an existing one. Replicas
+on other machines (``--backends``) need ``--redis URL``, the one their ``ATTN_EXPLORER_REDIS`` names.
+
+    python scripts/replicas.py --replicas 2 --port 8501            # this machine: 2 replicas + HAProxy + Redis
+    python scripts/replicas.py --replicas 2 --redis redis://10.0.0.7:6379/0   # an existing Redis
+    python scripts/replicas.py --backends 10.0.0.5:8501,10.0.0.6:8501 --redis redis://10.0.0.7:6379/0 --port 80
     bash scripts/serve.sh --replicas 2                          # the same, from the shell
 
-Ctrl-C (or SIGTERM) stops HAProxy and every replica it started. Needs Debian's ``haproxy``
-(``apt-get install haproxy``).
+Ctrl-C (or SIGTERM) stops HAProxy, every replica and the Redis it started. Needs Debian's ``haproxy``
+and ``redis-server`` (``apt-get install haproxy redis-server``).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import shutil
@@ -75,9 +84,85 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def healthy(url: str, timeout: float) -> bool:
+def check_listen(bind: str, port: int) -> None:
+    """Fail at once, naming the address or the port, when HAProxy could not listen on them."""
+    if not 1 <= port <= 65535:
+        raise SystemExit(f"--port {port} is not a port: use 1-65535")
+    try:
+        infos = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as err:
+        raise SystemExit(f"--bind {bind}: not an address of this machine ({err.strerror})") from None
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as a server would; a LISTEN socket still blocks it
+        try:
+            s.bind(address)
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                raise SystemExit(
+                    f"port {port} on {bind} is already in use: stop what uses it or choose another --port"
+                )
+            if err.errno == errno.EADDRNOTAVAIL:
+                raise SystemExit(f"--bind {bind} is not an address of this machine: use 127.0.0.1 or 0.0.0.0")
+            if err.errno == errno.EACCES:
+                raise SystemExit(f"port {port} needs more privileges on this machine: choose a port above 1023")
+            raise SystemExit(f"cannot listen on {bind}:{port}: {err.strerror}") from None
+
+
+@dataclass
+class RedisServer:
+    """A local ``redis-server`` for the class poll: 127.0.0.1, no persistence, bounded memory."""
+
+    port: int = 0
+    log_path: str = os.devnull
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 20) -> RedisServer:
+        exe = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not os.path.exists(exe):
+            raise SystemExit("redis-server is not installed: apt-get install redis-server")
+        self.port = self.port or free_port()
+        cmd = [exe, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        cmd += ["--maxmemory", "256mb", "--maxmemory-policy", "noeviction", "--daemonize", "no"]
+        with open(self.log_path, "a") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"redis-server exited at start (code {self.proc.returncode}); see {self.log_path}")
+            if redis_ping(self.url):
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise SystemExit(f"redis-server on port {self.port} did not answer; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def redis_ping(url: str, timeout: float = 1.0) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout).ping())
+    except (redis.RedisError, OSError, ValueError):
+        return False
+
+
+def healthy(url: str, timeout: float, proc: subprocess.Popen | None = None) -> bool:
     deadline = time.time() + timeout
     while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
         try:
             if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read().strip() == b"ok":
                 return True
@@ -126,11 +211,13 @@ class Cluster:
     port: int = 8501
     replicas: int = 2
     backends: list[str] = field(default_factory=list)  # host:port of replicas started elsewhere
+    redis_url: str | None = None  # the class poll's store; None: start a local redis-server
     streamlit_args: list[str] = field(default_factory=list)
     log_dir: str | None = None
     procs: list[subprocess.Popen] = field(default_factory=list)
     replica_urls: list[str] = field(default_factory=list)
     haproxy: subprocess.Popen | None = None
+    redis: RedisServer | None = None
 
     @property
     def url(self) -> str:
@@ -143,7 +230,7 @@ class Cluster:
             return subprocess.Popen(
                 [*cmd, *self.streamlit_args],
                 cwd=ROOT,
-                env=dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=secret),
+                env=dict(os.environ, STREAMLIT_SERVER_COOKIE_SECRET=secret, ATTN_EXPLORER_REDIS=self.redis_url),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -153,8 +240,20 @@ class Cluster:
         exe = shutil.which("haproxy") or "/usr/sbin/haproxy"
         if not os.path.exists(exe):
             raise SystemExit("haproxy is not installed: apt-get install haproxy")
+        check_listen(self.bind, self.port)  # before anything starts: a port in use is said at once
         self.log_dir = self.log_dir or tempfile.mkdtemp(prefix="attention-explorer-")
         backends = list(self.backends)
+        if backends and not self.redis_url:
+            raise SystemExit(
+                "--backends needs --redis URL: the replicas elsewhere must share one Redis for the class poll "
+                "(start each with ATTN_EXPLORER_REDIS=URL)"
+            )
+        if self.redis_url:
+            if not redis_ping(self.redis_url):
+                raise SystemExit(f"cannot reach Redis at {self.redis_url}: check --redis (redis://host:port/db)")
+        elif not backends:
+            self.redis = RedisServer(log_path=os.path.join(self.log_dir, "redis.log")).start()
+            self.redis_url = self.redis.url
         if not backends:
             secret = secrets.token_hex(16)  # one cookie secret for all replicas: a browser that moves stays valid
             for i in range(self.replicas):
@@ -178,9 +277,11 @@ class Cluster:
             self.haproxy = subprocess.Popen(
                 [exe, "-db", "-f", cfg], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
-        if not healthy(self.url, timeout):
+        if not healthy(self.url, timeout, self.haproxy):
             self.stop()
-            raise SystemExit(f"HAProxy at {self.url} did not answer; see {self.log_dir}")
+            with open(os.path.join(self.log_dir, "haproxy.log")) as f:
+                said = f.read().strip().splitlines()[-1:] or ["no output"]
+            raise SystemExit(f"HAProxy at {self.url} did not answer ({said[0]}); see {self.log_dir}")
         return self
 
     def stop(self) -> None:
@@ -192,12 +293,17 @@ class Cluster:
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
+        if self.redis is not None:
+            self.redis.stop()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--replicas", type=int, default=2, help="Streamlit processes to start here (default 2)")
     ap.add_argument("--backends", default="", help="host:port,... of replicas started elsewhere (no local ones)")
+    ap.add_argument(
+        "--redis", default="", help="redis://host:port/db for the class poll (default: start a local redis-server)"
+    )
     ap.add_argument("--port", type=int, default=8501, help="HAProxy's port (default 8501)")
     ap.add_argument("--bind", default="127.0.0.1", help="HAProxy's address (0.0.0.0 to serve a room)")
     ap.add_argument("streamlit_args", nargs="*", help="after --: more `streamlit run` options for each replica")
@@ -205,8 +311,17 @@ def main() -> None:
     if args.replicas < 1:
         ap.error("--replicas must be at least 1")
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if args.redis and not args.redis.startswith(("redis://", "rediss://", "unix://")):
+        ap.error(f"--redis {args.redis}: not a redis:// URL (e.g. redis://127.0.0.1:6379/0)")
+    if backends and not args.redis:
+        ap.error("--backends needs --redis URL: replicas on other machines must share one Redis for the class poll")
     cluster = Cluster(
-        bind=args.bind, port=args.port, replicas=args.replicas, backends=backends, streamlit_args=args.streamlit_args
+        bind=args.bind,
+        port=args.port,
+        replicas=args.replicas,
+        backends=backends,
+        redis_url=args.redis or None,
+        streamlit_args=args.streamlit_args,
     )
 
     def stop(*_):
@@ -221,6 +336,12 @@ def main() -> None:
         f"logs in {cluster.log_dir}). Ctrl-C stops everything.",
         flush=True,
     )
+    where = "a local redis-server, no persistence" if cluster.redis else "an existing Redis"
+    print(
+        f"Class poll: {cluster.redis_url} ({where}); a replica's restart loses no answer"
+        + ("; if this Redis exits it is started again, with every lesson's count empty." if cluster.redis else "."),
+        flush=True,
+    )
     reported: set[int] = set()
     while cluster.haproxy.poll() is None:
         for i, p in enumerate(cluster.procs):
@@ -230,6 +351,11 @@ def main() -> None:
                     f"replica {i + 1} exited (code {p.returncode}); HAProxy sends its users to the others.",
                     file=sys.stderr,
                 )
+        if cluster.redis is not None and cluster.redis.proc.poll() is not None:
+            print(
+                "the class poll's redis-server exited; starting it again (lesson counts start empty)", file=sys.stderr
+            )
+            cluster.redis.start()
         time.sleep(2)
     print("HAProxy exited; stopping.", file=sys.stderr)
     stop()

@@ -71,7 +71,7 @@ def test_the_store_is_bounded_and_keeps_answers_of_sessions_that_left(monkeypatc
     store.answer("l4", ("q",), "gone", 1)  # that session has left: its answer stays
     assert store.tally("l4", ("q",), 2) == [1, 1]
     monkeypatch.setattr(poll, "TIMEOUT_S", -1.0)
-    store.tally("l2", ("q",), 2)
+    store.answer("l2", ("q",), "s", 0)  # (a tally only reads: it makes no lesson)
     assert list(store.lessons) == ["l2"]  # the others timed out
 
 

@@ -1,0 +1,116 @@
+"""The class poll on the page: a student's answer sent to the lesson's store, the class's count
+after the reveal, and the teacher's live view (histogram, CSV of the lesson, end of the lesson).
+
+When the store cannot be reached (``PollUnavailable``) the page says so in the UI's language and
+goes on: the student's own predict-then-reveal never depends on it. An answer that could not be
+sent is kept in the session and sent again on the session's next run once the store is back.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import streamlit as st
+
+from . import figures as fig
+from . import poll
+from .i18n import t
+from .poll import PollUnavailable
+
+PENDING = "_poll_pending"
+
+
+def describe(question: tuple, tok: str) -> str:
+    """A question in words for the teacher's CSV: its page, its sentence and the focus token."""
+    pairs = [dict(x) for x in question[1:] if isinstance(x, tuple) and all(isinstance(p, tuple) for p in x)]
+    sentence = next((d["sentence"] for d in pairs if "sentence" in d), None)
+    if sentence is None:
+        sentence = max((x for x in question[1:] if isinstance(x, str)), key=len, default="")
+    return f"{question[0]} · {sentence} · '{tok}'"
+
+
+def unavailable() -> None:
+    st.warning(t("poll_unavailable"), icon=":material/cloud_off:")
+
+
+def _send(code: str, question: tuple, token: int, meta: dict) -> bool:
+    from .server import session_id
+
+    try:
+        poll.POLLS.answer(code, question, session_id(), token, meta)
+    except PollUnavailable:
+        return False
+    return True
+
+
+def submit(code: str, question: tuple, token: int, tok: str, labels: list[str]) -> None:
+    """The learner's answer to the lesson's count (kept to send later when the store is down)."""
+    meta = {"label": describe(question, tok), "tokens": list(labels)}
+    if _send(code, question, token, meta):
+        st.session_state.pop(PENDING, None)
+    else:
+        st.session_state[PENDING] = (code, question, token, meta)
+
+
+def class_count(code: str, question: tuple, labels: list[str], truth: int) -> None:
+    """After the reveal: the class's answers to this question (or the notice that nobody counts now)."""
+    from .views import chart
+
+    pending = st.session_state.get(PENDING)
+    if pending is not None and _send(*pending):
+        st.session_state.pop(PENDING, None)
+    try:
+        counts = poll.POLLS.tally(code, question, len(labels))
+    except PollUnavailable:
+        unavailable()
+        return
+    chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts)), highlight=truth), "predict_class")
+
+
+def lesson_csv(code: str) -> str:
+    """The lesson's answers per question: question, key token, count (no session ids)."""
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["question", "key_token", "count"])
+    try:
+        w.writerows(poll.POLLS.export(code))
+    except PollUnavailable:
+        w.writerow([t("poll_unavailable"), "", ""])
+    return out.getvalue()
+
+
+def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok: str) -> None:
+    from .views import chart
+
+    st.subheader(t("predict_teacher", code=code))
+
+    @st.fragment(run_every=2.0)  # the histogram follows the answers without reloading
+    def live() -> None:
+        try:
+            counts = poll.POLLS.tally(code, question, len(labels))
+        except PollUnavailable:
+            unavailable()
+            return
+        chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts))), "predict_teacher_bars")
+        st.caption(t("predict_answers", n=sum(counts), tok=tok))
+
+    live()
+    if st.toggle(t("predict_show_truth"), key="predict_show_truth"):
+        st.info(t("predict_truth", tok=tok, truth=labels[truth]))
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        t("poll_download"),
+        data=lambda: lesson_csv(code),  # made when clicked: the whole lesson as it is then
+        file_name=f"lesson-{code}.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="poll_download",
+    )
+    if c2.button(t("predict_end"), key="predict_end"):
+        try:
+            poll.POLLS.end(code)
+        except PollUnavailable:
+            unavailable()
+        else:
+            st.rerun()
