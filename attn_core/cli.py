@@ -159,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
 
     lab.add_cli(sub)
     commands["train"] = lab.cmd_train
+    from . import notebook
+
+    commands["export-notebook"] = notebook.add_cli(sub)
     args = parser.parse_args(argv)
     try:
         _text_args(args)

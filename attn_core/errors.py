@@ -149,6 +149,15 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "The {field} is not valid UTF-8 text.",
         "Pass it as UTF-8 (check the terminal's or the file's encoding).",
     ),
+    # the notebook export (attn_core.notebook)
+    "notebook_too_big": (
+        "A notebook of this view would carry {n} of the app's numbers ({mib} MiB), more than the {limit} MiB one may.",
+        "Use a shorter sentence, fewer heads or smaller d_model/d_q/d_k/d_v.",
+    ),
+    "notebook_variant": (
+        "The notebook export does not know the steps of the variant {kernel} yet.",
+        "Pick another attention variant, or download the trace as JSON.",
+    ),
 }
 
 
