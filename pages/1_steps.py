@@ -5,7 +5,7 @@ import streamlit as st
 from attn_core.export import to_json
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer import present
+from explorer import present, takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, step_label, t
@@ -194,3 +194,4 @@ st.download_button(
     key="dl_json",
     on_click="ignore",
 )  # the JSON is built only when clicked
+takehome.offer("steps", settings, head=head, focus=focus)  # the view as a notebook, built when clicked

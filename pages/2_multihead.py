@@ -4,6 +4,7 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
+from explorer import takehome
 from explorer.boot import run_through_app
 from explorer.controls import CHOICES, PAGE, draw
 from explorer.i18n import kernel_label, t
@@ -122,3 +123,4 @@ if s.layout == "standard":
     st.info(t("params_formula", f=n["formula_4d2"], n=n["total"], b=n["biases"]))
 else:
     st.info(t("params_tutorial", f=n["formula_4d2"], n=n["total"]))
+takehome.offer("multihead", settings, head=shown[0] if shown else 0)  # the view as a notebook

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from explorer import figures as fig
+from explorer import takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, t
@@ -59,3 +60,4 @@ with b:
         ),
         "cross_lines",
     )
+takehome.offer("cross", settings, head=head)  # the view as a notebook, built when clicked

@@ -8,7 +8,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from explorer import figures as fig
-from explorer import real
+from explorer import real, takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
@@ -217,6 +217,7 @@ def head_ui() -> None:
         key="rm_dl_json",
         on_click="ignore",
     )
+    takehome.offer_model(spec, settings.sentence, pad_to, layer, head)  # this head as a notebook
 
 
 head_ui()
