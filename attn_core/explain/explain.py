@@ -1,0 +1,123 @@
+"""One sentence explained every way, as plain values (lists, floats, None): what the CLI prints
+and what the page caches.
+
+    explain(pre, text, removal=..., shapley=...) -> dict   tokens, methods, layers, references,
+                                                           ig_completeness_error, curves, correlation
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import correlation as C
+from . import faithfulness, internals, methods, references
+from .sentence import Item, make_item
+
+METHODS = ("raw", "rollout", "flow", "norm", "value_zeroing")
+REFERENCES = ("loo", "ig", "shapley")
+UNK_NOTICE = 0.2
+
+
+def head_mean(passed) -> np.ndarray:
+    """(layers, n, n): each layer's attention averaged over its heads."""
+    return np.stack([a[0].mean(0).double().numpy() for a in passed.attentions])
+
+
+def per_layer(pre, passed) -> dict[str, list | None]:
+    """Every method's value per piece at each layer (rollout, flow and value zeroing up to that layer)."""
+    W = head_mean(passed)
+    L = len(W)
+    rolled = methods.rollout_matrices(W)
+    flow = None
+    if W.shape[-1] <= methods.FLOW_MAX:
+        flow = [methods.flow(W, layer).tolist() for layer in range(L)]
+    return {
+        "raw": [methods.raw(W, layer).tolist() for layer in range(L)],
+        "rollout": [methods.per_token(rolled[layer]).tolist() for layer in range(L)],
+        "flow": flow,
+        "norm": internals.norms(pre, passed).tolist(),
+        "value_zeroing": internals.value_zeroing(pre, passed).tolist(),
+    }
+
+
+def last_only(pre, passed) -> dict[str, list | None]:
+    """Every method at the last layer only (flow computed once, not per layer)."""
+    W = head_mean(passed)
+    f = methods.flow(W)
+    return {
+        "raw": methods.raw(W).tolist(),
+        "rollout": methods.rollout(W).tolist(),
+        "flow": None if f is None else f.tolist(),
+        "norm": internals.norms(pre, passed)[-1].tolist(),
+        "value_zeroing": internals.value_zeroing(pre, passed)[-1].tolist(),
+    }
+
+
+def word_texts(item: Item) -> list[str]:
+    out = []
+    for w in range(item.n_words):
+        out.append("".join(item.pieces[i].removeprefix("##") for i in item.pieces_of(w)))
+    return out
+
+
+def notices(item: Item) -> list[dict]:
+    found = []
+    if len(item.inner) < C.MIN_PIECES:
+        found.append({"code": "few_pieces", "n": len(item.inner), "min": C.MIN_PIECES})
+    if item.unk and item.unk / max(len(item.inner), 1) >= UNK_NOTICE:
+        found.append({"code": "many_unk", "unk": item.unk, "n": len(item.inner)})
+    if item.n > methods.FLOW_MAX:
+        found.append({"code": "flow_capped", "n": item.n, "limit": methods.FLOW_MAX})
+    if item.n_words > references.SHAPLEY_MAX:
+        found.append({"code": "shapley_words", "n": item.n_words, "limit": references.SHAPLEY_MAX})
+    return found
+
+
+def correlations(item: Item, values: dict, refs: dict) -> dict:
+    """method × reference: ρ, τ and the interval over the sentence's own pieces (Shapley: per word)."""
+    inner = item.inner
+    out: dict = {}
+    for name, vals in values.items():
+        row = out.setdefault(name, {})
+        for ref, rvals in refs.items():
+            if vals is None or rvals is None or ref == "loo_direct":
+                continue
+            if ref == "shapley":
+                row[ref] = C.correlate(C.words_sum(np.asarray(vals), item.words, item.n_words), rvals)
+            else:
+                row[ref] = C.correlate(np.asarray(vals)[inner], np.asarray(rvals)[inner])
+    return out
+
+
+def explain(pre, text: str, *, removal: str = "attention", shapley: bool = True, steps: int = references.IG_STEPS,
+            layers: bool = False) -> dict:
+    item = make_item(pre, text)
+    passed = references.full(pre, item)
+    target = passed.pooled[0]
+    values = last_only(pre, passed)
+    ig = references.integrated_gradients(pre, item.ids, target, steps)
+    refs = {"loo": references.loo(pre, item, removal, passed).tolist(), "ig": ig["attr"].tolist(),
+            "loo_direct": references.direct_share(passed).tolist()}
+    shap = references.shapley(pre, item, removal, target) if shapley else None
+    if shap is not None:
+        refs["shapley"] = shap["words"].tolist()
+    rankings = {**values, "loo": refs["loo"], "ig": refs["ig"]}
+    out = {
+        "model": pre.name, "text": text, "removal": removal, "tokens": list(item.pieces),
+        "words": list(item.words), "word_texts": word_texts(item), "methods": values, "references": refs,
+        "ig_completeness_error": ig["error"], "ig_delta": ig["delta"], "ig_sum": ig["sum"], "ig_steps": steps,
+        "shapley_check": None if shap is None else {k: shap[k] for k in ("v_all", "v_none", "sum")},
+        "curves": faithfulness.curves(pre, item, rankings, removal, target), "ks": list(faithfulness.KS),
+        "correlation": correlations(item, values, {k: v for k, v in refs.items()}),
+        "specials": {k: C.specials(v) for k, v in {**values, "loo": refs["loo"], "ig": refs["ig"]}.items()
+                     if v is not None},
+        "notices": notices(item),
+    }
+    if layers:
+        out["layers"] = per_layer(pre, passed)
+    return out
+
+
+def spearman_table(result: dict) -> dict:
+    """The CLI's ``correlation``: method × reference, Spearman's ρ only (None with its reason)."""
+    return {m: {r: c["spearman"] for r, c in row.items()} for m, row in result["correlation"].items()}

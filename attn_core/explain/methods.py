@@ -1,0 +1,106 @@
+"""Explanations read from attention: raw attention, rollout and flow (Abnar & Zuidema, 2020).
+
+Each takes the head-averaged attention of every layer, ``W`` (layers, n, n) (row i: what query i
+reads), over the real pieces only, and gives one value per piece for the mean-pooled embedding:
+the mean over the output positions i of a matrix M[i, j] (how much output i draws on input j).
+
+    raw:      M = W_last                                   (the last layer, mean over heads)
+    rollout:  A_l = 0.5 W_l + 0.5 I,  M = A_L ... A_2 A_1  (the residual counted as half)
+    flow:     M[i, j] = max-flow from input j to output i in the layered graph whose edges
+              (l - 1, j) -> (l, i) carry A_l[i, j]
+
+Flow's sink keeps depth: one max-flow per (input, output) pair, averaged over the outputs. A single
+super-sink joined to every last-layer position would make each input's flow equal to its own edges
+into layer 1 (0.5 * the column sum of A_1 + 0.5), whatever the later layers do. That is n² max-flows
+per depth, so flow is computed up to ``FLOW_MAX`` pieces and not above.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_flow
+
+FLOW_MAX = 32  # pieces: n² max-flows on a graph of (layers + 1) · n nodes
+FLOW_SCALE = 2**24  # capacities become int32 (scipy's maximum_flow needs int32: int64 silently gave 0)
+
+
+def residual(W: np.ndarray) -> np.ndarray:
+    """A = 0.5 W + 0.5 I, rows renormalised (they already sum to 1 for softmax rows)."""
+    A = 0.5 * W + 0.5 * np.eye(W.shape[-1])
+    return A / A.sum(-1, keepdims=True)
+
+
+def rollout_matrices(W: np.ndarray) -> np.ndarray:
+    """(layers, n, n): the rollout up to each layer, A_l ... A_1."""
+    A = residual(np.asarray(W, dtype=np.float64))
+    out = np.empty_like(A)
+    out[0] = A[0]
+    for layer in range(1, len(A)):
+        out[layer] = A[layer] @ out[layer - 1]
+    return out
+
+
+def per_token(M: np.ndarray) -> np.ndarray:
+    """One value per input piece for the mean-pooled output: the mean of M's rows."""
+    return np.asarray(M, dtype=np.float64).mean(0)
+
+
+def raw(W: np.ndarray, layer: int = -1) -> np.ndarray:
+    return per_token(np.asarray(W, dtype=np.float64)[layer])
+
+
+def rollout(W: np.ndarray, layer: int = -1) -> np.ndarray:
+    return per_token(rollout_matrices(W)[layer])
+
+
+def flow_graph(W: np.ndarray, depth: int) -> csr_matrix:
+    """The layered graph of the first ``depth`` layers: node l·n + j is piece j after l layers;
+    the edge (l - 1, j) -> (l, i) has capacity A_l[i, j], as int32 units of 1 / FLOW_SCALE."""
+    A = residual(np.asarray(W, dtype=np.float64))[:depth]
+    n = A.shape[-1]
+    rows, cols, caps = [], [], []
+    for layer in range(depth):
+        i, j = np.nonzero(A[layer] > 0)
+        rows.append(layer * n + j)
+        cols.append((layer + 1) * n + i)
+        caps.append(np.rint(A[layer][i, j] * FLOW_SCALE))
+    size = (depth + 1) * n
+    data = np.concatenate(caps).astype(np.int32)
+    return csr_matrix((data, (np.concatenate(rows), np.concatenate(cols))), shape=(size, size), dtype=np.int32)
+
+
+def flow_matrix(W: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """M[i, j] = the max-flow from input j to output i after ``depth`` layers (default: all)."""
+    W = np.asarray(W, dtype=np.float64)
+    depth = len(W) if depth is None else depth
+    n = W.shape[-1]
+    graph = flow_graph(W, depth)
+    M = np.zeros((n, n))
+    for j in range(n):
+        for i in range(n):
+            M[i, j] = maximum_flow(graph, j, depth * n + i).flow_value / FLOW_SCALE
+    return M
+
+
+def flow(W: np.ndarray, layer: int = -1) -> np.ndarray | None:
+    """Flow's value per piece up to ``layer`` (default the last); None above FLOW_MAX pieces."""
+    W = np.asarray(W, dtype=np.float64)
+    if W.shape[-1] > FLOW_MAX:
+        return None
+    depth = len(W) if layer == -1 else layer + 1
+    return per_token(flow_matrix(W, depth))
+
+
+def super_sink_flow(W: np.ndarray) -> np.ndarray:
+    """Each input's max-flow to one super-sink joined to every last-layer position (the choice
+    this module avoids: it only sees layer 1). Kept to show it in a test."""
+    W = np.asarray(W, dtype=np.float64)
+    n, depth = W.shape[-1], len(W)
+    g = flow_graph(W, depth).tolil()
+    size = g.shape[0]
+    g.resize((size + 1, size + 1))
+    for i in range(n):
+        g[depth * n + i, size] = np.iinfo(np.int32).max // (2 * n)
+    g = g.tocsr().astype(np.int32)
+    return np.array([maximum_flow(g, j, size).flow_value / FLOW_SCALE for j in range(n)])
