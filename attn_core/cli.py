@@ -162,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     from . import notebook
 
     commands["export-notebook"] = notebook.add_cli(sub)
+    from .explain.cli import add_cli as add_explain
+
+    commands.update(add_explain(sub))
     args = parser.parse_args(argv)
     try:
         _text_args(args)

@@ -158,6 +158,19 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "The notebook export does not know the steps of the variant {kernel} yet.",
         "Pick another attention variant, or download the trace as JSON.",
     ),
+    # explanations of a sentence embedding (attn_core.explain)
+    "explain_no_words": (
+        "The {field} has no letters or digits, only punctuation or symbols: there is nothing to explain.",
+        "Type a sentence with words, e.g. 'The cat slept on the warm windowsill'.",
+    ),
+    "explain_too_long": (
+        "The {field} has {n} pieces; explanations are computed for up to {limit} (leave-one-out runs once per piece).",
+        "Shorten it to {limit} pieces or fewer (a long word can take several pieces).",
+    ),
+    "explain_second_empty": (
+        "The second sentence is empty.",
+        "Type a second sentence to compare with, or clear the comparison.",
+    ),
 }
 
 
