@@ -49,12 +49,29 @@ def available_devices() -> list[str]:
     return [d for d in ("cuda", "mps") if d == best_device() or (d == "cuda" and torch.cuda.is_available())] + ["cpu"]
 
 
+def _address_space_left() -> int | None:
+    """What this process may still map under its address-space limit (``ulimit -v``), if it has one."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status") as fh:
+            used = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+        return max(0, soft - used)
+    except (ImportError, OSError, ValueError, StopIteration):
+        return None
+
+
 def _cpu_available_bytes() -> int:
+    left = _address_space_left()
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024
+                    return free if left is None else min(free, left)
     except OSError:
         pass
     try:

@@ -172,6 +172,18 @@ def main(argv: list[str] | None = None) -> int:
     except AttentionConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print(
+            "error: out of memory. Use smaller settings: shorter lengths, a smaller batch, fewer heads.",
+            file=sys.stderr,
+        )
+        return 2
+    except RuntimeError as err:  # torch's allocator refusing a tensor: one line, not its traceback
+        if "alloc" not in str(err).lower() and "out of memory" not in str(err).lower():
+            raise
+        first = str(err).split("DefaultCPUAllocator:")[-1].splitlines()[0].strip()[:160]
+        print(f"error: out of memory ({first}). Use shorter lengths, a smaller batch or fewer heads.", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0

@@ -25,6 +25,32 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "Pick one of these as the sidebar's attention variant.",
     ),
     "lab_rope_even": ("RoPE rotates pairs of dimensions, but d_k = {d_k} is odd.", "Set d_k to an even number."),
+    "lab_dropout": (
+        "Dropout {value} is outside what the Lab trains with (0 to {high}).",
+        "Pick a dropout from 0 to {high}.",
+    ),
+    "lab_memory": (
+        (
+            "Training with these settings would need about {need} MiB (batch {batch}, length {L}, {heads} heads), "
+            "more than the {limit} MiB one Lab run may use here."
+        ),
+        "Use a smaller batch, a shorter length, fewer heads or smaller d_model/d_k/d_v.",
+    ),
+    "lab_out_of_memory": (
+        "This machine ran out of memory training these settings (estimated at about {need} MiB).",
+        "Use a smaller batch (now {batch}) or a shorter length (now {L}), or free memory for the run.",
+    ),
+    "lab_side_alone": (
+        "--side picks a preset's A or B run, but no --preset was given.",
+        "Add --preset, one of: {options}.",
+    ),
+    "lab_memory_additive": (
+        (
+            "Training with these settings would need about {need} MiB (batch {batch}, length {L}, {heads} heads), "
+            "more than the {limit} MiB one Lab run may use here."
+        ),
+        "Use the scaled_dot score (the additive score needs batch·H·L·L·d_k numbers), a smaller batch or d_k.",
+    ),
     "whole_number": ("{field} must be a whole number.", "Pick a {field} between {low} and {high}."),
     "out_of_range": (
         "{field} = {value} is outside the range {low}..{high}.",
