@@ -30,8 +30,8 @@ def describe(question: tuple, tok: str) -> str:
     return f"{question[0]} · {sentence} · '{tok}'"
 
 
-def unavailable() -> None:
-    st.warning(t("poll_unavailable"), icon=":material/cloud_off:")
+def unavailable(teacher: bool = False) -> None:
+    st.warning(t("poll_unavailable_teacher" if teacher else "poll_unavailable"), icon=":material/cloud_off:")
 
 
 def _send(code: str, question: tuple, token: int, meta: dict) -> bool:
@@ -76,7 +76,7 @@ def lesson_csv(code: str) -> str:
     try:
         w.writerows(poll.POLLS.export(code))
     except PollUnavailable:
-        w.writerow([t("poll_unavailable"), "", ""])
+        w.writerow([t("poll_unavailable_teacher"), "", ""])
     return out.getvalue()
 
 
@@ -90,7 +90,7 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
         try:
             counts = poll.POLLS.tally(code, question, len(labels))
         except PollUnavailable:
-            unavailable()
+            unavailable(teacher=True)
             return
         chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts))), "predict_teacher_bars")
         st.caption(t("predict_answers", n=sum(counts), tok=tok))
@@ -111,6 +111,6 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
         try:
             poll.POLLS.end(code)
         except PollUnavailable:
-            unavailable()
+            unavailable(teacher=True)
         else:
             st.rerun()

@@ -218,6 +218,7 @@ class Cluster:
     replica_urls: list[str] = field(default_factory=list)
     haproxy: subprocess.Popen | None = None
     redis: RedisServer | None = None
+    secret: str = ""
 
     @property
     def url(self) -> str:
@@ -255,10 +256,10 @@ class Cluster:
             self.redis = RedisServer(log_path=os.path.join(self.log_dir, "redis.log")).start()
             self.redis_url = self.redis.url
         if not backends:
-            secret = secrets.token_hex(16)  # one cookie secret for all replicas: a browser that moves stays valid
+            self.secret = secrets.token_hex(16)  # one cookie secret for all replicas: a browser that moves stays valid
             for i in range(self.replicas):
                 port = free_port()
-                self.procs.append(self._replica(port, secret, os.path.join(self.log_dir, f"replica{i + 1}.log")))
+                self.procs.append(self._replica(port, self.secret, os.path.join(self.log_dir, f"replica{i + 1}.log")))
                 backends.append(f"127.0.0.1:{port}")
             self.replica_urls = [f"http://{b}" for b in backends]
             for url in self.replica_urls:
@@ -283,6 +284,19 @@ class Cluster:
                 said = f.read().strip().splitlines()[-1:] or ["no output"]
             raise SystemExit(f"HAProxy at {self.url} did not answer ({said[0]}); see {self.log_dir}")
         return self
+
+    def restart(self, i: int, *, timeout: float = 120) -> None:
+        """Start replica ``i`` (0-based) again on its port, after it died or was stopped."""
+        old = self.procs[i]
+        if old.poll() is None:
+            old.terminate()
+            old.wait(10)
+        url = self.replica_urls[i]
+        port = int(url.rsplit(":", 1)[1])
+        self.procs[i] = self._replica(port, self.secret, os.path.join(self.log_dir, f"replica{i + 1}-restarted.log"))
+        if not healthy(url, timeout, self.procs[i]):
+            raise SystemExit(f"replica {i + 1} did not come back at {url}; see {self.log_dir}")
+        warm(url)
 
     def stop(self) -> None:
         for p in ([self.haproxy] if self.haproxy else []) + self.procs:
