@@ -329,94 +329,196 @@ def block_attention(q, k, v, *, causal: bool = False, scale: float | None = None
 # ---------------------------------------------------------------------------- linear
 
 
-def _linear(phi_q, phi_k, v, *, causal: bool, chunk: int = 64):
-    """Σ_j φ(q_i)·φ(k_j) v_j / Σ_j φ(q_i)·φ(k_j) without the L x S matrix.
+def _linear_sums(phi_q, phi_k, v, *, causal: bool, chunk: int = 64) -> torch.Tensor:
+    """Σ_j a_ij v_j and, in one more column, Σ_j a_ij, for a_ij = φ(q_i)·φ(k_j) (j ≤ i when causal):
+    (B, H, L, Dv + 1), numerator and denominator together, without the L x S matrix.
 
-    Non-causal: (φ(K)ᵀ V) once, O(L·d·dv). Causal: chunks of ``chunk`` rows; inside a chunk the
-    small masked product, across chunks an exclusive prefix sum of per-chunk φ(K)ᵀ V states
-    (n_chunks x d x dv, never one per position).
+    Non-causal: the state [φ(K)ᵀ V | Σ_j φ(k_j)] (D x (Dv + 1)) once, then one product with φ(Q):
+    O(L·D·Dv). Causal, in chunks of ``chunk`` positions: inside a chunk the masked c x c product on a
+    matmul, across chunks the running state (a prefix sum of the chunks' states, each chunk reading
+    the one before it), so O(L·(D + c)·Dv) time and (L/c)·D·Dv of state, never one per position.
     """
-    if not causal:
-        kv = torch.einsum("bhsd,bhse->bhde", phi_k, v)  # (B, H, D, Dv)
-        z = phi_k.sum(dim=2)  # (B, H, D)
-        num = phi_q @ kv
-        den = (phi_q @ z.unsqueeze(-1)).clamp_min(1e-30)
-        return num / den
     B, H, L, D = phi_q.shape
-    c = min(chunk, L)
+    Dv = v.shape[-1]
+    if not causal:
+        state = torch.cat([phi_k.transpose(-2, -1) @ v, phi_k.sum(-2).unsqueeze(-1)], dim=-1)  # (B, H, D, Dv + 1)
+        return phi_q @ state
+    c = max(1, min(chunk, L))
     nc = -(-L // c)
     pad = nc * c - L
+    va = torch.cat([v, v.new_ones(*v.shape[:-1], 1)], dim=-1)  # the ones column makes the denominator
     if pad:
-        phi_q, phi_k, v = (F.pad(t, (0, 0, 0, pad)) for t in (phi_q, phi_k, v))  # padded φ(k) rows are 0
-    qc = phi_q.view(B, H, nc, c, D)
-    kc = phi_k.view(B, H, nc, c, D)
-    vc = v.view(B, H, nc, c, v.shape[-1])
-    kv = torch.einsum("bhncd,bhnce->bhnde", kc, vc)  # (B, H, nc, D, Dv)
-    kv_before = kv.cumsum(dim=2) - kv  # exclusive prefix
-    z = kc.sum(dim=3)  # (B, H, nc, D)
-    z_before = z.cumsum(dim=2) - z
-    a = (qc @ kc.transpose(-2, -1)).tril_()  # (B, H, nc, c, c), inclusive of the diagonal
-    num = a @ vc + qc @ kv_before
-    den = a.sum(-1, keepdim=True) + qc @ z_before.unsqueeze(-1)
-    out = num / den.clamp_min(1e-30)
-    return out.reshape(B, H, nc * c, -1)[:, :, :L]
+        phi_q, phi_k, va = (F.pad(t, (0, 0, 0, pad)) for t in (phi_q, phi_k, va))  # padded rows are 0
+    n = B * H * nc
+    qc, kc, vc = phi_q.reshape(n, c, D), phi_k.reshape(n, c, D), va.reshape(n, c, Dv + 1)
+    states = torch.bmm(kc.transpose(-2, -1), vc)  # (n, D, Dv + 1): each chunk's own φ(K)ᵀ [V | 1]
+    states.view(B * H, nc, D, Dv + 1).cumsum_(dim=1)  # the running state at the end of each chunk
+    sums = torch.empty(n, c, Dv + 1, dtype=va.dtype, device=va.device)
+    if n > 1:  # chunk t reads the state at the end of chunk t - 1 ...
+        torch.bmm(qc[1:], states[:-1], out=sums[1:])
+    sums.view(B * H, nc, c, Dv + 1)[:, 0].zero_()  # ... and the first chunk of a sequence has none before it
+    sums.baddbmm_(torch.bmm(qc, kc.transpose(-2, -1)).tril_(), vc)  # inside the chunk: j <= i
+    return sums.view(B, H, nc * c, Dv + 1)[:, :, :L]
+
+
+def _ratio(sums: torch.Tensor) -> torch.Tensor:
+    return sums[..., :-1] / sums[..., -1:].clamp_min(torch.finfo(sums.dtype).tiny)
+
+
+def _linear(phi_q, phi_k, v, *, causal: bool, chunk: int = 64):
+    """Σ_j φ(q_i)·φ(k_j) v_j / Σ_j φ(q_i)·φ(k_j) (j ≤ i when causal) without the L x S matrix."""
+    return _ratio(_linear_sums(phi_q, phi_k, v, causal=causal, chunk=chunk))
 
 
 def elu_features(x: torch.Tensor) -> torch.Tensor:
-    return F.elu(x) + 1.0
+    return F.elu(x).add_(1.0)  # elu's backward reads its input, so adding in place is safe for autograd
 
 
 def linear_elu_attention(q, k, v, *, causal: bool = False, scale: float | None = None):
     """Linear attention with φ(x) = elu(x) + 1: out_i = φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / φ(q_i)ᵀ Σ_j φ(k_j).
 
-    O(L·d·dv) time, O(d·dv) state; the causal form uses chunked prefix sums.
-    Katharopoulos et al. 2020, "Transformers are RNNs". (``scale`` is not used: φ replaces exp.)
+    O(L·d·dv) time, O(d·dv) state; the causal form works in chunks (a small masked product inside
+    each, the running state across them). Katharopoulos et al. 2020, "Transformers are RNNs".
+    (``scale`` is not used: φ replaces exp.)
     """
     return _linear(elu_features(q), elu_features(k), v, causal=causal)
 
 
 def causal_linear_attention(q, k, v, *, causal: bool = True, scale: float | None = None):
-    """Causal linear attention (elu + 1 features), computed by chunked prefix sums: the
-    recurrent, decoder-style form. Katharopoulos et al. 2020, "Transformers are RNNs"."""
+    """Causal linear attention (elu + 1 features), the recurrent, decoder-style form, computed in
+    chunks: inside a chunk the masked product on a matmul, across chunks the running state
+    Σ_{j<chunk} φ(k_j) v_jᵀ. Katharopoulos et al. 2020, "Transformers are RNNs"."""
     return _linear(elu_features(q), elu_features(k), v, causal=True)
 
 
+def performer_split(m: int) -> int:
+    """The first half of Performer's m features (the rest is the second): two independent draws."""
+    return m if m == 1 else m // 2
+
+
 def orthogonal_features(m: int, d: int, *, seed: int, device=None, dtype=torch.float32) -> torch.Tensor:
-    """FAVOR+ random features: (m, d), rows in blocks of d mutually orthogonal directions, each
-    row's length drawn like a Gaussian vector's norm (chi with d degrees of freedom)."""
+    """FAVOR+ random features, (m, d), in two independent halves (``performer_split``): in each, blocks
+    of d mutually orthogonal directions with lengths drawn like a Gaussian vector's norm (chi with d
+    degrees of freedom), every direction beside its negation (antithetic pairs: exp(ωᵀx) and
+    exp(-ωᵀx) err in opposite directions, so their mean varies less)."""
     g = torch.Generator().manual_seed(seed)
-    blocks = []
-    for _ in range(-(-m // d)):
-        qm, _ = torch.linalg.qr(torch.randn(d, d, generator=g))
-        blocks.append(qm.T)
-    w = torch.cat(blocks)[:m]
-    norms = torch.randn(m, d, generator=g).norm(dim=1, keepdim=True)
-    return (w * norms).to(device=device, dtype=dtype)
+    split = performer_split(m)
+    halves = []
+    for size in (split, m - split):
+        if size == 0:
+            continue
+        n = -(-size // 2)
+        blocks = [torch.linalg.qr(torch.randn(d, d, generator=g))[0].T for _ in range(-(-n // d))]
+        base = torch.cat(blocks)[:n] * torch.randn(n, d, generator=g).norm(dim=1, keepdim=True)
+        halves.append(torch.cat([base, -base])[:size])
+    return torch.cat(halves).to(device=device, dtype=dtype)
 
 
-def performer_features(x: torch.Tensor, omega: torch.Tensor, *, is_query: bool) -> torch.Tensor:
-    """Positive random features φ(x) = exp(ωᵀx - |x|²/2) / √m with x scaled by d^(-1/4); a
-    stabiliser is subtracted inside exp (per row for queries, one constant for keys): it cancels
-    in the ratio."""
-    d = x.shape[-1]
-    x = x * d**-0.25
-    proj = x @ omega.T  # (B, H, L, m)
-    sq = (x * x).sum(-1, keepdim=True) / 2
-    stab = proj.amax(dim=-1, keepdim=True) if is_query else proj.amax(dim=(-2, -1), keepdim=True)
-    return torch.exp(proj - sq - stab) / math.sqrt(omega.shape[0]) + 1e-6
+def oprf_parameter(qs: torch.Tensor, ks: torch.Tensor) -> torch.Tensor:
+    """A of the optimal positive random features, per sequence and head (..., 1, 1): the A that
+    makes φ(x) = exp(A|ω|² + √(1-4A) ωᵀx - |x|²/2) vary least for this input's average |q + k|²
+    (A = 0 is FAVOR+'s φ; both are unbiased for exp(qᵀk)). Likhosherstov et al. 2022,
+    "Chefs' Random Tables: Non-Trigonometric Random Features" (FAVOR++)."""
+    d = qs.shape[-1]
+    z = qs.pow(2).sum(-1).mean(-1) + ks.pow(2).sum(-1).mean(-1) + 2 * (qs.mean(-2) * ks.mean(-2)).sum(-1)
+    rho = z / d  # the mean of |q_i + k_j|² over all pairs, per dimension
+    return ((1 - 2 * rho - ((2 * rho + 1) ** 2 + 8 * rho).sqrt()) / 16)[..., None, None]
+
+
+def performer_features(x: torch.Tensor, omega: torch.Tensor, *, is_query: bool, a=0.0) -> torch.Tensor:
+    """Positive random features φ(x) = exp(A|ω|² + √(1-4A) ωᵀx - |x|²/2) (x already scaled by
+    √scale; A = 0: FAVOR+'s). The largest exponent is subtracted first (per row for queries, one
+    constant per sequence for keys), as the reference does: it cancels in the ratio and keeps exp
+    finite. The constant factor (1-4A)^(d/4) / √m is left out for the same reason."""
+    a = torch.as_tensor(a, dtype=x.dtype, device=x.device)
+    ex = (x @ omega.T) * (1 - 4 * a).sqrt() + a * (omega * omega).sum(-1) - (x * x).sum(-1, keepdim=True) / 2
+    stab = ex.amax(dim=-1, keepdim=True) if is_query else ex.amax(dim=(-2, -1), keepdim=True)
+    return ex.sub_(stab).exp_()
+
+
+SHRINK_ROWS = 16  # query rows (evenly spaced) on which Performer measures its own noise
+
+
+def _scaled_qk(q, k, scale: float | None):
+    """q and k scaled so that q'·k' = scale · q·k (a negative scale flips the keys)."""
+    sc = _scale(q, scale)
+    r = math.sqrt(abs(sc))
+    return q * r, k * (r if sc >= 0 else -r)
+
+
+def performer_halves(q, k, *, scale: float | None, features: int, seed: int) -> list[tuple]:
+    """[(φ(Q), φ(K))] per independent half of the m features (one pair when m = 1)."""
+    qs, ks = _scaled_qk(q, k, scale)
+    omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
+    a = oprf_parameter(qs, ks)
+    split = performer_split(features)
+    parts = [omega[:split], omega[split:]] if split < features else [omega]
+    return [
+        (performer_features(qs, w, is_query=True, a=a), performer_features(ks, w, is_query=False, a=a)) for w in parts
+    ]
+
+
+def _uniform_rows(rows: torch.Tensor, S: int, causal: bool, dtype) -> torch.Tensor:
+    """Uniform attention on the given query rows: 1/S, or 1/(i+1) over j <= i when causal."""
+    j = torch.arange(S, device=rows.device)
+    allowed = (j.view(1, -1) <= rows.view(-1, 1)) if causal else torch.ones(len(rows), S, dtype=torch.bool)
+    allowed = allowed.to(rows.device)
+    return allowed.to(dtype) / allowed.sum(-1, keepdim=True).clamp_min(1).to(dtype), allowed
+
+
+def performer_shrinkage(halves: list[tuple], *, causal: bool) -> tuple[torch.Tensor, dict]:
+    """λ (B, H, 1, 1) for out = uniform + λ·(Performer - uniform): positive-part James-Stein.
+
+    Random features are unbiased but noisy; where their noise is larger than attention's own
+    departure from uniform (large logits, few features) they do worse than averaging the values.
+    The two independent halves measure the noise on ``SHRINK_ROWS`` query rows: the halves'
+    weights W₁, W₂ differ by noise only, so N = |W₁ - W₂|²/4 estimates the noise of their mean W,
+    whose distance T = |W - U|² from uniform is signal plus noise; λ = max(0, 1 - N/T) keeps the
+    part of the estimate that is signal (λ → 1 as m grows, λ → 0 where the features are noise).
+    From q and k alone, so the weights stay a matrix (out = weights @ v)."""
+    if len(halves) == 1:
+        return torch.ones(*halves[0][0].shape[:-2], 1, 1, dtype=halves[0][0].dtype), {}
+    (pq1, pk1), (pq2, pk2) = halves
+    L, S = pq1.shape[-2], pk1.shape[-2]
+    rows = torch.linspace(0, L - 1, min(SHRINK_ROWS, L), device=pq1.device).round().long()
+    u, allowed = _uniform_rows(rows, S, causal, pq1.dtype)
+    w = []
+    for pq, pk in halves:
+        a = pq[..., rows, :] @ pk.transpose(-2, -1)
+        if causal:
+            a = a.masked_fill(~allowed, 0.0)
+        w.append(a / a.sum(-1, keepdim=True).clamp_min(torch.finfo(a.dtype).tiny))
+    noise = (w[0] - w[1]).pow(2).sum((-2, -1)) / 4
+    total = ((w[0] + w[1]) / 2 - u).pow(2).sum((-2, -1))
+    lam = (1 - noise / total.clamp_min(torch.finfo(total.dtype).tiny)).clamp(0.0, 1.0)
+    return lam[..., None, None], {"noise": noise, "total": total}
+
+
+def _uniform_out(v: torch.Tensor, causal: bool) -> torch.Tensor:
+    if not causal:
+        return v.mean(-2, keepdim=True)
+    count = torch.arange(1, v.shape[-2] + 1, device=v.device, dtype=v.dtype).unsqueeze(-1)
+    return v.cumsum(-2) / count
 
 
 def performer_attention(
     q, k, v, *, causal: bool = False, scale: float | None = None, features: int = 64, seed: int = 0
 ):
     """Performer (FAVOR+): softmax attention approximated with m positive orthogonal random
-    features, E[φ(q)·φ(k)] = exp(q·k/√d). O(L·m·d) time. Choromanski et al. 2021,
-    "Rethinking Attention with Performers". (Uses the 1/√d scaling of softmax attention.)"""
+    features, E[φ(q)·φ(k)] = exp(scale · q·k). O(L·m·d) time. Choromanski et al. 2021, "Rethinking
+    Attention with Performers". As the reference (performer-pytorch): orthogonal features, the
+    largest exponent subtracted, features redrawn per seed. Beyond it, three variance reductions:
+    antithetic pairs (ω and -ω), the optimal positive features' A for this input (FAVOR++,
+    Likhosherstov et al. 2022), and the estimate shrunk toward uniform attention by as much as its
+    own measured noise says (James-Stein; the two halves of the features are drawn independently and
+    their disagreement is the noise): never much worse than averaging the values, close to exact
+    softmax as m grows."""
     _check_performer(q.shape[-2], k.shape[-2], causal=causal, cross=False, features=features)
-    omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
-    return _linear(
-        performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False), v, causal=causal
-    )
+    halves = performer_halves(q, k, scale=scale, features=features, seed=seed)
+    lam, _ = performer_shrinkage(halves, causal=causal)
+    est = sum(_linear(pq, pk, v, causal=causal) for pq, pk in halves) / len(halves)
+    u = _uniform_out(v, causal)
+    return est.sub_(u).mul_(lam).add_(u)
 
 
 def linformer_projection(k_rows: int, S: int, *, seed: int, device=None, dtype=torch.float32) -> torch.Tensor:
@@ -544,9 +646,23 @@ def _elu_pair(q, k, **_):
     return elu_features(q), elu_features(k)
 
 
-def _performer_pair(q, k, *, features: int = 64, seed: int = 0, **_):
-    omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
-    return performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False)
+def _performer_pair(q, k, *, scale: float | None = None, features: int = 64, seed: int = 0, **_):
+    """Both halves' features side by side: (φ(Q), φ(K)) with m columns each."""
+    halves = performer_halves(q, k, scale=scale, features=features, seed=seed)
+    return torch.cat([h[0] for h in halves], -1), torch.cat([h[1] for h in halves], -1)
+
+
+def _performer_weights(q, k, *, causal: bool, scale: float, features: int = 64, seed: int = 0, **_) -> torch.Tensor:
+    """uniform + λ·(the mean of the two halves' normalised φ(q_i)·φ(k_j) - uniform)."""
+    halves = performer_halves(q, k, scale=scale, features=features, seed=seed)
+    lam, _ = performer_shrinkage(halves, causal=causal)
+    L, S = q.shape[-2], k.shape[-2]
+    u, allowed = _uniform_rows(torch.arange(L, device=q.device), S, causal, q.dtype)
+    est = 0.0
+    for pq, pk in halves:
+        a = (pq @ pk.transpose(-2, -1)).masked_fill(~allowed, 0.0)
+        est = est + a / a.sum(-1, keepdim=True).clamp_min(torch.finfo(a.dtype).tiny) / len(halves)
+    return u + lam * (est - u)
 
 
 def _linformer_weights(q, k, *, causal: bool, scale: float, proj_k: int = 64, seed: int = 0, **_) -> torch.Tensor:
@@ -598,6 +714,10 @@ AXES = {
     "normaliser": ("", "feature"),
     "numerator": ("query", "dv"),
     "denominator": ("query", ""),
+    "half_1": ("query", "dv"),
+    "half_2": ("query", "dv"),
+    "uniform_out": ("query", "dv"),
+    "output": ("query", "dv"),
     "E": ("k", "key"),
     "F": ("k", "key"),
     "K_proj": ("k", "d"),
@@ -676,10 +796,11 @@ def prefix_state(phi_k: torch.Tensor, v: torch.Tensor, i: int) -> tuple[torch.Te
 
 def _explain_features(pair: Callable, fn: Callable, *, random_features: bool = False):
     """φ(Q) and φ(K), the d × d_v state Σ φ(k_j) v_jᵀ and the normaliser Σ φ(k_j), then the output:
-    (φ(Q) (φ(K)ᵀ V)) in that order, so no L x S matrix is formed."""
+    (φ(Q) (φ(K)ᵀ V)) in that order, so no L x S matrix is formed. Random features (Performer): the
+    two halves read out apart, then their mean shrunk toward uniform attention by λ."""
 
     def explain(q, k, v, *, causal: bool, scale: float, **opts) -> Explained:
-        phi_q, phi_k = pair(q, k, **opts)
+        phi_q, phi_k = pair(q, k, scale=scale, **opts)
         _H, L, m = phi_q.shape
         Dv = v.shape[-1]
         state = phi_k.transpose(-2, -1) @ v  # (H, m, Dv)
@@ -707,11 +828,11 @@ def _explain_features(pair: Callable, fn: Callable, *, random_features: bool = F
                 )
             )
         feature = (
-            r"\phi(x) = \tfrac{1}{\sqrt m}\exp\!\left(\omega x - \tfrac{\|x\|^2}{2}\right) > 0"
+            r"\phi(x) = \exp\!\left(A\|\omega\|^2 + \sqrt{1-4A}\,\omega x - \tfrac{\|x\|^2}{2}\right) > 0"
             if random_features
             else r"\phi(x) = \mathrm{elu}(x) + 1 > 0"
         )
-        make = "performer_features(Q, omega)" if random_features else "F.elu(Q) + 1"
+        make = "performer_features(Q, omega, a=A)" if random_features else "F.elu(Q) + 1"
         stages.append(
             Stage(
                 "features",
@@ -737,28 +858,39 @@ def _explain_features(pair: Callable, fn: Callable, *, random_features: bool = F
                 {"m": m, "dv": Dv, "L": L},
             )
         )
-        stages.append(
-            Stage(
-                "normalise",
-                r"o_i = \frac{\phi(q_i)^\top S}{\phi(q_i)^\top z}",
-                f"num = phi_q @ S   # {_shape(num[0])}\nden = phi_q @ z   # ({L},)\nout = num / den[:, None]"
-                f"   # {_shape(out[0])}: O(L·m·d_v), never L × L",
-                {"numerator": num, "denominator": den},
-                {"numerator": "φ(Q)ᵀ S", "denominator": "φ(Q)ᵀ z"},
-                {"max_diff": float((num / den.clamp_min(1e-30) - out).abs().max())},
+        if random_features:
+            weights = _performer_stages(stages, q, k, v, out, causal=causal, scale=scale, **opts)
+        else:
+            stages.append(
+                Stage(
+                    "normalise",
+                    r"o_i = \frac{\phi(q_i)^\top S}{\phi(q_i)^\top z}",
+                    f"num = phi_q @ S   # {_shape(num[0])}\nden = phi_q @ z   # ({L},)\nout = num / den[:, None]"
+                    f"   # {_shape(out[0])}: O(L·m·d_v), never L × L",
+                    {"numerator": num, "denominator": den},
+                    {"numerator": "φ(Q)ᵀ S", "denominator": "φ(Q)ᵀ z"},
+                    {"max_diff": float((num / den.clamp_min(1e-30) - out).abs().max())},
+                )
             )
-        )
         facts = {"L": L}
         if random_features:  # how good the approximation is on this sentence, beside the trivial baseline
-            exact = torch.softmax((q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5, dim=-1)
-            uniform = torch.full_like(exact, 1.0 / exact.shape[-1])
+            s = (q @ k.transpose(-2, -1)) * scale
+            allowed = masks.causal(L, k.shape[1]) if causal else masks.full(L, k.shape[1])
+            exact = torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
+            uniform = allowed.to(q.dtype) / allowed.sum(-1, keepdim=True)
             facts["error"] = float((weights - exact).norm() / exact.norm())
             facts["uniform"] = float((uniform - exact).norm() / exact.norm())
         stages.append(
             Stage(
                 "amounts_to",
-                r"\alpha_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_{j'} \phi(q_i)\cdot\phi(k_{j'})}",
-                "alpha = (phi_q @ phi_k.T) / den[:, None]   # for display only: the efficient path never makes it",
+                (
+                    r"\alpha = U + \lambda\,(\bar\alpha - U)"
+                    if random_features
+                    else r"\alpha_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_{j'} \phi(q_i)\cdot\phi(k_{j'})}"
+                ),
+                "alpha = (phi_q @ phi_k.T) / den[:, None]   # for display only: the efficient path never makes it"
+                if not random_features
+                else "alpha = U + lam * (alpha_mean - U)   # for display only: the efficient path never makes it",
                 {"amounts_to": weights},
                 {"amounts_to": "α"},
                 facts,
@@ -767,6 +899,50 @@ def _explain_features(pair: Callable, fn: Callable, *, random_features: bool = F
         return Explained(tuple(stages), out, weights)
 
     return explain
+
+
+def _performer_stages(stages: list, q, k, v, out, *, causal: bool, scale: float, **opts) -> torch.Tensor:
+    """Performer's last two steps (appended to ``stages``): each half's read-out, then their mean
+    shrunk toward uniform attention. Returns the weights the output amounts to."""
+    halves = performer_halves(q, k, scale=scale, **opts)
+    lam, _ = performer_shrinkage(halves, causal=causal)
+    H, L = q.shape[:2]
+    reads = [_linear(pq[None], pk[None], v[None], causal=causal)[0] for pq, pk in halves]
+    est = sum(reads) / len(reads)
+    u = _uniform_out(v, causal).expand(H, L, v.shape[-1])
+    sizes = [h[0].shape[-1] for h in halves]
+    tensors = {f"half_{n + 1}": r for n, r in enumerate(reads)}
+    stages.append(
+        Stage(
+            "read_halves",
+            r"\bar o_i = \tfrac{1}{2}\Big(\frac{\phi_1(q_i)^\top S_1}{\phi_1(q_i)^\top z_1}"
+            r" + \frac{\phi_2(q_i)^\top S_2}{\phi_2(q_i)^\top z_2}\Big)",
+            "o1, o2 = (phi @ S_h / (phi @ z_h) for each half)   # the two halves' features, drawn independently\n"
+            f"o_mean = (o1 + o2) / 2   # {_shape(est[0])}",
+            tensors,
+            {name: name.replace("half_", "half ") for name in tensors},
+            {"m1": sizes[0], "m2": sizes[-1] if len(sizes) > 1 else 0},
+        )
+    )
+    lam_h = lam.reshape(-1)
+    stages.append(
+        Stage(
+            "shrink",
+            r"o = u + \lambda\,(\bar o - u),\quad \lambda = \max\!\Big(0,\ 1 - \frac{\|W_1 - W_2\|^2 / 4}"
+            r"{\|\bar W - U\|^2}\Big)",
+            f"lam = max(0, 1 - noise / total)   # per head, measured on {min(SHRINK_ROWS, L)} query rows\n"
+            f"out = u + lam * (o_mean - u)   # {_shape(out[0])}",
+            {"uniform_out": u, "output": out},
+            {"uniform_out": "u", "output": "o"},
+            {
+                "lam": float(lam_h.mean()),
+                "lam_min": float(lam_h.min()),
+                "lam_max": float(lam_h.max()),
+                "max_diff": float((u + lam * (est - u) - out).abs().max()),
+            },
+        )
+    )
+    return _performer_weights(q, k, causal=causal, scale=scale, **opts)
 
 
 def _explain_linformer(q, k, v, *, causal: bool, scale: float, proj_k: int = 64, seed: int = 0, **_) -> Explained:
@@ -1101,7 +1277,7 @@ register(
     time="O(L·m·d)",
     memory="O(L·m + m·d)",
     paper="Choromanski et al. 2021, Rethinking Attention with Performers",
-    weights=_feature_weights(_performer_pair),
+    weights=_performer_weights,
     explain=_explain_features(_performer_pair, performer_attention, random_features=True),
     check=_check_performer,
     flops=_performer_flops,

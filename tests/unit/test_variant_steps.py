@@ -13,8 +13,10 @@ from attn_core.kernels import (
     KERNELS,
     elu_features,
     linformer_projection,
+    oprf_parameter,
     orthogonal_features,
     performer_features,
+    performer_split,
     prefix_state,
     run_kernel,
 )
@@ -66,6 +68,29 @@ def _quadratic(phi_q, phi_k, v, causal):
     return (a / a.sum(-1, keepdim=True)) @ v
 
 
+def _performer_dense(q, k, v, *, causal, scale, features, seed):
+    """Performer written densely: each half's features as an L x L quadratic form, their mean shrunk
+    toward uniform weights by λ = max(0, 1 - |W1 - W2|²/4 / |W̄ - U|²) over all rows (L <= 16)."""
+    qs, ks = q * math.sqrt(scale), k * math.sqrt(scale)
+    omega = orthogonal_features(features, q.shape[-1], seed=seed)
+    a = oprf_parameter(qs, ks)
+    split = performer_split(features)
+    mats = []
+    for w in (omega[:split], omega[split:]):
+        phi_q, phi_k = performer_features(qs, w, is_query=True, a=a), performer_features(ks, w, is_query=False, a=a)
+        m = phi_q @ phi_k.transpose(-2, -1)
+        if causal:
+            m = m * torch.ones(m.shape[-2:]).tril()
+        mats.append(m / m.sum(-1, keepdim=True))
+    allowed = torch.ones(mats[0].shape[-2:])
+    allowed = allowed.tril() if causal else allowed
+    u = allowed / allowed.sum(-1, keepdim=True)
+    mean = (mats[0] + mats[1]) / 2
+    noise = ((mats[0] - mats[1]) ** 2).sum((-2, -1)) / 4
+    lam = (1 - noise / ((mean - u) ** 2).sum((-2, -1))).clamp(0, 1)[..., None, None]
+    return (u + lam * (mean - u)) @ v
+
+
 def reference(name, q, k, v, *, causal, scale, **opts):
     """Each variant's output computed another way than its kernel: dense, from the mask or the features."""
     L = q.shape[-2]
@@ -78,9 +103,7 @@ def reference(name, q, k, v, *, causal, scale, **opts):
     if name in ("linear_elu", "causal_linear"):
         return _quadratic(torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1, v, causal)
     if name == "performer":
-        omega = orthogonal_features(opts["features"], q.shape[-1], seed=opts["seed"])
-        phi_q, phi_k = performer_features(q, omega, is_query=True), performer_features(k, omega, is_query=False)
-        return _quadratic(phi_q, phi_k, v, causal)
+        return _performer_dense(q, k, v, causal=causal, scale=scale, **opts)
     if name == "linformer":
         E = linformer_projection(opts["proj_k"], L, seed=opts["seed"])
         Fm = linformer_projection(opts["proj_k"], L, seed=opts["seed"] + 1)
@@ -141,6 +164,17 @@ def test_linear_steps_state_and_normaliser_make_the_output(name, causal, opts):
     state = torch.einsum("hsm,hse->hme", phi_k, v)  # Σ_j φ(k_j) v_jᵀ, written another way
     assert torch.allclose(t["state"], state, atol=1e-4)
     assert torch.allclose(t["normaliser"][:, 0], phi_k.sum(1), atol=1e-4)
+    if name == "performer":  # each half read out on its own features; the output lies between uniform and their mean
+        split = performer_split(opts["features"])
+        for half, cols in (("half_1", slice(None, split)), ("half_2", slice(split, None))):
+            a = phi_q[..., cols] @ phi_k[..., cols].transpose(-2, -1)
+            a = a * torch.ones(a.shape[-2:]).tril() if causal else a
+            assert torch.allclose(t[half], (a / a.sum(-1, keepdim=True)) @ v, atol=TOL)
+        toward, away = (t["half_1"] + t["half_2"]) / 2 - t["uniform_out"], ex.output - t["uniform_out"]
+        lam = (toward * away).sum((-2, -1)) / (toward * toward).sum((-2, -1))
+        assert bool(((lam >= -1e-6) & (lam <= 1 + 1e-6)).all()), lam
+        assert torch.allclose(away, lam[:, None, None] * toward, atol=TOL)
+        return
     assert torch.allclose(t["numerator"] / t["denominator"], ex.output, atol=TOL)
     if causal:  # the running state at position i reads out row i
         for i in (0, 4, 8):
