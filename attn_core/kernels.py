@@ -478,7 +478,7 @@ def performer_shrinkage(halves: list[tuple], *, causal: bool) -> tuple[torch.Ten
     From q and k alone, so the weights stay a matrix (out = weights @ v)."""
     if len(halves) == 1:
         return torch.ones(*halves[0][0].shape[:-2], 1, 1, dtype=halves[0][0].dtype), {}
-    (pq1, pk1), (pq2, pk2) = halves
+    pq1, pk1 = halves[0]
     L, S = pq1.shape[-2], pk1.shape[-2]
     rows = torch.linspace(0, L - 1, min(SHRINK_ROWS, L), device=pq1.device).round().long()
     u, allowed = _uniform_rows(rows, S, causal, pq1.dtype)
