@@ -35,6 +35,7 @@ PAGES = ("steps", "multihead", "cross")
 MAX_NUMBERS = 2**20  # the app's values one notebook may carry (4 MiB as float32, ~5.6 MiB in base64)
 SPARSE = ("sliding_window", "dilated", "global_window", "block", "flex")
 FEATURE_MAPS = ("linear_elu", "causal_linear", "performer")
+KNOWN = ("full", "sdpa", *SPARSE, *FEATURE_MAPS, "linformer")  # the variants whose steps this module writes
 
 
 def text(key: str, lang: str, **params) -> str:
@@ -608,6 +609,18 @@ def _variant_stages(t: Trace) -> list[tuple[str, str]]:
     raise AttentionConfigError("kernel", "notebook_variant", kernel=name)  # a variant registered later
 
 
+def check_exportable(t: Trace) -> None:
+    """Raise ``AttentionConfigError`` if this view cannot be exported: too many numbers to carry, or a variant
+    whose steps are not the ones this module writes (a variant added or changed since: refused, never wrong)."""
+    check_size(app_tensors(t))
+    if t.settings.kernel not in KNOWN:
+        raise AttentionConfigError("kernel", "notebook_variant", kernel=t.settings.kernel)
+    if t.variant is not None:
+        theirs = [st.key for st in t.variant.stages]
+        if [key for key, _ in _variant_stages(t)] != theirs:
+            raise AttentionConfigError("kernel", "notebook_variant", kernel=t.settings.kernel)
+
+
 def app_tensors(t: Trace) -> dict:
     """The trace's tensors by the names the notebook gives its recomputations."""
     w = t.weights
@@ -729,8 +742,8 @@ def trace_notebook(
         raise AttentionConfigError("head", "no_head", head=head, heads=s.heads, last=s.heads - 1)
     L, S = len(t.tokens.words), len(t.key_tokens.words)
     focus = min(max(1 if focus is None else focus, 0), L - 1)
+    check_exportable(t)
     tensors, lists = app_tensors(t), app_lists(t)
-    check_size(tensors)
     tok = t.tokens.words[focus]
     h = head
     cells = [

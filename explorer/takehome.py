@@ -104,8 +104,13 @@ def _button(label: str, data: Callable[[], bytes], file_name: str, mime: str, ke
 
 
 def _focus(n: int, focus: int | None) -> int:
-    value = st.session_state.get("focus", 1) if focus is None else focus  # the pages share one focus control
-    return min(max(value if isinstance(value, int) else 1, 0), n - 1)
+    """The page's focus token, else the one the pages share (its control's value, or the link's ``focus``)."""
+    if focus is None:
+        focus = st.session_state.get("focus")
+    if not isinstance(focus, int):
+        raw = st.query_params.get("focus", "")
+        focus = int(raw) if isinstance(raw, str) and raw.isdigit() and len(raw) < 6 else 1
+    return min(max(focus, 0), n - 1)
 
 
 def _buttons(files: dict[str, Callable[[], bytes]], name: str, prefix: str) -> None:
@@ -124,7 +129,7 @@ def offer(page: str, settings: Settings, *, head: int = 0, focus: int | None = N
 
     try:
         trace = trace_for(settings)  # the page's own, cached
-        nbk.check_size(nbk.app_tensors(trace))
+        nbk.check_exportable(trace)
     except AttentionConfigError as err:
         _refused(err)
         return
