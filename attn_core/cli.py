@@ -159,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
 
     lab.add_cli(sub)
     commands["train"] = lab.cmd_train
+    from .interpret.cli import add_cli as add_interpret
+
+    commands.update(add_interpret(sub))
     from . import notebook
 
     commands["export-notebook"] = notebook.add_cli(sub)

@@ -175,6 +175,27 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "The {field} is not valid UTF-8 text.",
         "Pass it as UTF-8 (check the terminal's or the file's encoding).",
     ),
+    # interventions on the trained model (attn_core.interpret)
+    "interpret_heads": (
+        "'{value}' is not a head of this model.",
+        "Name heads as LAYER:HEAD with layers 0..{last_l} and heads 0..{last_h}, e.g. 0:3,5:11.",
+    ),
+    "interpret_token": (
+        "'{value}' is not a piece position of this sentence.",
+        "Give piece positions 0..{last} ([CLS] is 0), separated by commas, e.g. 1,3.",
+    ),
+    "interpret_mask_all": (
+        "Every piece is masked, so no query has a key to attend to.",
+        "Leave at least one piece unmasked.",
+    ),
+    "interpret_too_long": (
+        "The sentence has {n} pieces; the 72-head maps are computed for up to {limit}.",
+        "Shorten it to {limit} pieces or fewer.",
+    ),
+    "patch_length": (
+        "Patching copies a head's output position by position, but the sentences have {n} and {m} pieces.",
+        "Make the second sentence the same length: change a word rather than add or remove one.",
+    ),
     # the notebook export (attn_core.notebook)
     "notebook_too_big": (
         "A notebook of this view would carry {n} of the app's numbers ({mib} MiB), more than the {limit} MiB one may.",

@@ -1,0 +1,180 @@
+"""Run the trained encoder with interventions on its heads, without editing the model's code.
+
+transformers v5 has no ``head_mask``. Each layer's ``BertSelfAttention`` returns ``(context, weights)``:
+context (B, L, H·d) is the heads' outputs side by side, before the output projection
+``attention.output.dense``; weights (B, H, L, L) the probabilities. A forward hook on that module
+(registered once per model, first in line, and idle unless a ``Plan`` is active in this thread: the
+same pattern transformers uses for ``output_attentions``) rewrites a head's slice of the context:
+
+    zero     the slice is 0                                   (Michel et al., 2019)
+    uniform  weights 1/n over the keys it may see, context = weights · V   (Kovaleva et al., 2019)
+    mean     the slice is its mean over a corpus (``Plan.mean``: (layers, H·d))
+    patch    the slice (and the weights) are copied from another run (``Plan.source``)
+
+and ``Plan.reweight(layer, weights, keys)`` may replace every head's weights (context = weights · V).
+Masking a token as a key is the model's own ``attention_mask`` with that token's entry 0.
+
+    run(pre, batch, plan) -> Output      last hidden state, pooled embedding, per-layer weights
+    pooled(hidden, keep) -> (B, d_model) the sentence embedding: the mean over kept tokens
+                                          (sentence-transformers' pooling for this model)
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+NONE, ZERO, UNIFORM, MEAN, PATCH = 0, 1, 2, 3, 4
+MODES = {"zero": ZERO, "uniform": UNIFORM, "mean": MEAN}
+
+_ACTIVE: contextvars.ContextVar[Plan | None] = contextvars.ContextVar("attn_explorer_plan", default=None)
+_INSTALL = threading.Lock()
+_HOOKED_ATTR = "_attn_explorer_hooks"
+
+
+@dataclass
+class Plan:
+    """What to do to which head in which batch row. ``modes`` (B, layers, H) holds NONE/ZERO/UNIFORM/
+    MEAN/PATCH; ``keys`` (B, L) the keys each row may attend to (for uniform weights)."""
+
+    modes: torch.Tensor
+    keys: torch.Tensor
+    mean: torch.Tensor | None = None  # (layers, H·d)
+    source: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None  # layer -> (context (L, H·d), weights)
+    reweight: Callable | None = None  # (layer, weights (B, H, L, L), keys (B, L)) -> weights
+    capture: dict[int, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+    record: bool = False  # keep every layer's context and weights in ``capture``
+
+
+@dataclass(frozen=True)
+class Batch:
+    ids: torch.Tensor  # (B, L) long
+    real: torch.Tensor  # (B, L) bool: not padding
+    keep: torch.Tensor  # (B, L) bool: real and not masked (the attention mask and the pooling)
+
+
+@dataclass(frozen=True)
+class Output:
+    hidden: torch.Tensor  # (B, L, d_model) the last layer's output
+    embedding: torch.Tensor  # (B, d_model) pooled
+    attentions: torch.Tensor | None  # (layers, B, H, L, L)
+    hidden_states: tuple[torch.Tensor, ...] | None  # every layer's input (and the last output)
+
+
+def _heads(ctx: torch.Tensor, H: int) -> torch.Tensor:
+    B, L, width = ctx.shape
+    return ctx.view(B, L, H, width // H)
+
+
+def _values(module, hidden: torch.Tensor, H: int) -> torch.Tensor:
+    B, L, _ = hidden.shape
+    return module.value(hidden).view(B, L, H, -1).transpose(1, 2)  # (B, H, L, d)
+
+
+def _apply(plan: Plan, layer: int, module, hidden: torch.Tensor, ctx: torch.Tensor, w: torch.Tensor):
+    H = w.shape[1]
+    modes = plan.modes[:, layer].to(ctx.device)  # (B, H)
+    if plan.reweight is None and not bool(modes.any()):
+        return None
+    ctx, w = _heads(ctx, H).clone(), w.clone()  # (B, L, H, d)
+    if plan.reweight is not None or bool((modes == UNIFORM).any()):
+        keys = plan.keys.to(w.dtype)[:, None, None, :]  # (B, 1, 1, L)
+        new_w = plan.reweight(layer, w, plan.keys) if plan.reweight is not None else w
+        uniform = keys / keys.sum(-1, keepdim=True).clamp_min(1)
+        new_w = torch.where((modes == UNIFORM)[:, :, None, None], uniform.expand_as(w), new_w)
+        changed = (modes == UNIFORM) | (plan.reweight is not None)
+        recomputed = (new_w @ _values(module, hidden, H)).transpose(1, 2)  # (B, L, H, d)
+        ctx = torch.where(changed[:, None, :, None], recomputed, ctx)
+        w = torch.where(changed[:, :, None, None], new_w, w)
+    m = modes[:, None, :, None]  # (B, 1, H, 1)
+    ctx = torch.where(m == ZERO, torch.zeros_like(ctx), ctx)
+    if plan.mean is not None:
+        ctx = torch.where(m == MEAN, _heads(plan.mean[layer][None, None], H).to(ctx.dtype), ctx)
+    if plan.source is not None and layer in plan.source:
+        src_ctx, src_w = plan.source[layer]
+        ctx = torch.where(m == PATCH, _heads(src_ctx[None], H), ctx)
+        w = torch.where((modes == PATCH)[:, :, None, None], src_w[None], w)
+    B, L = ctx.shape[:2]
+    return ctx.reshape(B, L, -1), w
+
+
+def _hook(layer: int):
+    def hook(module, args, kwargs, output):
+        plan = _ACTIVE.get()
+        if plan is None:
+            return None
+        hidden = args[0] if args else kwargs["hidden_states"]
+        ctx, w = output[0], output[1]
+        changed = _apply(plan, layer, module, hidden, ctx, w)
+        if changed is not None:
+            ctx, w = changed
+        if plan.record:
+            plan.capture[layer] = (ctx.detach(), w.detach())
+        return None if changed is None else (ctx, w, *output[2:])
+
+    return hook
+
+
+def install(model) -> None:
+    """Register the hooks once per model (idle while no plan is active in the calling thread)."""
+    if getattr(model, _HOOKED_ATTR, False):
+        return
+    with _INSTALL:
+        if getattr(model, _HOOKED_ATTR, False):
+            return
+        for i, layer in enumerate(model.encoder.layer):
+            layer.attention.self.register_forward_hook(_hook(i), with_kwargs=True, prepend=True)
+        setattr(model, _HOOKED_ATTR, True)
+
+
+def pooled(hidden: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """Mean over the kept tokens: (B, L, d) -> (B, d)."""
+    k = keep.to(hidden.dtype)[..., None]
+    return (hidden * k).sum(1) / k.sum(1).clamp_min(1)
+
+
+def _additive(keep: torch.Tensor, dtype) -> torch.Tensor:
+    """The (B, 1, 1, L) additive mask the eager attention adds to its scores."""
+    return torch.where(keep, 0.0, torch.finfo(dtype).min).to(dtype)[:, None, None, :]
+
+
+def run(pre, batch: Batch, plan: Plan | None = None, *, attentions: bool = False, states: bool = False) -> Output:
+    """The whole model on ``batch`` under ``plan`` (None: the model as it is)."""
+    install(pre.model)
+    token = _ACTIVE.set(plan)
+    try:
+        with torch.inference_mode():
+            out = pre.model(
+                input_ids=batch.ids,
+                attention_mask=batch.keep.long(),
+                output_attentions=attentions,
+                output_hidden_states=states,
+            )
+    finally:
+        _ACTIVE.reset(token)
+    hidden = out.last_hidden_state.float()
+    att = torch.stack(out.attentions).float() if attentions else None
+    return Output(hidden, pooled(hidden, batch.keep), att, out.hidden_states if states else None)
+
+
+def run_from(pre, start: int, hidden: torch.Tensor, keep: torch.Tensor, plan: Plan) -> torch.Tensor:
+    """Layers ``start``.. of the encoder on ``hidden`` (B, L, d_model), the model's own modules, under
+    ``plan``: what an intervention in layer ``start`` changes, without recomputing the layers before it."""
+    install(pre.model)
+    mask = None if bool(keep.all()) else _additive(keep, hidden.dtype)
+    token = _ACTIVE.set(plan)
+    try:
+        with torch.inference_mode():
+            for layer in pre.model.encoder.layer[start:]:
+                hidden = layer(hidden, mask)
+    finally:
+        _ACTIVE.reset(token)
+    return hidden.float()
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=-1)
