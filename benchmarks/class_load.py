@@ -17,6 +17,7 @@ seconds a teacher opens Complexity and runs the default sweep. Measured:
     python benchmarks/class_load.py --students 5 --duration 30 --sweep-after 10 --linger 10   # a quick look
     python benchmarks/class_load.py --replicas 2          # through HAProxy in front of 2 replicas
     python benchmarks/class_load.py --lab-trainers 3      # and 3 learners training Lab presets meanwhile
+    python benchmarks/class_load.py --replicas 2 --lesson hall   # students in a predict lesson (the shared poll)
 
 The numbers are written as JSON with ``--json`` (the recorded runs live in ``benchmarks/results/``).
 """
@@ -167,6 +168,7 @@ class Session:
     states: dict[str, object] = field(default_factory=dict)  # widget id -> WidgetState set by this tab
     pages: dict[str, str] = field(default_factory=dict)  # url path -> page script hash
     page: str = ""
+    query: str = ""  # the tab's URL query (a lesson link)
 
     async def connect(self) -> None:
         ws_url = self.url.replace("http", "ws", 1) + "/_stcore/stream"
@@ -190,6 +192,7 @@ class Session:
         if self.page in self.pages:
             cs.page_script_hash = self.pages[self.page]
         cs.page_name = self.page
+        cs.query_string = self.query
         cs.fragment_id = fragment_id
         cs.widget_states.widgets.extend(self.states.values())
         if trigger is not None:
@@ -337,7 +340,7 @@ def server_rss(pids: list[int]) -> int:
 
 async def student(i: int, args, pages: list[str], results: list[Result], stop: asyncio.Event, phase) -> None:
     rng = random.Random(args.seed * 1000 + i)
-    s = Session(args.url, f"student{i}")
+    s = Session(args.url, f"student{i}", query=f"predict=true&lesson={args.lesson}" if args.lesson else "")
     await asyncio.sleep(rng.uniform(0, 3))  # students arrive over a few seconds
     try:
         await s.connect()
@@ -354,7 +357,17 @@ async def student(i: int, args, pages: list[str], results: list[Result], stop: a
                 break
             except TimeoutError:
                 pass
-            if rng.random() < 0.25:
+            pick = s.widgets.get("predict_pick")
+            reveal = s.widgets.get("predict_reveal")
+            if args.lesson and pick is not None and reveal is not None and pick.proto.options:
+                # a predict question is on screen: this student answers it (a click on a key, then Reveal)
+                from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+                s.states[pick.id] = WidgetState(id=pick.id, string_value=rng.choice(list(pick.proto.options)))
+                latency, error = await s.run(fragment_id=pick.fragment_id)
+                results.append(Result(time.time(), s.page, latency, error, phase()))
+                latency, error = await s.run(fragment_id=reveal.fragment_id, trigger=reveal.id)
+            elif rng.random() < 0.25:
                 page = rng.choice([p for p in pages if p != s.page])
                 latency, error = await s.run(page=page)
             else:
@@ -601,8 +614,13 @@ def main() -> None:
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     ap.add_argument("--json", help="also write the report to this file")
     ap.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` option (repeatable)")
+    ap.add_argument("--lesson", default="", help="students open ?predict=true&lesson=CODE and answer each question")
     args = ap.parse_args()
     proc = cluster = None
+    timings = None
+    if args.lesson:  # each answer's round trip to the poll's store, written by the servers (explorer/poll_redis.py)
+        timings = os.path.join(__import__("tempfile").mkdtemp(prefix="class-load-"), "poll_answers.txt")
+        os.environ["ATTN_EXPLORER_POLL_TIMINGS"] = timings
     if args.url is None and args.replicas > 0:
         sys.path.insert(0, os.path.join(ROOT, "scripts"))
         from replicas import Cluster, free_port
@@ -623,6 +641,11 @@ def main() -> None:
             cluster.stop()
     rep["server_args"] = args.server_arg
     rep["replicas"] = args.replicas
+    rep["lesson"] = args.lesson
+    if timings is not None:
+        with open(timings) if os.path.exists(timings) else __import__("io").StringIO() as f:
+            rep["poll_answer_ms"] = ms([float(x) for x in f.read().split()])
+        print(f"each answer's round trip to the poll's store: {rep['poll_answer_ms']}")
     print_report(rep)
     if args.json:
         with open(args.json, "w") as f:
