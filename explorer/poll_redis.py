@@ -172,7 +172,7 @@ class RedisStore:
             retry=Retry(NoBackoff(), 0),
             retry_on_timeout=False,
             health_check_interval=0,
-            max_connections=64,
+            max_connections=256,  # a connection per script thread at once; more fail (unavailable), never wait
         )
         self.errors = (redis.RedisError, OSError)
         self.clock = clock
