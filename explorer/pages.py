@@ -28,5 +28,6 @@ PAGES = (
     PageSpec("pages/6_complexity.py", "complexity", "complexity", ":material/timer:"),
     PageSpec("pages/7_model.py", "model", "model", ":material/model_training:"),
     PageSpec("pages/8_lab.py", "lab", "lab", ":material/science:"),
+    PageSpec("pages/9_inside.py", "inside", "inside", ":material/biotech:"),
 )
 FILES = [p.file for p in PAGES]
