@@ -96,18 +96,18 @@ def _loaded(name: str) -> pt.Pretrained:
     return pre
 
 
-@bounded(max_mib=160, max_entries=64)  # a 512-piece run holds ~80 MiB of attention probabilities
+@bounded(max_mib=160)  # a 512-piece run holds ~80 MiB of attention probabilities
 def run(name: str, sentence: str, pad_to: int) -> pt.ModelRun:
     pre = _loaded(name)
     return pt.forward(pre, pt.encode(pre, sentence, pad_to=pad_to))
 
 
-@bounded(max_mib=96, max_entries=512)
+@bounded(max_mib=96)
 def head(name: str, sentence: str, pad_to: int, layer: int, head: int) -> pt.HeadTrace:
     return pt.take_apart(run(name, sentence, pad_to), pt.head_weights(_loaded(name), layer, head), layer, head)
 
 
-@bounded(max_mib=64, max_entries=64)
+@bounded(max_mib=64)
 def random_head(name: str, sentence: str, pad_to: int, layer: int, seed: int) -> pt.HeadTrace:
     w = pt.random_weights(_loaded(name), seed=seed)
     return pt.take_apart(run(name, sentence, pad_to), w, layer, -1, compare=False)

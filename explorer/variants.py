@@ -9,7 +9,7 @@ from attn_core.compare import compare, error_curve
 from .cache import bounded
 
 
-@bounded(max_mib=64, max_entries=64)  # tensors are drawn as they are
+@bounded(max_mib=64)  # tensors are drawn as they are
 def comparison(items: tuple, kernels: tuple) -> dict:
     """Each kernel's effective weights, pattern and distance from full attention; ``items`` are
     the settings as sorted (name, value) pairs."""
@@ -24,7 +24,7 @@ def comparison(items: tuple, kernels: tuple) -> dict:
     }
 
 
-@bounded(max_mib=8, max_entries=64)
+@bounded(max_mib=8)
 def curve(items: tuple, kernel: str, values: tuple) -> list[dict]:
     return error_curve(Settings(**dict(items)), kernel, list(values))
 
