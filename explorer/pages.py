@@ -29,5 +29,6 @@ PAGES = (
     PageSpec("pages/7_model.py", "model", "model", ":material/model_training:"),
     PageSpec("pages/8_lab.py", "lab", "lab", ":material/science:"),
     PageSpec("pages/9_inside.py", "inside", "inside", ":material/biotech:"),
+    PageSpec("pages/10_explain.py", "explain", "explain", ":material/psychology_alt:"),
 )
 FILES = [p.file for p in PAGES]

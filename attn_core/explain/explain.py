@@ -89,28 +89,49 @@ def correlations(item: Item, values: dict, refs: dict) -> dict:
     return out
 
 
-def explain(pre, text: str, *, removal: str = "attention", shapley: bool = True, steps: int = references.IG_STEPS,
-            layers: bool = False) -> dict:
+def explain(
+    pre,
+    text: str,
+    *,
+    removal: str = "attention",
+    shapley: bool = True,
+    steps: int = references.IG_STEPS,
+    layers: bool = False,
+) -> dict:
     item = make_item(pre, text)
     passed = references.full(pre, item)
     target = passed.pooled[0]
     values = last_only(pre, passed)
     ig = references.integrated_gradients(pre, item.ids, target, steps)
-    refs = {"loo": references.loo(pre, item, removal, passed).tolist(), "ig": ig["attr"].tolist(),
-            "loo_direct": references.direct_share(passed).tolist()}
+    refs = {
+        "loo": references.loo(pre, item, removal, passed).tolist(),
+        "ig": ig["attr"].tolist(),
+        "loo_direct": references.direct_share(passed).tolist(),
+    }
     shap = references.shapley(pre, item, removal, target) if shapley else None
     if shap is not None:
         refs["shapley"] = shap["words"].tolist()
     rankings = {**values, "loo": refs["loo"], "ig": refs["ig"]}
     out = {
-        "model": pre.name, "text": text, "removal": removal, "tokens": list(item.pieces),
-        "words": list(item.words), "word_texts": word_texts(item), "methods": values, "references": refs,
-        "ig_completeness_error": ig["error"], "ig_delta": ig["delta"], "ig_sum": ig["sum"], "ig_steps": steps,
+        "model": pre.name,
+        "text": text,
+        "removal": removal,
+        "tokens": list(item.pieces),
+        "words": list(item.words),
+        "word_texts": word_texts(item),
+        "methods": values,
+        "references": refs,
+        "ig_completeness_error": ig["error"],
+        "ig_delta": ig["delta"],
+        "ig_sum": ig["sum"],
+        "ig_steps": steps,
         "shapley_check": None if shap is None else {k: shap[k] for k in ("v_all", "v_none", "sum")},
-        "curves": faithfulness.curves(pre, item, rankings, removal, target), "ks": list(faithfulness.KS),
+        "curves": faithfulness.curves(pre, item, rankings, removal, target),
+        "ks": list(faithfulness.KS),
         "correlation": correlations(item, values, {k: v for k, v in refs.items()}),
-        "specials": {k: C.specials(v) for k, v in {**values, "loo": refs["loo"], "ig": refs["ig"]}.items()
-                     if v is not None},
+        "specials": {
+            k: C.specials(v) for k, v in {**values, "loo": refs["loo"], "ig": refs["ig"]}.items() if v is not None
+        },
         "notices": notices(item),
     }
     if layers:
@@ -121,3 +142,20 @@ def explain(pre, text: str, *, removal: str = "attention", shapley: bool = True,
 def spearman_table(result: dict) -> dict:
     """The CLI's ``correlation``: method × reference, Spearman's ρ only (None with its reason)."""
     return {m: {r: c["spearman"] for r, c in row.items()} for m, row in result["correlation"].items()}
+
+
+def with_shapley(pre, text: str, removal: str = "attention") -> dict | None:
+    """Shapley values of the words (None above SHAPLEY_MAX words), their check, and ρ with each method."""
+    item = make_item(pre, text)
+    passed = references.full(pre, item)
+    shap = references.shapley(pre, item, removal, passed.pooled[0])
+    if shap is None:
+        return None
+    values = last_only(pre, passed)
+    corr = correlations(item, values, {"shapley": shap["words"].tolist()})
+    return {
+        "words": word_texts(item),
+        "values": shap["words"].tolist(),
+        "check": {k: shap[k] for k in ("v_all", "v_none", "sum")},
+        "correlation": {m: row.get("shapley") for m, row in corr.items()},
+    }

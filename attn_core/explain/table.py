@@ -27,13 +27,30 @@ REMOVAL = "attention"
 
 # Only the figures issue 29 quotes, with the model and task each was measured on.
 PUBLISHED = [
-    {"source": "Abnar & Zuidema (2020), Table 3", "model": "DistilBERT", "task": "SST-2 (sentiment)",
-     "methods": "raw attention, rollout, flow", "reference": "input gradients", "spearman": "≈ 0.1 (all three)"},
-    {"source": "ALTI authors' result files (Ferrando et al., 2022)", "model": "BERT", "task": "SST-2 (sentiment)",
-     "methods": "rollout", "reference": "gradients", "spearman": "−0.03"},
-    {"source": "ALTI authors' result files (Ferrando et al., 2022)", "model": "BERT-style classifiers",
-     "task": "as in their files", "methods": "attention norms, ALTI (whole-layer)", "reference": "gradients",
-     "spearman": "0.4–0.7"},
+    {
+        "source": "Abnar & Zuidema (2020), Table 3",
+        "model": "DistilBERT",
+        "task": "SST-2 (sentiment)",
+        "methods": "raw attention, rollout, flow",
+        "reference": "input gradients",
+        "spearman": "≈ 0.1 (all three)",
+    },
+    {
+        "source": "ALTI authors' result files (Ferrando et al., 2022)",
+        "model": "BERT",
+        "task": "SST-2 (sentiment)",
+        "methods": "rollout",
+        "reference": "gradients",
+        "spearman": "−0.03",
+    },
+    {
+        "source": "ALTI authors' result files (Ferrando et al., 2022)",
+        "model": "BERT-style classifiers",
+        "task": "as in their files",
+        "methods": "attention norms, ALTI (whole-layer)",
+        "reference": "gradients",
+        "spearman": "0.4–0.7",
+    },
 ]
 
 
@@ -86,8 +103,13 @@ def aggregate(rows: list[dict], layers: int) -> dict:
                 got = [r[method][ref][layer] for r in rows if r[method][ref] is not None]
                 got = [g for g in got if g is not None]
                 if got:
-                    cells.append({"mean": float(np.mean(got)), "sd": float(np.std(got, ddof=1)) if len(got) > 1
-                                  else 0.0, "n": len(got)})
+                    cells.append(
+                        {
+                            "mean": float(np.mean(got)),
+                            "sd": float(np.std(got, ddof=1)) if len(got) > 1 else 0.0,
+                            "n": len(got),
+                        }
+                    )
                 else:
                     cells.append({"mean": None, "sd": None, "n": 0})
             out[method][ref] = cells
@@ -102,7 +124,46 @@ def build(pre, sentences: list[str] | None = None, *, progress=None) -> dict:
         if progress:
             progress(i + 1, len(sentences))
     return {
-        "model": pre.name, "removal": REMOVAL, "ig_steps": references.IG_STEPS, "layers": pre.layers,
-        "methods": list(METHODS), "references": list(TABLE_REFERENCES), "sentences": sentences,
-        "per_sentence": rows, "table": aggregate(rows, pre.layers), "published": PUBLISHED,
+        "model": pre.name,
+        "removal": REMOVAL,
+        "ig_steps": references.IG_STEPS,
+        "layers": pre.layers,
+        "methods": list(METHODS),
+        "references": list(TABLE_REFERENCES),
+        "sentences": sentences,
+        "per_sentence": rows,
+        "table": aggregate(rows, pre.layers),
+        "published": PUBLISHED,
+    }
+
+
+def cell(table: dict, method: str, ref: str, layer: int) -> float | None:
+    return table["table"][method][ref][layer]["mean"]
+
+
+def facts(table: dict) -> dict:
+    """The numbers the page's reading of the table is written from (last layer unless said)."""
+    last = table["layers"] - 1
+    refs = table["references"]
+    mean_of = {}
+    for m in table["methods"]:
+        got = [cell(table, m, r, last) for r in refs]
+        got = [g for g in got if g is not None]
+        mean_of[m] = float(np.mean(got)) if got else None
+    ranked = sorted((v, m) for m, v in mean_of.items() if v is not None)
+    attention_only = [mean_of[m] for m in ("raw", "rollout", "flow") if mean_of.get(m) is not None]
+    whole_layer = [mean_of[m] for m in ("norm", "value_zeroing") if mean_of.get(m) is not None]
+    return {
+        "n": len(table["sentences"]),
+        "layers": table["layers"],
+        "best": ranked[-1][1] if ranked else None,
+        "best_rho": ranked[-1][0] if ranked else None,
+        "worst": ranked[0][1] if ranked else None,
+        "worst_rho": ranked[0][0] if ranked else None,
+        "attention_only": float(np.mean(attention_only)) if attention_only else None,
+        "whole_layer": float(np.mean(whole_layer)) if whole_layer else None,
+        "rollout_ig": cell(table, "rollout", "ig", last),
+        "raw_first": cell(table, "raw", "ig", 0),
+        "raw_last": cell(table, "raw", "ig", last),
+        "mean_of": mean_of,
     }

@@ -1,0 +1,172 @@
+"""The Explain page's sections, drawn from plain results (``explorer.explain_runs``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attn_core.explain.explain import METHODS
+from attn_core.explain.faithfulness import KS
+
+from . import figures as fig
+from .i18n import t
+from .views import chart
+
+REF_KEYS = ("loo", "ig", "shapley")
+# catalogue keys spelled out (the catalogue test finds every key used by its literal name)
+NAMES = {
+    "raw": "ex_m_raw",
+    "rollout": "ex_m_rollout",
+    "flow": "ex_m_flow",
+    "norm": "ex_m_norm",
+    "value_zeroing": "ex_m_value_zeroing",
+    "loo": "ex_m_loo",
+    "ig": "ex_m_ig",
+    "shapley": "ex_m_shapley",
+}
+NOTICES = {
+    "few_pieces": "ex_notice_few_pieces",
+    "many_unk": "ex_notice_many_unk",
+    "flow_capped": "ex_notice_flow_capped",
+    "shapley_words": "ex_notice_shapley_words",
+    "identical": "ex_notice_identical",
+}
+REMOVAL_NAMES = {"delete": "ex_rm_delete", "mask": "ex_rm_mask", "attention": "ex_rm_attention"}
+REMOVAL_NOTES = {"delete": "ex_rm_delete_note", "mask": "ex_rm_mask_note", "attention": "ex_rm_attention_note"}
+NO_CORR = {"constant": "ex_no_corr_constant", "too_few": "ex_no_corr_too_few"}
+CURVES = {"deletion": "ex_deletion", "insertion": "ex_insertion"}
+CHOICES = (
+    "ex_choice_raw",
+    "ex_choice_rollout",
+    "ex_choice_flow",
+    "ex_choice_norm",
+    "ex_choice_value_zeroing",
+    "ex_choice_loo",
+    "ex_choice_ig",
+    "ex_choice_shapley",
+    "ex_choice_curves",
+    "ex_choice_correlation",
+)
+
+
+def name(key: str) -> str:
+    """A method's or reference's name in the UI's language."""
+    return t(NAMES[key])
+
+
+def show_notices(notes: list[dict]) -> None:
+    for note in notes:
+        params = {k: v for k, v in note.items() if k != "code"}
+        st.info(t(NOTICES[note["code"]], **params), icon=":material/info:")
+
+
+def normalised(values) -> list[float]:
+    """Each row scaled to its largest absolute value (the methods have different units)."""
+    top = max((abs(v) for v in values), default=0.0)
+    return [v / top if top > 0 else 0.0 for v in values]
+
+
+def overview(result: dict, labels: list[str]) -> None:
+    rows, z = [], []
+    for key in METHODS:
+        if result["methods"][key] is not None:
+            rows.append(name(key))
+            z.append(normalised(result["methods"][key]))
+    for key in ("loo", "ig"):
+        rows.append(name(key))
+        z.append(normalised(result["references"][key]))
+    figure = fig.heatmap(z, labels, rows, title=t("ex_overview"), x_title="token", colorscale="RdBu", zmid=0)
+    chart(figure, "ex_overview")
+    st.caption(t("ex_overview_note"))
+
+
+def layer_view(result: dict, labels: list[str], layer: int) -> None:
+    rows, z = [], []
+    for key in METHODS:
+        per = result["layers"][key]
+        if per is not None:
+            rows.append(name(key))
+            z.append(normalised(per[layer]))
+    title = t("ex_layer_title", l=layer + 1)
+    chart(fig.heatmap(z, labels, rows, title=title, x_title="token", colorscale="RdBu", zmid=0), "ex_layers")
+
+
+def corr_text(c: dict | None) -> str:
+    if c is None:
+        return "—"
+    if c["spearman"] is None:
+        return t(NO_CORR[c["reason"]])
+    text = f"ρ {c['spearman']:+.2f}, τ {c['kendall']:+.2f}"
+    if c.get("interval"):
+        lo, hi = c["interval"]
+        text += f" [{lo:+.2f}, {hi:+.2f}]"
+    return text
+
+
+def correlation_table(correlation: dict, refs: tuple[str, ...]) -> None:
+    data = {t("ex_method"): [name(m) for m in correlation]}
+    for ref in refs:
+        data[name(ref)] = [corr_text(correlation[m].get(ref)) for m in correlation]
+    st.dataframe(data, hide_index=True)
+
+
+def specials_table(specials: dict) -> None:
+    def pct(v):
+        return "—" if v is None else f"{100 * v:.1f} %"
+
+    data = {
+        t("ex_method"): [name(k) for k in specials],
+        "[CLS]": [pct(specials[k]["cls"]) for k in specials],
+        "[SEP]": [pct(specials[k]["sep"]) for k in specials],
+    }
+    st.dataframe(data, hide_index=True)
+
+
+def loo_view(result: dict, labels: list[str]) -> None:
+    refs = result["references"]
+    series = {t("ex_loo_total"): refs["loo"], t("ex_loo_direct"): refs["loo_direct"]}
+    chart(
+        fig.grouped_bars(series, labels, title=t("ex_loo_title", removal=t(REMOVAL_NAMES[result["removal"]]))),
+        "ex_loo",
+    )
+    st.caption(t("ex_loo_note"))
+
+
+def ig_view(result: dict, labels: list[str]) -> None:
+    chart(fig.bars(result["references"]["ig"], labels, title=t("ex_ig_title", steps=result["ig_steps"])), "ex_ig")
+    err = result["ig_completeness_error"]
+    st.metric(t("ex_ig_error"), f"{100 * err:.3f} %")
+    st.caption(t("ex_ig_note", total=result["ig_sum"], delta=result["ig_delta"]))
+
+
+def curves_view(result: dict) -> None:
+    curves = result["curves"]
+    c1, c2 = st.columns(2)
+    for col, kind in ((c1, "deletion"), (c2, "insertion")):
+        with col:
+            series = {name(k): v[kind] for k, v in curves.items()}
+            figure = fig.line(list(KS), series, title=t(CURVES[kind]), x_title="k %", y_title="1 − cos")
+            chart(figure, f"ex_{kind}")
+    data = {
+        t("ex_method"): [name(k) for k in curves],
+        t("ex_deletion_area"): [round(v["deletion_area"], 4) for v in curves.values()],
+        t("ex_insertion_area"): [round(v["insertion_area"], 4) for v in curves.values()],
+    }
+    st.dataframe(data, hide_index=True)
+    st.caption(t("ex_curves_note"))
+
+
+def shapley_view(shap: dict) -> None:
+    chart(fig.bars(shap["values"], fig.labels(shap["words"]), title=t("ex_shapley_title")), "ex_shapley")
+    check = shap["check"]
+    st.caption(t("ex_shapley_check", total=check["sum"], v_all=check["v_all"], v_none=check["v_none"]))
+    data = {
+        t("ex_method"): [name(m) for m in shap["correlation"]],
+        name("shapley"): [corr_text(c) for c in shap["correlation"].values()],
+    }
+    st.dataframe(data, hide_index=True)
+
+
+def choices() -> None:
+    with st.expander(t("ex_choices"), icon=":material/rule:"):
+        for key in CHOICES:
+            st.markdown(t(key))

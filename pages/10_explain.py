@@ -1,0 +1,164 @@
+"""Is attention an explanation? Attention-based explanations of the trained model's sentence
+embedding beside references that do not come from attention, how far they agree, how faithful
+each is, why two sentences are similar, and the corpus table."""
+
+import streamlit as st
+
+from attn_core import AttentionConfigError
+from attn_core import pretrained as pt
+from attn_core.explain.pair import EXAMPLES
+from attn_core.explain.references import SHAPLEY_MAX
+from attn_core.explain.sentence import REMOVALS
+from explorer import explain_runs as runs
+from explorer import figures as fig
+from explorer import real
+from explorer.boot import run_through_app
+from explorer.explain_more import pair_shapley_view, pair_view, table_view
+from explorer.explain_views import (
+    REF_KEYS,
+    REMOVAL_NAMES,
+    REMOVAL_NOTES,
+    choices,
+    correlation_table,
+    curves_view,
+    ig_view,
+    layer_view,
+    loo_view,
+    overview,
+    shapley_view,
+    show_notices,
+    specials_table,
+)
+from explorer.i18n import error_text, lang, t
+from explorer.safe import md
+from explorer.state import current_settings
+
+run_through_app()  # before anything is drawn; see explorer/boot.py
+
+st.title(t("page_explain"))
+st.caption(t("ex_intro"))
+MODEL = pt.BUNDLED
+try:
+    pre = real.model(MODEL)
+except pt.ModelUnavailable as err:
+    st.error(t("rm_unavailable", msg=md(error_text(err)[0])), icon=":material/warning:")
+    st.stop()
+if pre is None:  # still loading in the background: never block the page
+
+    @st.fragment(run_every=0.5)
+    def wait_for_model() -> None:
+        if real.model(MODEL) is not None:
+            st.rerun()
+        st.info(t("rm_loading"), icon=":material/hourglass_top:")
+
+    wait_for_model()
+    st.stop()
+
+
+PAIR_NAMES = {"negation": "ex_pair_negation", "roles": "ex_pair_roles", "predicates": "ex_pair_predicates"}
+
+
+def bad(err: AttentionConfigError) -> None:
+    st.warning(t("invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
+
+
+def labeller(keys: dict):
+    """A format_func in the language of the run that draws the widget (its labels must not change later)."""
+    language = lang()
+    return lambda value: t(keys[value], language=language) if value in keys else str(value)
+
+
+def plain_choice(value, options, default):
+    """A widget's value as the browser sent it: one of the options, else the default."""
+    return value if value in options else default
+
+
+def sentence_section() -> None:
+    text = st.text_input(t("ex_sentence"), value=current_settings().sentence, max_chars=2000, key="ex_text")
+    removal = st.radio(
+        t("ex_removal"),
+        REMOVALS,
+        index=2,
+        horizontal=True,
+        key="ex_removal",
+        format_func=labeller(REMOVAL_NAMES),
+    )
+    removal = plain_choice(removal, REMOVALS, "attention")
+    st.caption(t(REMOVAL_NOTES[removal]))
+    try:
+        result = runs.explanation(MODEL, text, removal)
+    except AttentionConfigError as err:
+        bad(err)
+        return
+    show_notices(result["notices"])
+    labels = fig.labels(result["tokens"])
+    choices()
+    overview(result, labels)
+    layer = st.slider(t("ex_layer"), 1, pre.layers, pre.layers, key="ex_layer") - 1
+    layer_view(result, labels, min(max(layer, 0), pre.layers - 1))
+    st.subheader(t("ex_refs"))
+    loo_view(result, labels)
+    ig_view(result, labels)
+    st.subheader(t("ex_agree"))
+    st.caption(t("ex_agree_note"))
+    correlation_table(result["correlation"], tuple(r for r in REF_KEYS if r != "shapley"))
+    st.caption(t("ex_specials"))
+    specials_table(result["specials"])
+    st.subheader(t("ex_faithful"))
+    curves_view(result)
+    shapley_part(text, removal, len(result["word_texts"]))
+
+
+def shapley_part(text: str, removal: str, words: int) -> None:
+    st.subheader(t("ex_shapley"))
+    st.caption(t("ex_shapley_intro", limit=SHAPLEY_MAX))
+    if words > SHAPLEY_MAX:
+        st.info(t("ex_notice_shapley_words", n=words, limit=SHAPLEY_MAX))
+        return
+    asked = (text, removal)
+    if st.button(t("ex_shapley_button", n=2**words), key="ex_shapley_go"):
+        st.session_state["ex_shapley_for"] = list(asked)
+    if tuple(st.session_state.get("ex_shapley_for") or ()) == asked:
+        shap = runs.shapley(MODEL, text, removal)
+        if shap is not None:
+            shapley_view(shap)
+
+
+def pair_section() -> None:
+    st.caption(t("ex_pair_intro"))
+    keys = list(EXAMPLES)
+    example = plain_choice(
+        st.selectbox(
+            t("ex_pair_example"),
+            keys,
+            format_func=labeller(PAIR_NAMES),
+            key="ex_pair_example",
+        ),
+        keys,
+        keys[0],
+    )
+    a0, b0 = EXAMPLES[example]
+    c1, c2 = st.columns(2)
+    a = c1.text_input(t("ex_pair_a"), value=a0, max_chars=2000, key=f"ex_a_{example}")
+    b = c2.text_input(t("ex_pair_b"), value=b0, max_chars=2000, key=f"ex_b_{example}")
+    try:
+        p = runs.pair(MODEL, a, b)
+    except AttentionConfigError as err:
+        bad(err)
+        return
+    pair_view(p)
+    st.markdown(f"**{t('ex_shapley')}**")
+    asked = (a, b)
+    if st.button(t("ex_pair_shapley_button"), key="ex_pair_shapley_go"):
+        st.session_state["ex_pair_shapley_for"] = list(asked)
+    if tuple(st.session_state.get("ex_pair_shapley_for") or ()) == asked:
+        pair_shapley_view(runs.pair_shapley(MODEL, a, b, "attention"))
+
+
+one, two, corpus = st.tabs([t("ex_tab_sentence"), t("ex_tab_pair"), t("ex_tab_table")])
+with one:
+    sentence_section()
+with two:
+    pair_section()
+with corpus:
+    table_view(runs.table())
