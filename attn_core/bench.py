@@ -119,6 +119,9 @@ def synchronize(device: str) -> None:
 
 @dataclass(frozen=True)
 class Shape:
+    """The sweep's shape and every kernel option it passes (each kernel takes its own, and its FLOP
+    model counts with the same values: block attention with its block, not the window)."""
+
     batch: int = 1
     heads: int = 4
     d_head: int = 64
@@ -126,6 +129,9 @@ class Shape:
     features: int = 64
     proj_k: int = 64
     causal: bool = False
+    dilation: int = 2
+    global_tokens: int = 1
+    block: int = 2
 
 
 def estimate_flops(kernel: str, L: int, sh: Shape) -> float:
@@ -317,9 +323,11 @@ def validate_sweep(cfg: SweepConfig) -> None:
     if cfg.device == "cpu" and cfg.dtype == "fp16":
         raise AttentionConfigError("dtype", "fp16_cpu")
     sh = cfg.shape
-    for name in ("batch", "heads", "d_head", "window", "features", "proj_k"):
+    for name in ("batch", "heads", "d_head", "window", "features", "proj_k", "dilation", "block"):
         if getattr(sh, name) < 1:
             raise AttentionConfigError(name, "at_least_one", value=getattr(sh, name))
+    if sh.global_tokens < 0:
+        raise AttentionConfigError("global_tokens", "not_negative", value=sh.global_tokens)
     if not (math.isfinite(cfg.min_run_time) and 0 < cfg.min_run_time <= 60):
         raise AttentionConfigError("min_run_time", "min_run_time", value=cfg.min_run_time)
     if cfg.budget_bytes is not None and cfg.budget_bytes < 0:
@@ -334,7 +342,13 @@ def _size(n: int) -> str:
 
 def _options(kernel: str, cfg: SweepConfig) -> dict:
     sh = cfg.shape
-    return kernel_options(KERNELS[kernel], window=sh.window, features=sh.features, proj_k=sh.proj_k, seed=cfg.seed)
+    return kernel_options(KERNELS[kernel], **shape_options(sh), seed=cfg.seed)
+
+
+def shape_options(sh: Shape) -> dict:
+    """The kernel options a shape carries (the same values the FLOP models read)."""
+    names = ("window", "features", "proj_k", "dilation", "global_tokens", "block")
+    return {name: getattr(sh, name) for name in names}
 
 
 def _skip_reason(kernel: str, L: int, cfg: SweepConfig, est: int, budget: int) -> str | None:
@@ -542,6 +556,9 @@ def add_cli(sub) -> None:
     p.add_argument("--window", type=int, default=128)
     p.add_argument("--features", type=int, default=64)
     p.add_argument("--proj-k", type=int, default=64, dest="proj_k")
+    p.add_argument("--dilation", type=int, default=Shape.dilation)
+    p.add_argument("--global-tokens", type=int, default=Shape.global_tokens, dest="global_tokens")
+    p.add_argument("--block", type=int, default=Shape.block, help="block-local attention's block size")
     p.add_argument("--causal", action="store_true")
     p.add_argument("--device", choices=["cpu", "cuda", "mps"], default=None)
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32")
@@ -573,6 +590,9 @@ def cmd_bench(args) -> int:
             features=args.features,
             proj_k=args.proj_k,
             causal=args.causal,
+            dilation=args.dilation,
+            global_tokens=args.global_tokens,
+            block=args.block,
         ),
         device=args.device or best_device(),
         dtype=args.dtype,

@@ -993,12 +993,57 @@ def _explain_linformer(q, k, v, *, causal: bool, scale: float, proj_k: int = 64,
     return Explained(stages, out, w @ Fm)
 
 
-# Cost models. ``sh`` has batch, heads, d_head, window, features, proj_k, causal (bench.Shape).
-def _pairs_flops(pairs: Callable):
-    def flops(L: int, sh) -> float:  # Q Kᵀ and weights @ V over the pairs computed
-        return sh.batch * sh.heads * 4 * pairs(L, sh) / (2 if sh.causal else 1) * sh.d_head
+# Cost models. ``sh`` has batch, heads, d_head, causal and the kernels' options (window, dilation,
+# global_tokens, block, features, proj_k: bench.Shape); each model reads its own kernel's options.
+def _band_rows(L: int, window: int, causal: bool) -> torch.Tensor:
+    """Per query row, how many keys j have |i - j| <= window (and j <= i when causal)."""
+    i = torch.arange(L, dtype=torch.int64)
+    hi = i if causal else (i + window).clamp_max(L - 1)
+    return hi - (i - window).clamp_min(0) + 1
+
+
+def pattern_pairs(
+    pattern: str, L: int, *, causal: bool, window: int = 2, dilation: int = 2, global_tokens: int = 1, block: int = 2
+) -> int:
+    """The exact number of (query, key) pairs a sparse pattern allows on L tokens (j <= i when causal),
+    counted row by row in O(L): what the pattern's mask sums to, without building it."""
+    if L <= 0:
+        return 0
+    if pattern == "sliding_window":
+        return int(_band_rows(L, window, causal).sum())
+    if pattern == "dilated":  # r interleaved sequences, each with the window
+        return sum(int(_band_rows(-(-(L - rem) // dilation), window, causal).sum()) for rem in range(min(dilation, L)))
+    if pattern == "global_window":
+        g = min(max(global_tokens, 0), L)
+        i = torch.arange(L, dtype=torch.int64)
+        lo = (i - window).clamp_min(0)
+        hi = i if causal else (i + window).clamp_max(L - 1)
+        seen_global = (i + 1).clamp_max(g) if causal else torch.full_like(i, g)  # keys j < g the row may see
+        overlap = (hi.clamp_max(g - 1) - lo + 1).clamp_min(0)  # ... already inside its band
+        rows = (hi - lo + 1) + seen_global - overlap
+        rows[:g] = i[:g] + 1 if causal else L  # a global query sees every key
+        return int(rows.sum())
+    if pattern == "block":
+        full, rest = divmod(L, max(block, 1))
+        each = (lambda n: n * (n + 1) // 2) if causal else (lambda n: n * n)
+        return full * each(block) + each(rest)
+    raise KeyError(pattern)
+
+
+def _pattern_flops(pattern: str | None):
+    """Q Kᵀ and weights @ V over the pairs the pattern allows, with the kernel's own options
+    (``pattern`` None: FlexAttention's, read from ``sh.pattern``)."""
+
+    def flops(L: int, sh) -> float:
+        opts = {n: getattr(sh, n) for n in ("window", "dilation", "global_tokens", "block") if hasattr(sh, n)}
+        name = pattern or getattr(sh, "pattern", "sliding_window")
+        return sh.batch * sh.heads * 4 * pattern_pairs(name, L, causal=sh.causal, **opts) * sh.d_head
 
     return flops
+
+
+def _full_flops(L: int, sh) -> float:  # Q Kᵀ and weights @ V over every pair (j <= i when causal)
+    return sh.batch * sh.heads * 4 * (L * (L + 1) // 2 if sh.causal else L * L) * sh.d_head
 
 
 def _full_bytes(L: int, sh, db: int) -> int:  # scores and probabilities
@@ -1119,7 +1164,7 @@ def _sparse(name, fn, mode, opt_names, **spec) -> Kernel:
         weights=_softmax_weights(pattern),
         explain=_explain_sparse(pattern, fn),
         check=_check_pattern(name),
-        flops=_pairs_flops(lambda L, sh: L * (2 * sh.window + 1)),
+        flops=_pattern_flops(mode),
         peak_bytes=_banded_bytes,
         options=tuple(opt_names),
         **spec,
@@ -1137,7 +1182,7 @@ register(
     memory="O(L·S)",
     paper="Vaswani et al. 2017, Attention Is All You Need",
     weights=_softmax_weights(None),
-    flops=_pairs_flops(lambda L, sh: L * L),
+    flops=_full_flops,
     peak_bytes=_full_bytes,
     dot_product=False,
 )
@@ -1151,7 +1196,7 @@ register(
     memory="O(L) to O(L·S) by backend",
     paper="Dao et al. 2022, FlashAttention; PyTorch scaled_dot_product_attention",
     weights=_softmax_weights(None),
-    flops=_pairs_flops(lambda L, sh: L * L),
+    flops=_full_flops,
     peak_bytes=_sdpa_bytes,
     teaching=False,
 )
@@ -1230,7 +1275,7 @@ register(
     weights=_softmax_weights(_flex_pattern),
     explain=_explain_sparse(_flex_pattern, flex_attention),
     check=_check_flex,
-    flops=_pairs_flops(lambda L, sh: L * (2 * sh.window + 1)),
+    flops=_pattern_flops(None),
     peak_bytes=_banded_bytes,
     options=("pattern", "window", "dilation", "global_tokens", "block"),
     sweep="window",
