@@ -50,9 +50,9 @@ def axis_name(name: str) -> str:
 
 
 def _ticks() -> dict:
-    """Category ticks that never overlap: the angle is left to plotly, which turns labels that would
-    collide (0°, 45°, 90°) and thins a crowded category axis to every n-th label; hover names every cell."""
-    return dict(type="category", automargin=True, autotickangles=[0, 45, 90])
+    """Category ticks that never overlap: plotly turns labels that would collide (upright, else
+    vertical) and thins a crowded category axis to every n-th label; hover names every cell."""
+    return dict(type="category", automargin=True, autotickangles=[0, 90])
 
 
 # Colours. "safe" is for colour-blind readers: Okabe & Ito's qualitative colours (told apart under
@@ -497,15 +497,17 @@ D3 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2
 
 
 def _log_ticks(values: Sequence[float]) -> list[float]:
-    """1-2-5 steps across the values' range, plain numbers rather than minor digits."""
+    """1-2-5 (or 1-3, or 1) steps per decade across the values' range: plain numbers, never minor digits."""
     finite = [v for v in values if v and v > 0 and math.isfinite(v)]
     if not finite:
         return []
     low, high = min(finite), max(finite)
+    decades = math.log10(high / low)  # a chart ~300 px tall fits about a dozen labels
+    steps = (1, 2, 5) if decades <= 2 else (1, 3) if decades <= 4 else (1,)
     ticks = [
         m * 10.0**e
         for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-        for m in (1, 2, 5)
+        for m in steps
         if low / 1.5 <= m * 10.0**e <= high * 1.5
     ]
     return ticks if len(ticks) >= 2 else [low, high]
@@ -570,7 +572,7 @@ def loglog(
             tickvals=lengths,
             ticktext=[f"{x:g}" for x in lengths],
             automargin=True,
-            autotickangles=[0, 45, 90],
+            autotickangles=[0, 90],
         ),
         yaxis=dict(
             type="log",

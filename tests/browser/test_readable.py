@@ -1,0 +1,98 @@
+"""What a room can read: no two tick labels of a chart drawn over each other (measured from the SVG
+in Chromium at a projector's 1280×720), on the pages with the most crowded axes, in both languages."""
+
+import os
+
+import pytest
+from conftest import ARTIFACTS
+from playwright.sync_api import expect
+from test_browser import WAIT, open_app, settle
+
+# Every tick label's box, per chart and axis (plotly draws each axis's labels in a group of its own).
+TICK_BOXES = """() => [...document.querySelectorAll('.stPlotlyChart, [data-testid="stPlotlyChart"]')].map(
+  (chart) => ['xtick', 'ytick'].map((axis) => [...chart.querySelectorAll(`g.${axis} text`)]
+    .filter((t) => t.textContent.trim() && getComputedStyle(t).opacity !== '0')
+    .map((t) => { const r = t.getBoundingClientRect();
+                  return {text: t.textContent, x0: r.left, x1: r.right, y0: r.top, y1: r.bottom}; })
+    .filter((b) => b.x1 > b.x0 && b.y1 > b.y0)))"""
+
+
+def overlaps(boxes: list[dict], slack: float = 0.5) -> list[tuple[str, str]]:
+    """Pairs of label boxes that share area (touching edges allowed)."""
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if (
+                min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]) > slack
+                and min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]) > slack
+            ):
+                found.append((a["text"], b["text"]))
+    return found
+
+
+def crowded(page) -> list:
+    charts = page.evaluate(TICK_BOXES)
+    assert charts and any(any(axis) for chart in charts for axis in chart), "no tick labels found"
+    return [(i, pair) for i, chart in enumerate(charts) for axis in chart for pair in overlaps(axis)]
+
+
+def test_the_overlap_measure_finds_labels_drawn_over_each_other():
+    side_by_side = [dict(text="0 Life", x0=0, x1=30, y0=0, y1=12), dict(text="1 is", x0=30, x1=45, y0=0, y1=12)]
+    on_top = [dict(text="0 Life", x0=0, x1=30, y0=0, y1=12), dict(text="1 is", x0=25, x1=40, y0=0, y1=12)]
+    assert overlaps(side_by_side) == [] and overlaps(on_top) == [("0 Life", "1 is")]
+
+
+@pytest.fixture
+def projector(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+SENTENCE = "Life+is+short%2C+eat+dessert+first+and+then+attention+explains+everything+else"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", [f"variants?sentence={SENTENCE}", f"multihead?heads=4&sentence={SENTENCE}"])
+def test_no_tick_labels_overlap_on_crowded_pages(server, projector, path, lang):
+    open_app(projector, server, f"{path}&lang={lang}")
+    expect(projector.locator("g.xtick text").first).to_be_attached(timeout=WAIT)
+    settle(projector)
+    projector.wait_for_timeout(1000)  # plotly turns and thins labels after its first layout
+    name = path.split("?")[0]
+    projector.screenshot(path=os.path.join(ARTIFACTS, f"ticks_{name}_{lang}.png"), full_page=True)
+    assert not crowded(projector), crowded(projector)
+
+
+def _label(kernel: str, lang: str) -> str:
+    from attn_core.kernels import KERNELS
+    from explorer.i18n import STRINGS
+
+    key = f"kernel_{kernel}"
+    return STRINGS[key][lang == "zh"] if key in STRINGS else KERNELS[kernel].label
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_complexity_charts_are_labelled_and_uncrowded(server, projector, lang):
+    from attn_core import bench
+
+    open_app(projector, server, f"complexity?lang={lang}")
+    keep = {"full", "sliding_window", "linear_elu"}
+    removed = [_label(k, lang) for k in bench.DEFAULT_KERNELS if k not in keep] + ["2048", "4096"]
+    for name in removed:  # a short sweep: three kernels, 256 to 1024
+        projector.locator(f"button[aria-label='Remove {name}']").click()
+        settle(projector)
+    projector.locator("button[kind='primary']").first.click()
+    expect(projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").nth(1)).to_be_attached(timeout=240_000)
+    settle(projector)
+    projector.wait_for_timeout(1000)
+    charts = projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']")
+    for i, name in enumerate(("time", "memory")):
+        charts.nth(i).scroll_into_view_if_needed()
+        charts.nth(i).screenshot(path=os.path.join(ARTIFACTS, f"complexity_{name}_{lang}.png"))
+    assert not crowded(projector), crowded(projector)
+    x_labels = projector.evaluate("() => [...document.querySelectorAll('g.xtick text')].map((t) => t.textContent)")
+    assert {"256", "512", "1024"} <= set(x_labels), x_labels  # the measured lengths, not minor digits
+    legend = projector.evaluate("() => [...document.querySelectorAll('g.legend text')].map((t) => t.textContent)")
+    assert _label("linear_elu", lang) in legend and "linear_elu" not in legend, legend  # the selector's names
