@@ -470,41 +470,50 @@ def _sparse_stages(t: Trace) -> list[tuple[str, str]]:
     ]
 
 
+_PERFORMER_OMEGA = (
+    "d = Q.shape[-1]\n"
+    "g_feat = torch.Generator().manual_seed(SEED)\n"
+    "split = FEATURES if FEATURES == 1 else FEATURES // 2  # two halves, drawn independently\n"
+    "parts = []\n"
+    "for size in (split, FEATURES - split):\n"
+    "    if size == 0:\n"
+    "        continue\n"
+    "    n = -(-size // 2)  # directions, each beside its negation (antithetic pairs)\n"
+    "    blocks = [torch.linalg.qr(torch.randn(d, d, generator=g_feat))[0].T for _ in range(-(-n // d))]\n"
+    "    base = torch.cat(blocks)[:n] * torch.randn(n, d, generator=g_feat).norm(dim=1, keepdim=True)  # chi(d)\n"
+    "    parts.append(torch.cat([base, -base])[:size])\n"
+    "omega_m = torch.cat(parts)  # (m, d)\n"
+    "omega = omega_m.unsqueeze(0)\n"
+    "recomputed.update(omega=omega)\n"
+    "print('omega', tuple(omega_m.shape), 'first row:', omega_m[0])\n"
+)
+_PERFORMER_FEATURES = (
+    "r = math.sqrt(abs(scale))  # q'·k' = scale · q·k\n"
+    "qs, ks = Q * r, K * (r if scale >= 0 else -r)\n"
+    "# FAVOR++'s A for this input (per head): the A that makes the features vary least\n"
+    "rho = (qs.pow(2).sum(-1).mean(-1) + ks.pow(2).sum(-1).mean(-1) + 2 * (qs.mean(-2) * ks.mean(-2)).sum(-1)) / d\n"
+    "A = ((1 - 2 * rho - ((2 * rho + 1) ** 2 + 8 * rho).sqrt()) / 16)[..., None, None]\n\n\n"
+    "def performer_features(t, w, is_query):\n"
+    "    ex = (t @ w.T) * (1 - 4 * A).sqrt() + A * (w * w).sum(-1) - (t * t).sum(-1, keepdim=True) / 2\n"
+    "    stab = ex.amax(dim=-1, keepdim=True) if is_query else ex.amax(dim=(-2, -1), keepdim=True)\n"
+    "    return (ex - stab).exp()  # the largest exponent taken out: it cancels in the ratio\n\n\n"
+    "halves = [(performer_features(qs, w, True), performer_features(ks, w, False))\n"
+    "          for w in ([omega_m[:split], omega_m[split:]] if split < FEATURES else [omega_m])]\n"
+    "phi_q, phi_k = torch.cat([h[0] for h in halves], -1), torch.cat([h[1] for h in halves], -1)\n"
+)
+
+
 def _feature_stages(t: Trace) -> list[tuple[str, str]]:
     s = t.settings
     kern = KERNELS[s.kernel]
     causal = s.causal or kern.always_causal
-    out = []
-    if s.kernel == "performer":
-        out.append(
-            (
-                "random_features",
-                (
-                    "d = Q.shape[-1]\n"
-                    "g_feat = torch.Generator().manual_seed(SEED)\n"
-                    "blocks = []\n"
-                    "for _ in range(-(-FEATURES // d)):  # blocks of d orthogonal directions\n"
-                    "    qm, _ = torch.linalg.qr(torch.randn(d, d, generator=g_feat))\n"
-                    "    blocks.append(qm.T)\n"
-                    "norms = torch.randn(FEATURES, d, generator=g_feat).norm(dim=1, keepdim=True)  # chi(d) lengths\n"
-                    "omega_m = torch.cat(blocks)[:FEATURES] * norms  # (m, d)\n"
-                    "omega = omega_m.unsqueeze(0)\n"
-                    "recomputed.update(omega=omega)\n"
-                    "print('omega', tuple(omega_m.shape), 'first row:', omega_m[0])\n"
-                ),
-            )
-        )
-        feats = (
-            "def performer_features(t, is_query):\n"
-            "    t = t * d**-0.25\n"
-            "    proj = t @ omega_m.T\n"
-            "    sq = (t * t).sum(-1, keepdim=True) / 2\n"
-            "    stab = proj.amax(dim=-1, keepdim=True) if is_query else proj.amax(dim=(-2, -1), keepdim=True)\n"
-            "    return torch.exp(proj - sq - stab) / math.sqrt(omega_m.shape[0]) + 1e-6  # the stabiliser cancels\n\n\n"
-            "phi_q, phi_k = performer_features(Q, True), performer_features(K, False)\n"
-        )
-    else:
-        feats = "phi_q, phi_k = F.elu(Q) + 1.0, F.elu(K) + 1.0  # φ(x) = elu(x) + 1 > 0\n"
+    performer = s.kernel == "performer"
+    out = [("random_features", _PERFORMER_OMEGA)] if performer else []
+    feats = (
+        _PERFORMER_FEATURES
+        if performer
+        else "phi_q, phi_k = F.elu(Q) + 1.0, F.elu(K) + 1.0  # φ(x) = elu(x) + 1 > 0\n"
+    )
     out.append(
         (
             "features",
@@ -525,34 +534,87 @@ def _feature_stages(t: Trace) -> list[tuple[str, str]]:
             "print(f'state after {words[FOCUS]}:', state_at[HEAD])\n"
         )
     out.append(("prefix_state" if causal else "state", state))
-    a = (
-        "a = (phi_q @ phi_k.transpose(-2, -1)).tril()  # causal: j ≤ i only\n"
-        if causal
-        else "a = phi_q @ phi_k.transpose(-2, -1)\n"
-    )
-    if causal:
-        norm = a + "numerator, denominator = a @ V, a.sum(-1, keepdim=True)\n"
-    else:
-        norm = a + "numerator, denominator = phi_q @ state, phi_q @ z.unsqueeze(-1)\n"
-    norm += (
-        "variant_out = numerator / denominator.clamp_min(1e-30)\n"
-        "recomputed.update(numerator=numerator, denominator=denominator)\n"
-        "print(f'output of {words[FOCUS]}:', variant_out[HEAD, FOCUS])\n"
-    )
-    out.append(("normalise", norm))
-    amounts = (
-        "amounts_to = a / a.sum(-1, keepdim=True).clamp_min(1e-30)  # for display: the output is amounts_to @ V\n"
-        "recomputed.update(amounts_to=amounts_to)\n"
-        "print(f'what {words[FOCUS]} amounts to:', amounts_to[HEAD, FOCUS])\n"
-    )
-    if s.kernel == "performer":
-        amounts += (
-            "exact = torch.softmax((Q @ K.transpose(-2, -1)) * Q.shape[-1] ** -0.5, dim=-1)\n"
-            "uniform = torch.full_like(exact, 1.0 / exact.shape[-1])\n"
-            "error = float((amounts_to - exact).norm() / exact.norm())\n"
-            "print(f'relative error {error:.2f}; uniform weights: {float((uniform - exact).norm() / exact.norm()):.2f}')\n"
+    tril = ".tril()" if causal else ""
+    j_le_i = "  # causal: j ≤ i only" if causal else ""
+    if not performer:
+        norm = f"a = (phi_q @ phi_k.transpose(-2, -1)){tril}{j_le_i}\n"
+        if causal:
+            norm += "numerator, denominator = a @ V, a.sum(-1, keepdim=True)\n"
+        else:
+            norm += "numerator, denominator = phi_q @ state, phi_q @ z.unsqueeze(-1)\n"
+        norm += (
+            "variant_out = numerator / denominator.clamp_min(1e-30)\n"
+            "recomputed.update(numerator=numerator, denominator=denominator)\n"
+            "print(f'output of {words[FOCUS]}:', variant_out[HEAD, FOCUS])\n"
         )
-    out.append(("amounts_to", amounts))
+        out.append(("normalise", norm))
+        amounts = (
+            "amounts_to = a / a.sum(-1, keepdim=True).clamp_min(1e-30)  # for display: the output is amounts_to @ V\n"
+            "recomputed.update(amounts_to=amounts_to)\n"
+            "print(f'what {words[FOCUS]} amounts to:', amounts_to[HEAD, FOCUS])\n"
+        )
+        out.append(("amounts_to", amounts))
+        return out
+    out.append(
+        (
+            "read_halves",
+            (
+                "def read_out(pq, pk):  # Σ_j a_ij v_j / Σ_j a_ij with a_ij = φ(q_i)·φ(k_j)\n"
+                f"    a = (pq @ pk.transpose(-2, -1)){tril}{j_le_i}\n"
+                "    return (a @ V) / a.sum(-1, keepdim=True).clamp_min(1e-30)\n\n\n"
+                "reads = [read_out(pq, pk) for pq, pk in halves]\n"
+                "estimate = sum(reads) / len(reads)\n"
+                "recomputed.update({f'half_{n + 1}': r for n, r in enumerate(reads)})\n"
+                "print(f'each half\\'s output for {words[FOCUS]}:', [r[HEAD, FOCUS, :4] for r in reads], '...')\n"
+            ),
+        )
+    )
+    allowed = "(j <= i)" if causal else "torch.ones(len(i), S, dtype=torch.bool)"
+    out.append(
+        (
+            "shrink",
+            "tiny = torch.finfo(torch.float32).tiny\n\n\n"
+            "def uniform_rows(rows):  # uniform attention on these query rows: 1/S, or 1/(i+1) over j ≤ i when causal\n"
+            f"    i, j = rows.unsqueeze(1), torch.arange(S).unsqueeze(0)\n    allowed = {allowed}\n"
+            "    return allowed.float() / allowed.sum(-1, keepdim=True).clamp_min(1).float(), allowed\n\n\n"
+            "def normalised(pq, pk, allowed):\n"
+            "    a = (pq @ pk.transpose(-2, -1)).masked_fill(~allowed, 0.0)\n"
+            "    return a / a.sum(-1, keepdim=True).clamp_min(tiny)\n\n\n"
+            "if len(halves) == 1:\n"
+            "    lam = torch.ones(HEADS, 1, 1)\n"
+            "else:  # the halves differ by noise only: noise N = |W1 − W2|² / 4 against T = |W − U|², on 16 rows\n"
+            "    rows = torch.linspace(0, L - 1, min(16, L)).round().long()\n"
+            "    u_rows, allowed_rows = uniform_rows(rows)\n"
+            "    w1, w2 = (normalised(pq[:, rows], pk, allowed_rows) for pq, pk in halves)\n"
+            "    noise = (w1 - w2).pow(2).sum((-2, -1)) / 4\n"
+            "    total = ((w1 + w2) / 2 - u_rows).pow(2).sum((-2, -1))\n"
+            "    lam = (1 - noise / total.clamp_min(tiny)).clamp(0.0, 1.0)[:, None, None]  # positive-part James-Stein\n"
+            + (
+                "uniform_out = V.cumsum(-2) / torch.arange(1, S + 1, dtype=torch.float32).unsqueeze(-1)\n"
+                if causal
+                else "uniform_out = V.mean(-2, keepdim=True).expand(HEADS, L, V.shape[-1])\n"
+            )
+            + "variant_out = uniform_out + lam * (estimate - uniform_out)\n"
+            "recomputed.update(uniform_out=uniform_out, variant_output=variant_out)\n"
+            "print(f'λ per head: {lam.flatten().tolist()}')\n"
+            "print(f'output of {words[FOCUS]}:', variant_out[HEAD, FOCUS])\n",
+        )
+    )
+    out.append(
+        (
+            "amounts_to",
+            (
+                "u_all, allowed_all = uniform_rows(torch.arange(L))\n"
+                "mean_weights = sum(normalised(pq, pk, allowed_all) for pq, pk in halves) / len(halves)\n"
+                "amounts_to = u_all + lam * (mean_weights - u_all)  # for display: the output is amounts_to @ V\n"
+                "recomputed.update(amounts_to=amounts_to)\n"
+                "exact = torch.softmax(scaled.masked_fill(~allowed_all, float('-inf')), dim=-1)\n"
+                "error = float((amounts_to - exact).norm() / exact.norm())\n"
+                "print(f'what {words[FOCUS]} amounts to:', amounts_to[HEAD, FOCUS])\n"
+                "print(f'relative error {error:.2f}; uniform weights: {float((u_all - exact).norm() / exact.norm()):.2f}')\n"
+            ),
+        )
+    )
     return out
 
 
@@ -621,6 +683,14 @@ def check_exportable(t: Trace) -> None:
             raise AttentionConfigError("kernel", "notebook_variant", kernel=t.settings.kernel)
 
 
+_TRACE_NAMES = ("x", "output", "weights", "context", "scores", "mask", "exp")
+
+
+def variant_name(name: str) -> str:
+    """A variant's intermediate under the notebook's name ('output' is the layer's: the variant's is variant_output)."""
+    return f"variant_{name}" if name in _TRACE_NAMES else name
+
+
 def app_tensors(t: Trace) -> dict:
     """The trace's tensors by the names the notebook gives its recomputations."""
     w = t.weights
@@ -637,7 +707,7 @@ def app_tensors(t: Trace) -> dict:
     out.update(Q=t.Q, K=t.K, V=t.V, scores=t.scores, scaled_scores=t.scaled_scores, mask=t.mask)
     out.update(row_max=sm.row_max, exp=sm.exp, row_sum=sm.row_sum, softmax_weights=sm.weights, empty=sm.empty)
     if t.variant is not None:
-        out.update(t.variant.tensors())
+        out.update({variant_name(name): v for name, v in t.variant.tensors().items()})
     out.update(weights=t.attn, context=t.context, concat=t.concat)
     if t.projected is not None:
         out["projected"] = t.projected

@@ -125,9 +125,9 @@ def expected(t) -> dict:
         out.update(W_a=w.additive.W_a, U_a=w.additive.U_a, v_a=w.additive.v)
     if t.projected is not None:
         out["projected"] = t.projected
-    if t.variant is not None:
+    if t.variant is not None:  # its own intermediates; its 'output' is named apart from the layer's
         for stage in t.variant.stages:
-            out.update(stage.tensors)
+            out.update({("variant_output" if n == "output" else n): v for n, v in stage.tensors.items()})
     return out
 
 
