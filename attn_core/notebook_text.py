@@ -226,6 +226,7 @@ NOTEBOOK: dict[str, tuple[str, str]] = {  # the notebook's own texts
         "Parameters: {n:,} (the overview's 4·d_model² = {f:,}).",
         "参数量：{n:,}（概述中的 4·d_model² = {f:,}）。",
     ),
+    "nb_compare_title": ("Compare with the app", "与应用比较"),
     "nb_compare": (
         (
             "Compare with the app: every tensor recomputed above against the values the app computed for this view "
