@@ -57,7 +57,9 @@ def test_identical_sweeps_are_shared_and_others_queue_one_at_a_time():
     assert again is first
     assert other.state == "queued" and runner.position(other) == 1
     overlap = False
+    deadline = time.time() + 120
     while first.active:
+        assert time.time() < deadline, f"the first sweep never ended ({first.state})"
         overlap |= other.state == "running"
         time.sleep(0.01)
     wait(other)
@@ -69,7 +71,9 @@ def test_identical_sweeps_are_shared_and_others_queue_one_at_a_time():
 def test_a_sweep_can_be_stopped_and_keeps_its_rows():
     runner = sweeps.Runner()
     job = runner.submit(tiny(32, 64, 128, 256, 512, kernels=("full", "sdpa", "linear_elu", "performer")))
+    deadline = time.time() + 120
     while not job.rows:
+        assert time.time() < deadline and job.active, f"no row came ({job.state}: {job.message})"
         time.sleep(0.01)
     runner.stop(job)
     wait(job, 30)
