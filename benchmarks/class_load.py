@@ -326,13 +326,14 @@ def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: st
         browser.close()
 
 
-def server_rss(pids: list[int]) -> int:
-    """RSS of the server processes and their children (a running sweep included)."""
+def server_rss(pids: list[int], children: bool = True) -> int:
+    """RSS of the server processes and their children (a running sweep, Lab workers; not with ``children=False``)."""
     total = 0
     for pid in pids:
         try:
             p = psutil.Process(pid)
-            total += p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))
+            total += p.memory_info().rss
+            total += sum(c.memory_info().rss for c in p.children(recursive=True)) if children else 0
         except psutil.Error:
             pass
     return total
@@ -436,6 +437,30 @@ async def lab_trainer(i: int, args, stop: asyncio.Event, lab: dict) -> None:
 
 async def main_async(args) -> dict:
     pages = [p for p in args.pages.split(",") if p]
+    # Warm the server the way a first visitor does (one session through every page), then
+    # note the memory before the class comes in.
+    warm = Session(args.url, "warm")
+    await warm.connect()
+    for p in pages:
+        await warm.run(page=p, timeout=300)
+    deadline = time.time() + 300  # the model loads in the background: wait until its page draws it
+    while "model" in pages and "rm_layer" not in warm.widgets and time.time() < deadline:
+        await asyncio.sleep(1)
+        await warm.run(page="model", timeout=300)
+    await warm.close()
+    await asyncio.sleep(2)
+    loaded = (server_rss(args.pid), server_rss(args.pid, children=False))
+    reports = []
+    for n in range(args.classes):  # one class after another in the same server, each with its own choices
+        report = await one_class(args, pages, seed=args.seed + n)
+        report["memory_mib"]["loaded_baseline"] = round(loaded[0] / 2**20)
+        report["memory_mib"]["loaded_baseline_server_only"] = round(loaded[1] / 2**20)
+        reports.append(report)
+    return reports[0] if len(reports) == 1 else {**reports[0], "classes": reports}
+
+
+async def one_class(args, pages: list[str], *, seed: int) -> dict:
+    args = argparse.Namespace(**{**vars(args), "seed": seed})
     results: list[Result] = []
     sweep: dict = {}
     stop = asyncio.Event()
@@ -455,18 +480,6 @@ async def main_async(args) -> dict:
             except TimeoutError:
                 pass
 
-    # Warm the server the way a first visitor does (one session through every page), then
-    # note the memory before the class comes in.
-    warm = Session(args.url, "warm")
-    await warm.connect()
-    for p in pages:
-        await warm.run(page=p, timeout=300)
-    deadline = time.time() + 300  # the model loads in the background: wait until its page draws it
-    while "model" in pages and "rm_layer" not in warm.widgets and time.time() < deadline:
-        await asyncio.sleep(1)
-        await warm.run(page="model", timeout=300)
-    await warm.close()
-    await asyncio.sleep(2)
     rss_before = server_rss(args.pid)
     mem_done = asyncio.Event()
     mem_task = asyncio.create_task(sample_memory(mem_done))
@@ -496,6 +509,7 @@ async def main_async(args) -> dict:
     rss_left = server_rss(args.pid)
     await asyncio.sleep(args.linger)
     rss_after = server_rss(args.pid)
+    server_after = server_rss(args.pid, children=False)
     mem_done.set()
     await mem_task
 
@@ -503,6 +517,8 @@ async def main_async(args) -> dict:
         args, results, sweep, memory, browser_times, rss=(rss_before, rss_left, rss_after), left_at=left_at - t_start
     )
     report["lab_trainers"] = {"learners": args.lab_trainers, **lab}
+    report["seed"] = seed
+    report["memory_mib"][f"{args.linger:.0f}_s_after_server_only"] = round(server_after / 2**20)
     return report
 
 
@@ -610,6 +626,9 @@ def main() -> None:
     ap.add_argument("--linger", type=float, default=120.0, help="seconds to watch memory after the class left")
     ap.add_argument("--pages", default="steps,multihead,cross,tutorial,variants,complexity,model")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--classes", type=int, default=1, help="classes one after another in the same server (each: seed + its number)"
+    )
     ap.add_argument("--browsers", type=int, default=1, help="real Chromium tabs measuring key-to-chart meanwhile")
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     ap.add_argument("--json", help="also write the report to this file")
@@ -646,7 +665,10 @@ def main() -> None:
         with open(timings) if os.path.exists(timings) else __import__("io").StringIO() as f:
             rep["poll_answer_ms"] = ms([float(x) for x in f.read().split()])
         print(f"each answer's round trip to the poll's store: {rep['poll_answer_ms']}")
-    print_report(rep)
+    for n, one in enumerate(rep.get("classes", [rep])):
+        if "classes" in rep:
+            print(f"## class {n + 1} of {len(rep['classes'])} (seed {one['seed']})")
+        print_report({**one, "replicas": args.replicas})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rep, f, indent=1)
