@@ -31,6 +31,7 @@ from attn_core import Settings
 from attn_core.config import INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, TUTORIAL_SENTENCE
 from attn_core.masks import MASK_MODES
 
+from . import widgets
 from .i18n import label, t
 
 MAX_TEXT = 1000  # characters of a sentence (it travels in the URL; 1000 CJK characters are ~9 KB)
@@ -250,24 +251,25 @@ def draw(
     high = c.high if high is None else high
     options = list(c.options if options is None else options)
     name = c.name
-    kept = st.session_state.get(name)
-    value = url_value(c, options, high) if kept is None else kept
-    if c.kind in ("int", "float", "slider"):
-        value = min(max(value, low), high)
-    elif c.kind in ("choice", "radio") and value not in options:
-        value = _nearest(value, options, c.default)
-    if value != kept or kept is None:
-        st.session_state[name] = value  # tells the browser too (a reset, a clamped value, a link's value)
     title = t(c.title or name)
+    kept = widgets.stored(name)  # the browser's value: data, checked like a link's
+    if kept is widgets.MISSING:
+        value = _fit(c, url_value(c, options, high), options, low, high)[0]
+    else:
+        value, kind = _fit(c, None if kept is widgets.BROKEN else kept, options, low, high)
+        if not kind:
+            widgets.notify(title)
+    if not widgets.same(value, kept):
+        st.session_state[name] = value  # tells the browser too (a reset, a clamped value, a link's value)
     common = dict(key=name, disabled=disabled, **kwargs)
     if c.kind == "int":
-        value = int(container.number_input(title, int(low), int(high), int(value), step=1, **common))
+        value = container.number_input(title, int(low), int(high), int(value), step=1, **common)
     elif c.kind == "float":
-        value = float(container.number_input(title, low, high, float(value), step=c.step, **common))
+        value = container.number_input(title, low, high, float(value), step=c.step, **common)
     elif c.kind == "slider":
-        value = float(container.slider(title, low, high, float(value), step=c.step, **common))
+        value = container.slider(title, low, high, float(value), step=c.step, **common)
     elif c.kind == "switch":
-        value = bool(container.checkbox(title, bool(value), **common))
+        value = container.checkbox(title, bool(value), **common)
     elif c.kind == "area":
         value = container.text_area(title, value, max_chars=MAX_TEXT, **common)
     elif c.kind == "text":
@@ -277,16 +279,22 @@ def draw(
         widget = container.radio if c.kind == "radio" else container.selectbox
         index = options.index(value)
         value = widget(title, options, index, format_func=format_func or label(c.fmt), **common)
+    value = _fit(c, value, options, low, high)[0]  # what the widget returned is checked again
     sync_url(c, value)
     return value
 
 
-def _nearest(value: Any, options: list, default: Any) -> Any:
-    """A stored choice the options no longer hold: the last position for a token past the end
-    of a shorter sentence, else the default."""
-    if isinstance(value, int) and options and all(isinstance(o, int) for o in options):
-        return options[-1] if value > options[-1] else options[0]
-    return default if default in options else options[0]
+def _fit(c: Control, value: Any, options: list, low: float, high: float) -> tuple[Any, bool]:
+    """``value`` fitted to this run: (the value to use, whether it was of the control's kind).
+    A number outside the range is clamped, a token past the end of a shorter sentence is the last
+    one; anything else (a stale label, a string for a number, NaN) is the default."""
+    if c.kind in ("int", "float", "slider"):
+        return widgets.fit_number(value, low, high, min(max(c.default, low), high), c.kind == "int")
+    if c.kind == "switch":
+        return widgets.fit_switch(value, bool(c.default))
+    if c.kind in ("text", "area"):
+        return widgets.fit_text(value, c.default, MAX_TEXT)
+    return widgets.fit_one(value, options, c.default)
 
 
 STEPS = ("st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output")

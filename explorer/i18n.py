@@ -1018,7 +1018,7 @@ def lang() -> str:
     if cached:
         return cached
     value = st.session_state.get("lang") or st.query_params.get("lang", "en")
-    return value if value in LANGS else "en"
+    return value if isinstance(value, str) and value in LANGS else "en"  # the session's value is the browser's
 
 
 def t(key: str, *, language: str | None = None, **fmt) -> str:

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from . import widgets
 from .controls import BY_NAME, CHOICES, NOTICES, SIDEBAR
 from .i18n import t
 
@@ -61,9 +62,11 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
     with st.sidebar.expander(t("lesson_link"), icon=":material/school:"):
         st.caption(t("lesson_help"))
         CHOICES.update(("lesson_hide", "lesson_lock"))  # labels in the UI's language: re-pinned on a switch
-        hide = st.multiselect(t("lesson_hide"), names, default=sorted(hidden), format_func=title, key="lesson_hide")
+        hide = widgets.multiselect(
+            st, t("lesson_hide"), names, default=sorted(hidden), format_func=title, key="lesson_hide"
+        )
         rest = [n for n in names if n not in hide]
-        lock = st.multiselect(
-            t("lesson_lock"), rest, default=sorted(locked & set(rest)), format_func=title, key="lesson_lock"
+        lock = widgets.multiselect(
+            st, t("lesson_lock"), rest, default=sorted(locked & set(rest)), format_func=title, key="lesson_lock"
         )
         st.code(link(hide, lock), language=None, wrap_lines=True)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .controls import NOTICES
+from .controls import NOTICES, STEPS
 from .i18n import STRINGS, t
 from .safe import md
 
 PARAM = "present"
 ON, OFF = ("1", "true"), ("0", "false")
+FIRST = STEPS[0]  # every walk (a variant's too) starts with the tokens
 NEXT_KEY, BACK_KEY = "ArrowRight", "ArrowLeft"  # a clicker's keys too, in its arrow mode
 
 # Streamlit sizes its text in rem: a larger root size scales the whole page, widgets included.
@@ -50,7 +51,10 @@ def style() -> None:
 
 
 def _start() -> None:
+    """Presenting starts at the first step, unless the link names one."""
     st.query_params[PARAM] = "1"
+    if st.query_params.get("step") is None:
+        st.session_state["step"] = FIRST
 
 
 def _stop() -> None:
@@ -65,9 +69,11 @@ def toggle() -> None:
         st.button(t("present_start"), key="present_start", on_click=_start, icon=":material/present_to_all:")
 
 
-def walk(steps: list[str], step: str, label, narration: str, key: str = "step") -> None:
+def walk(steps: list[str], step: str, label, narration: str | None, key: str = "step"):
     """Where the walk stands, the narration, and Back / Next (buttons and arrow keys): each
-    moves the page's ``key`` control (its radio shows the same step)."""
+    moves the page's ``key`` control (its radio shows the same step). ``narration`` None: it
+    waits for the learner's prediction (it may name the answer); returns its slot, for
+    ``slot.markdown(narration)`` once the answer is in."""
     i = steps.index(step)
 
     def go(j: int) -> None:
@@ -76,7 +82,11 @@ def walk(steps: list[str], step: str, label, narration: str, key: str = "step") 
     name = label(step).split(" ", 1)[-1]  # "3 Scores" -> "Scores": the heading numbers it
     st.subheader(t("present_at", i=i + 1, n=len(steps), step=name))
     with st.container(key="present-narration"):
-        st.markdown(narration)
+        slot = st.empty()
+    if narration is None:
+        slot.caption(t("predict_hold"))
+    else:
+        slot.markdown(narration)
     back, nxt, _ = st.columns([1, 1, 4])
     back.button(
         t("present_back"),
@@ -97,6 +107,7 @@ def walk(steps: list[str], step: str, label, narration: str, key: str = "step") 
         type="primary",
         width="stretch",
     )
+    return slot
 
 
 def narration(step: str, trace, head: int, focus: int) -> str:

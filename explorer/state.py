@@ -28,6 +28,7 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
     slots: dict[str, object] = {}
     draw(LANG, sb, format_func=LANGS.get, horizontal=True, on_change=pin_choices)
     draw(PALETTE, sb, horizontal=True)  # read by app.py for the figures (figures.begin_run)
+    slots[TOP] = sb.empty()  # a message whose control is not drawn (hidden by a lesson link) shows here
     values: dict = {}
     section, row, cols = "", "", []
     for c in SIDEBAR:
@@ -37,6 +38,7 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
             continue
         if c.name in hidden:
             values[c.name] = url_value(c)
+            slots[c.name] = None  # no box to show its message beside (see show_error)
             continue
         if c.section != section:
             section = c.section
@@ -74,6 +76,7 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
     return settings, slots
 
 
+TOP = "_top"  # the slot at the top of the sidebar's settings
 EXTRA = {  # widget arguments beyond the table's
     "sentence": {"height": 80, "on_change": pin_choices},
     "source": {"on_change": pin_choices},
@@ -88,10 +91,15 @@ def _after_row(values: dict) -> None:
 
 
 def show_error(err: AttentionConfigError, slots: dict) -> None:
-    """The message next to the control at fault (or at the top of the sidebar)."""
-    slot = slots.get(err.field) or slots.get("sentence")
+    """The message next to the control at fault, else next to the sentence; at the top of the
+    sidebar when that control is hidden by a lesson link (saying so: the learner cannot fix it)."""
+    hidden = err.field in slots and slots[err.field] is None
+    slot = None if hidden else slots.get(err.field) or slots.get("sentence")
     message, fix = (md(text) for text in error_text(err))
-    slot.error(f"{message}\n\n**{t('fix_prefix')}** {fix}" if fix else message, icon=":material/warning:")
+    text = f"{message}\n\n**{t('fix_prefix')}** {fix}" if fix else message
+    if hidden:
+        text += "\n\n" + t("hidden_error", name=md(err.field))
+    (slot or slots.get(TOP) or st.sidebar).error(text, icon=":material/warning:")
 
 
 @bounded(max_mib=256, max_entries=256)  # shared by every session, within a memory budget

@@ -14,6 +14,7 @@ from attn_core.export import matrix_csv
 from . import figures as fig
 from .i18n import t
 from .safe import md
+from . import widgets
 
 SOFTMAX_STAGES = r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i"
 WEIGHTED_SUM = r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j"
@@ -256,12 +257,13 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> N
         state = st.session_state["_predict"] = {"q": question, "answer": None}
     if state["answer"] is None:
         st.info(t("predict_ask", tok=tok), icon=":material/psychology_alt:")
-        pick = st.radio(
+        pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked
+            st,
             t("predict_pick"),
             range(len(k_words)),
             format_func=lambda j: labels[j],
             horizontal=True,
-            index=None,
+            default=None,
             key="predict_pick",
         )
         if st.button(

@@ -5,7 +5,7 @@ import streamlit as st
 from attn_core.export import to_json
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer import present, takehome
+from explorer import present, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, step_label, t
@@ -46,6 +46,7 @@ q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 L, S = len(q_words), len(k_words)
 
 box = st.expander(t("present_controls")) if presenting else st.container()  # Back / Next walk the steps
+first = present.FIRST if presenting else None  # presenting starts at step 1 unless the link names a step
 c1, c2, c3 = box.columns([2, 1, 3])
 focus = focus_select(c1, q_labels)
 head = draw(PAGE["head_steps"], c2, high=s.heads - 1) if s.heads > 1 else 0
@@ -53,16 +54,21 @@ variant = trace.variant
 stages = {f"vs_{stage.key}": stage for stage in variant.stages} if variant is not None else {}
 if variant is not None:  # the variant's own steps between Q, K, V and the output
     steps = ("st_tokens", "st_qkv", *stages, "st_output")
-    step = draw(PAGE["step"], c3, options=steps, format_func=step_label(steps), horizontal=True)
+    step = draw(PAGE["step"], c3, options=steps, format_func=step_label(steps), horizontal=True, default=first)
     st.info(t("variant_steps", name=kernel_label(s.kernel)), icon=":material/alt_route:")
 else:
     steps = PAGE["step"].options
-    step = draw(PAGE["step"], c3, horizontal=True)
-if presenting:
-    present.walk(list(steps), step, step_label(steps), present.narration(step, trace, head, focus))
-if draw(PAGE["predict"], c1):  # predict, then reveal (with a live class poll under ?lesson=)
+    step = draw(PAGE["step"], c3, horizontal=True, default=first)
+predicting = draw(PAGE["predict"], c1)  # predict, then reveal (with a live class poll under ?lesson=)
+if presenting:  # a narration may name the answer: with predict on, it waits for the prediction
+    said = present.walk(
+        list(steps), step, step_label(steps), None if predicting else present.narration(step, trace, head, focus)
+    )
+if predicting:
     question = ("steps", s.key(), head, focus)
-    predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
+    predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)  # stops until answered
+    if presenting:
+        said.markdown(present.narration(step, trace, head, focus))
 W = trace.weights
 tok = q_words[focus]
 show = matrix_chart  # a chart and its CSV download
@@ -101,7 +107,9 @@ elif step == "st_qkv":
         f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\nK = x @ W_k.T   # {tuple(trace.K[head].shape)}\nV = x @ W_v.T   # {tuple(trace.V[head].shape)}",
         language="python",
     )
-    which = st.radio(t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="qkv_which")
+    which = widgets.radio(
+        st, t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="qkv_which"
+    )
     mats = {
         "Q": (trace.Q[head], q_labels, q_words),
         "K": (trace.K[head], k_labels, k_words),

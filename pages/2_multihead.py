@@ -4,7 +4,7 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
-from explorer import takehome
+from explorer import takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import CHOICES, PAGE, draw
 from explorer.i18n import kernel_label, t
@@ -25,26 +25,35 @@ if trace.variant is not None:
 st.caption(t("mh_intro", proj=t("mh_proj") if trace.projected is not None else ""))
 
 
+MAX_SHOWN = 4  # heatmaps side by side
+PICKED = "_mh_heads_picked"  # the learner chose the heads shown: a new head count keeps their choice
+
+
 def _four_heads() -> None:
     st.session_state["heads"] = 4
+
+
+def _picked() -> None:
+    st.session_state[PICKED] = True
 
 
 if s.heads == 1:  # the page's point is invisible with one head: one click to see several
     left, right = st.columns([3, 1])
     left.info(t("mh_one_head"), icon=":material/hub:")
     right.button(t("mh_show_four"), on_click=_four_heads, key="mh_show_four", type="primary", width="stretch")
-default = list(range(min(s.heads, 4)))
-chosen = st.session_state.get("mh_heads")
-if chosen is not None and any(h >= s.heads for h in chosen):  # fewer heads now: keep those that exist
-    st.session_state["mh_heads"] = [h for h in chosen if h < s.heads] or default
+default = list(range(min(s.heads, MAX_SHOWN)))
+if not st.session_state.get(PICKED) and widgets.stored("mh_heads") not in (widgets.MISSING, default):
+    st.session_state["mh_heads"] = default  # not chosen by the learner: the heads shown follow the head count
 CHOICES.add("mh_heads")  # its labels follow the language: a switch re-pins the heads chosen (see controls)
-shown = st.multiselect(
+shown = widgets.multiselect(  # a head gone, a stale label: dropped (none left: the default); see explorer/widgets
+    st,
     t("heads_to_show"),
-    list(range(s.heads)),
+    range(s.heads),
     default=default,
     format_func=lambda h, word=t("head"): f"{word} {h}",  # noqa: B008 - the label's language, fixed when drawn
-    max_selections=4,
+    max_selections=MAX_SHOWN,
     key="mh_heads",
+    on_change=_picked,
 )
 c1, c2 = st.columns([1, 3])
 if draw(PAGE["predict"], c1):  # predict, then reveal: which key will the focus token attend to most?

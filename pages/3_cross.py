@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer import figures as fig
-from explorer import takehome
+from explorer import takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, t
@@ -47,7 +47,7 @@ with a:
         "cross_heatmap",
     )
 with b:
-    floor = st.slider(t("min_weight"), 0.0, 0.5, 0.02, 0.01, key="cross_floor")
+    floor = widgets.slider(st, t("min_weight"), 0.0, 0.5, 0.02, 0.01, key="cross_floor")
     chart(
         fig.attention_lines(
             trace.attn[head].tolist(),

@@ -7,7 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer import variants
+from explorer import variants, widgets
 from explorer.boot import run_through_app
 from explorer.controls import CHOICES
 from explorer.i18n import error_text, kernel_label, t
@@ -23,7 +23,8 @@ st.caption(t("var_intro"))
 settings = current_settings()
 names = [k for k, spec in KERNELS.items() if spec.teaching]
 CHOICES.update(("var_kernels", "var_curve"))  # labels in the UI's language: re-pinned on a switch (see controls)
-picked = st.multiselect(
+picked = widgets.multiselect(
+    st,
     t("var_pick"),
     names,
     default=["full", "sliding_window", "linear_elu"],
@@ -32,11 +33,11 @@ picked = st.multiselect(
     max_selections=4,
 )
 c = st.columns(5)
-window = int(c[0].number_input(t("window"), 1, 512, 1, key="var_window"))
-dilation = int(c[1].number_input(t("dilation"), 1, 64, 2, key="var_dilation"))
-block = int(c[2].number_input(t("block"), 1, 512, 2, key="var_block"))
-features = int(c[3].number_input(t("features"), 1, 1024, 16, key="var_features"))
-proj_k = int(c[4].number_input(t("proj_k"), 1, 512, 3, key="var_proj_k"))
+window = widgets.number(c[0], t("window"), 1, 512, 1, key="var_window")
+dilation = widgets.number(c[1], t("dilation"), 1, 64, 2, key="var_dilation")
+block = widgets.number(c[2], t("block"), 1, 512, 2, key="var_block")
+features = widgets.number(c[3], t("features"), 1, 1024, 16, key="var_features")
+proj_k = widgets.number(c[4], t("proj_k"), 1, 512, 3, key="var_proj_k")
 s = replace(settings, window=window, dilation=dilation, block=block, features=features, proj_k=proj_k)
 
 
@@ -91,7 +92,7 @@ for col, name in zip(cols, picked):
 
 sweepable = [n for n in picked if KERNELS[n].sweep]
 if sweepable:
-    name = st.selectbox(t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
+    name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
     param = KERNELS[name].sweep
     # at most 24 points, spread evenly on a log scale: each point is a full comparison
     values = curve_points(L) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)

@@ -8,7 +8,7 @@ import streamlit as st
 from attn_core import AttentionConfigError, bench
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer import sweeps
+from explorer import sweeps, widgets
 from explorer.boot import run_through_app
 from explorer.controls import CHOICES
 from explorer.i18n import error_text, kernel_label, t
@@ -22,7 +22,7 @@ st.caption(t("cx_intro"))
 
 devices = bench.available_devices()
 c = st.columns([1, 3])
-device = c[0].selectbox(t("cx_device"), devices, key="cx_device")
+device = widgets.selectbox(c[0], t("cx_device"), devices, key="cx_device")
 info = bench.device_info(device)
 mem = info.get("total_bytes") or info.get("free_bytes")
 c[1].caption(
@@ -30,24 +30,25 @@ c[1].caption(
 )
 
 CHOICES.add("cx_kernels")  # labels in the UI's language: re-pinned on a switch (see controls)
-kernels = st.multiselect(
+kernels = widgets.multiselect(
+    st,
     t("cx_kernels"),
     list(KERNELS),
     default=list(bench.DEFAULT_KERNELS),
     format_func=kernel_label,
     key="cx_kernels",
 )
-lengths = st.multiselect(
-    t("cx_lengths"), [2**p for p in range(6, 17)], default=[256, 512, 1024, 2048, 4096], key="cx_lengths"
+lengths = widgets.multiselect(
+    st, t("cx_lengths"), [2**p for p in range(6, 17)], default=[256, 512, 1024, 2048, 4096], key="cx_lengths"
 )
 c = st.columns(6)
-batch = int(c[0].number_input(t("cx_batch"), 1, 64, 1, key="cx_batch"))
-heads = int(c[1].number_input(t("cx_heads"), 1, 64, 4, key="cx_heads"))
-d_head = int(c[2].number_input(t("cx_dhead"), 8, 256, 64, step=8, key="cx_dhead"))
-window = int(c[3].number_input(t("cx_window"), 1, 4096, 128, key="cx_window"))
+batch = widgets.number(c[0], t("cx_batch"), 1, 64, 1, key="cx_batch")
+heads = widgets.number(c[1], t("cx_heads"), 1, 64, 4, key="cx_heads")
+d_head = widgets.number(c[2], t("cx_dhead"), 8, 256, 64, step=8, key="cx_dhead")
+window = widgets.number(c[3], t("cx_window"), 1, 4096, 128, key="cx_window")
 dtypes = ["fp32", "bf16"] + (["fp16"] if device != "cpu" else [])
-dtype = c[4].selectbox(t("cx_dtype"), dtypes, key="cx_dtype")
-causal = c[5].checkbox(t("cx_causal"), key="cx_causal")
+dtype = widgets.selectbox(c[4], t("cx_dtype"), dtypes, key="cx_dtype")
+causal = widgets.checkbox(c[5], t("cx_causal"), key="cx_causal")
 cfg = bench.SweepConfig(
     kernels=tuple(kernels),
     lengths=tuple(sorted(lengths)),

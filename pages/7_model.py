@@ -8,7 +8,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from explorer import figures as fig
-from explorer import real, takehome
+from explorer import real, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
@@ -87,27 +87,34 @@ st.dataframe(
 
 st.subheader(t("rm_overview"))
 st.caption(t("rm_overview_note"))
-grid, grid_labels = pt.overview(run)
-if len(grid_labels) < len(pieces):
-    st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
-chart(fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")), "rm_overview")
+overview = st.container()  # every head's weights: drawn once a prediction is in (see the end)
 
 
-@st.fragment
-def head_ui() -> None:
-    """Layer/head choice and everything that depends on it: reruns alone when they change."""
+def overview_ui() -> None:
+    grid, grid_labels = pt.overview(run)
+    with overview:
+        if len(grid_labels) < len(pieces):
+            st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
+        chart(
+            fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")),
+            "rm_overview",
+        )
+
+
+def head_ui(predicting: bool) -> None:
+    """Layer/head choice and everything that depends on it (a fragment unless predicting: it
+    reruns alone when they change)."""
     c1, c2, c3 = st.columns(3)
     layer = draw(PAGE["rm_layer"], c1, high=pre.layers - 1)
     head = draw(PAGE["rm_head"], c2, high=pre.heads - 1)
-    floor = c3.slider(t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
+    floor = widgets.slider(c3, t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
     ht = real.head(spec, settings.sentence, pad_to, layer, head)
     model_w = ht.model_attn
-    p1, p2 = st.columns([1, 3])
-    if draw(PAGE["predict"], p1):  # predict, then reveal, for the trained head
+    if predicting:  # predict, then reveal, for the trained head
         n = enc.n_real
-        focus = focus_select(p2, labels[:n])
+        focus = focus_select(st.columns([1, 2])[0], labels[:n])
         question = ("model", spec, settings.sentence, pad_to, layer, head, focus)
-        predict_then_reveal(model_w[focus, :n].tolist(), question, pieces[focus], pieces[:n])
+        predict_then_reveal(model_w[focus, :n].tolist(), question, pieces[focus], pieces[:n])  # stops until answered
 
     rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
     uniform = math.log(enc.n_real)
@@ -161,8 +168,8 @@ def head_ui() -> None:
             f"x = hidden_states[{layer}][0]   # {tuple(ht.x.shape)}\nQ = x @ W_q.T + b_q   # {tuple(ht.Q[0].shape)}",
             language="python",
         )
-        which = st.radio(
-            t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
+        which = widgets.radio(
+            st, t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
         )
         if which == "x":
             m, rows, title = ht.x, labels, t("rm_x", l=layer)
@@ -220,4 +227,11 @@ def head_ui() -> None:
     takehome.offer_model(spec, settings.sentence, pad_to, layer, head)  # this head as a notebook
 
 
-head_ui()
+# Predict, then reveal: the overview holds the asked-about head, so it waits for the answer, and
+# a change of layer or head reruns the whole page (a fragment's rerun could not take it back).
+if draw(PAGE["predict"], st):
+    head_ui(True)
+    overview_ui()
+else:
+    overview_ui()
+    st.fragment(head_ui)(False)
