@@ -97,7 +97,7 @@ class Notebook:
         """The same cells as a plain script: Markdown as comments, each cell after a ``# %%`` marker."""
         lines = [
             "# " + text("nb_script", lang, file=f"{self.name}.py", extra=self.needs),
-            "# (cells are marked with '# %%', as VS Code, Spyder and Jupytext read them)",
+            "# " + text("nb_cells", lang),
         ]
         for c in self.cells:
             if c.kind == "markdown":

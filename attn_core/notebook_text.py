@@ -226,6 +226,10 @@ NOTEBOOK: dict[str, tuple[str, str]] = {  # the notebook's own texts
         "Parameters: {n:,} (the overview's 4·d_model² = {f:,}).",
         "参数量：{n:,}（概述中的 4·d_model² = {f:,}）。",
     ),
+    "nb_cells": (
+        "(cells are marked with '# %%', as VS Code, Spyder and Jupytext read them)",
+        "（各单元格以 '# %%' 标出，VS Code、Spyder 和 Jupytext 都能识别）",
+    ),
     "nb_compare_title": ("Compare with the app", "与应用比较"),
     "nb_compare": (
         (
