@@ -42,6 +42,7 @@ class Task:
     make: Callable  # (generator, n, L) -> x (n, L), y (n, L), scored (n, L) bool
     ideal: Callable  # (x (L,), L) -> (L, L): the pattern that solves it (rows of scored positions sum to 1)
     steps: int  # the step budget its preset uses
+    high: int = 32  # the longest length it can build
 
 
 def _uniform(g, n, L, vocab):
@@ -80,25 +81,42 @@ def _shift_ideal(x, L):
     return torch.diag(torch.ones(L - 1), -1)
 
 
+_REPEAT_VOCAB = 16
+
+
+def _repeat_parts(L: int) -> tuple[int, int]:
+    """repeat at length L: ``n`` distinct tokens, then a copy of ``m`` of them (a random segment)."""
+    m = max(2, L // 3)
+    return L - m, m
+
+
 def _repeat(g, n, L):
-    half = L // 2
-    first = _uniform(g, n, half, 10)
-    x = torch.cat([first, first, _uniform(g, n, L - 2 * half, 10)], dim=-1)
+    """Induction: L - m distinct random tokens, then a copy of a segment of m of them that starts at a
+    random place after a random-length prefix; the task is the next token, scored in the copy (where
+    the earlier occurrence of the current token says what comes next). The distance from a token of
+    the copy back to its earlier occurrence varies (m to L - m), so no fixed offset solves it: the
+    model must find the earlier occurrence of its token and read the token after it."""
+    first, m = _repeat_parts(L)
+    tokens = torch.stack([torch.randperm(_REPEAT_VOCAB, generator=g)[:first] for _ in range(n)])
+    start = torch.randint(0, first - m + 1, (n,), generator=g)
+    segment = torch.gather(tokens, 1, start.view(-1, 1) + torch.arange(m).view(1, -1))
+    x = torch.cat([tokens, segment], dim=-1)
     y = torch.roll(x, -1, dims=-1)
     scored = torch.zeros(n, L, dtype=torch.bool)
-    scored[:, half : 2 * half - 1] = True  # second half: the next token is known from the first
+    scored[:, first : L - 1] = True  # in the copy: the next token is the one after the earlier occurrence
     return x, y, scored
 
 
 def _repeat_ideal(x, L):
-    half = L // 2
+    first, _ = _repeat_parts(L)
     ideal = torch.zeros(L, L)
-    for t in range(half, 2 * half - 1):
-        ideal[t, t - half + 1] = 1.0  # the token after the earlier occurrence of the current one
+    for t in range(first, L - 1):
+        j = next(j for j in range(first) if int(x[j]) == int(x[t]))
+        ideal[t, j + 1] = 1.0  # the token after the earlier occurrence of the current one
     return ideal
 
 
-_KEYS = 8  # recall: keys are 0..7, values 8..15
+_KEYS = 8  # recall: keys are 0..7, values 8..15; at most _KEYS distinct pairs, so L <= 2 * _KEYS + 1
 
 
 def _recall(g, n, L):
@@ -130,8 +148,8 @@ TASKS = {
         Task("reverse", 10, 8, 2, False, _reverse, _reverse_ideal, 800),
         Task("sort", 3, 6, 2, False, _sort, _sort_ideal, 1500),
         Task("shift", 10, 8, 2, False, _shift, _shift_ideal, 600),
-        Task("repeat", 10, 12, 4, True, _repeat, _repeat_ideal, 800),
-        Task("recall", 2 * _KEYS, 9, 5, False, _recall, _recall_ideal, 2000),
+        Task("repeat", _REPEAT_VOCAB, 12, 4, True, _repeat, _repeat_ideal, 600, high=24),
+        Task("recall", 2 * _KEYS, 9, 5, False, _recall, _recall_ideal, 2000, high=2 * _KEYS + 1),
     )
 }
 
@@ -151,6 +169,7 @@ LAB_LIMITS = {  # field: (low, high), inclusive
     "every": (1, 1000),
     "seed": (0, 2**31 - 1),
 }
+MAX_DROPOUT = 0.9  # the sidebar's own maximum: every value it offers trains
 
 
 @dataclass(frozen=True)
@@ -190,8 +209,8 @@ def _range(name: str, value, low, high) -> None:
         raise AttentionConfigError(name, "out_of_range", field=name, value=value, low=low, high=high)
 
 
-def validate(cfg: LabConfig) -> LabConfig:
-    """The resolved config, or an AttentionConfigError naming the setting and the fix."""
+def validate_choices(cfg: LabConfig) -> LabConfig:
+    """``cfg`` when its choices (task, score, positions, mask, kernel) are known, else an AttentionConfigError."""
     if cfg.kernel not in LAB_KERNELS:
         raise AttentionConfigError("kernel", "lab_kernel", kernel=cfg.kernel, options=", ".join(LAB_KERNELS))
     for name, options in (("task", TASKS), ("score", SCORES), ("pos", POSITIONS)):
@@ -201,16 +220,23 @@ def validate(cfg: LabConfig) -> LabConfig:
     if cfg.mask not in MASK_MODES or cfg.mask == "padding":
         options = ", ".join(m for m in MASK_MODES if m != "padding")
         raise AttentionConfigError("mask", "unknown_choice", field="mask", value=cfg.mask, options=options)
-    c = cfg.resolved()
+    return cfg
+
+
+def validate(cfg: LabConfig) -> LabConfig:
+    """The resolved config, or an AttentionConfigError naming the setting and the fix."""
+    c = validate_choices(cfg).resolved()
     task = TASKS[c.task]
     for name, (low, high) in LAB_LIMITS.items():
-        _range(name, getattr(c, name), max(low, task.low) if name == "length" else low, high)
+        if name == "length":
+            low, high = max(low, task.low), min(high, task.high)  # the lengths this task can build
+        _range(name, getattr(c, name), low, high)
     if not (isinstance(c.lr, float | int) and math.isfinite(c.lr) and 1e-5 <= c.lr <= 1.0):
         raise AttentionConfigError("lr", "lab_lr", value=c.lr)
     if not (math.isfinite(c.temperature) and 0.01 <= c.temperature <= 100):
         raise AttentionConfigError("temperature", "temperature", value=c.temperature)
-    if not (math.isfinite(c.dropout) and 0.0 <= c.dropout < 0.9):
-        raise AttentionConfigError("dropout", "dropout", value=c.dropout)
+    if not (math.isfinite(c.dropout) and 0.0 <= c.dropout <= MAX_DROPOUT):
+        raise AttentionConfigError("dropout", "lab_dropout", value=c.dropout, high=MAX_DROPOUT)
     kern = KERNELS[c.kernel]
     if c.score == "additive" and kern.dot_product:
         raise AttentionConfigError("kernel", "dot_kernel", kernel=c.kernel)
@@ -221,6 +247,63 @@ def validate(cfg: LabConfig) -> LabConfig:
     if c.pos == "rope" and c.d_k % 2:
         raise AttentionConfigError("d_k", "lab_rope_even", d_k=c.d_k)
     return c
+
+
+MAX_BYTES = 256 * 2**20  # what one Lab run may take on a shared server (its worker holds ~300 MiB more)
+VAL_SIZE = 512  # held-out examples
+
+
+def estimate_bytes(cfg: LabConfig) -> int:
+    """The peak memory of a run, estimated before it starts: the larger of a training step (the
+    forward's saved tensors, their gradients, the parameters with AdamW's two moments) and the
+    held-out evaluation (VAL_SIZE examples at once, no gradients). Counted in float32 from the
+    shapes: per layer Q, K, V, the (B, H, L, L) scores through mask, softmax and dropout, the
+    additive score's (B, H, L, L, d_k) tanh, the residual, LayerNorm and MLP activations. A test
+    checks it against the profiler's measured peak."""
+    c = validate_choices(cfg).resolved()
+    task = TASKS[c.task]
+    H, L, dk, dv, dm = c.heads, c.length, c.d_k, c.d_v, c.d_model
+
+    def activations(B: int, grad: bool) -> int:
+        square = B * H * L * L
+        per_layer = B * H * L * (2 * dk + dv) * (3 if c.pos == "rope" else 1)  # Q, K, V (rotated: copies)
+        per_layer += square * (7 if grad else 3)  # raw, scaled, masked, softmax, nan_to_num, dropout
+        if c.score == "additive":
+            per_layer += square * dk * (3 if grad else 2) + 2 * B * H * L * dk  # tanh's input and output
+        if not KERNELS[c.kernel].softmax:
+            per_layer += square * 3 + B * H * L * (dk + dv) * 3  # the L x L matrix its features amount to
+        per_layer += B * L * (H * dv * 2 + dm * 8 + (4 * dm * 3 if c.mlp else 0))
+        total = per_layer * c.layers + B * L * (dm * 2 + task.vocab * 3)
+        return total * (2 if grad else 1)  # the backward pass: a gradient for each saved tensor
+
+    params = parameter_count(c)
+    train = activations(c.batch, True) + 4 * params  # weights, gradients, AdamW's two moments
+    held = activations(VAL_SIZE, False) + params
+    return 4 * max(train, held)
+
+
+def parameter_count(c: LabConfig) -> int:
+    """LabModel's parameters, counted from the settings (a test compares it with the model's own)."""
+    vocab = TASKS[c.task].vocab
+    H, dk, dv, dm = c.heads, c.d_k, c.d_v, c.d_model
+    layer = 2 * H * dk * dm + H * dv * dm + dm * H * dv + 2 * dm
+    if c.score == "additive":
+        layer += 2 * H * dk * dk + H * dk
+    if c.mlp:
+        layer += 8 * dm * dm + 5 * dm + 2 * dm
+    return vocab * dm + (c.length * dm if c.pos == "learned" else 0) + c.layers * layer + dm * vocab + vocab
+
+
+def check_memory(cfg: LabConfig, limit: int = MAX_BYTES) -> int:
+    """The estimate, or an AttentionConfigError naming it, the limit and what to reduce."""
+    need = estimate_bytes(cfg)
+    if need > limit:
+        c = cfg.resolved()
+        facts = dict(need=math.ceil(need / 2**20), limit=limit // 2**20, batch=c.batch, L=c.length, heads=c.heads)
+        if c.score == "additive":
+            raise AttentionConfigError("batch", "lab_memory_additive", **facts)
+        raise AttentionConfigError("batch", "lab_memory", **facts)
+    return need
 
 
 # ---------------------------------------------------------------------------- the model
@@ -343,6 +426,7 @@ class Snapshot:
     weights: list = field(default_factory=list)  # per layer: (H, L, L) on the probe example
     status: str = "running"  # running, done, diverged
     train_acc: float = 0.0  # accuracy on the training batches since the last snapshot
+    scores: list = field(default_factory=list)  # per layer, per head: {"prev", "induction"} (head_scores)
 
 
 def _loss(logits, y, scored) -> torch.Tensor:
@@ -350,9 +434,10 @@ def _loss(logits, y, scored) -> torch.Tensor:
 
 
 def probe(cfg: LabConfig) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The fixed example whose attention is drawn: the first held-out one."""
+    """The fixed example whose attention is drawn: the first held-out one (drawn with the whole
+    held-out set: a task may draw part of every example before the rest, e.g. repeat's start)."""
     c = validate(cfg)
-    x, y, scored = TASKS[c.task].make(torch.Generator().manual_seed(c.seed + 1_000_003), 1, c.length)
+    x, y, scored = TASKS[c.task].make(torch.Generator().manual_seed(c.seed + 1_000_003), VAL_SIZE, c.length)
     return x[0], y[0], scored[0]
 
 
@@ -361,7 +446,10 @@ def ideal(cfg: LabConfig) -> torch.Tensor:
     return TASKS[c.task].ideal(probe(c)[0], c.length)
 
 
-def train(cfg: LabConfig, *, val_size: int = 512) -> Iterator[Snapshot]:
+SCORED = 128  # held-out examples the heads' detection scores are taken over
+
+
+def train(cfg: LabConfig, *, val_size: int = VAL_SIZE) -> Iterator[Snapshot]:
     """Train and yield a snapshot every ``cfg.every`` steps and at the end. Deterministic for a seed."""
     c = validate(cfg)
     task = TASKS[c.task]
@@ -394,7 +482,7 @@ def train(cfg: LabConfig, *, val_size: int = 512) -> Iterator[Snapshot]:
                 logits, _ = model(xv)
                 val_loss = float(_loss(logits, yv, sv))
                 val_acc = float((logits.argmax(-1)[sv] == yv[sv]).float().mean())
-                _, weights = model(xv[:1])
+                _, held = model(xv[:SCORED])
             if not math.isfinite(val_loss):
                 yield Snapshot(step, math.nan, math.nan, 0.0, grad, [], "diverged")
                 return
@@ -404,11 +492,58 @@ def train(cfg: LabConfig, *, val_size: int = 512) -> Iterator[Snapshot]:
                 val_loss,
                 val_acc,
                 grad,
-                [w[0] for w in weights],
+                [w[0] for w in held],
                 "done" if step == c.steps else "running",
                 hits / max(seen, 1),
+                head_scores(held, xv[:SCORED]),
             )
             losses, hits, seen = [], 0, 0
+
+
+def detection_patterns(x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """TransformerLens's head-detector patterns for token ids x (B, L), each (B, L, L) of 0/1:
+    ``prev``: query t on key t - 1; ``induction``: query t on key j + 1 for every earlier j < t - 1
+    holding the same token as t (the token after an earlier occurrence of the current token)."""
+    B, L = x.shape
+    prev = torch.zeros(B, L, L)
+    prev[:, 1:, :-1] = torch.eye(L - 1)
+    dup = (x.unsqueeze(2) == x.unsqueeze(1)).float().tril(-1)  # key j < t holds t's token
+    induction = torch.zeros(B, L, L)
+    induction[:, :, 1:] = dup[:, :, :-1]  # shifted one to the right: the key after the duplicate
+    return {"prev": prev, "induction": induction.tril(-1)}
+
+
+def head_scores(weights: list[torch.Tensor], x: torch.Tensor) -> list[list[dict]]:
+    """Per layer, per head: TransformerLens's detection score (``mul``: the attention on the pattern
+    over all attention, sum(A * P) / sum(A)), taken over the query rows the pattern has a key for
+    (so 1.0 means every such query puts all its weight where the pattern says). weights: per layer
+    (B, H, L, L); x (B, L)."""
+    out = []
+    for w in weights:
+        layer = []
+        for h in range(w.shape[1]):
+            a = w[:, h].float()
+            scores = {}
+            for name, pattern in detection_patterns(x).items():
+                rows = pattern.sum(-1, keepdim=True) > 0
+                denom = float((a * rows).sum())
+                scores[name] = float((a * pattern).sum()) / denom if denom > 0 else 0.0
+            if w.shape[1] > 1:  # how far this head's rows are from the other heads' mean (total variation)
+                others = (w.sum(1) - w[:, h]) / (w.shape[1] - 1)
+                scores["apart"] = float(0.5 * (a - others).abs().sum(-1).mean())
+            layer.append(scores)
+        out.append(layer)
+    return out
+
+
+def phase_change(curve: list[dict], threshold: float = 0.5) -> int | None:
+    """The step at which the induction mechanism forms: the first snapshot whose best head in the
+    last layer has an induction score of at least ``threshold`` (None: never)."""
+    for p in curve:
+        last = (p.get("scores") or [[]])[-1]
+        if last and max(h["induction"] for h in last) >= threshold:
+            return p["step"]
+    return None
 
 
 def steps_to(curve: list[dict], threshold: float = 0.99) -> int | None:
@@ -424,7 +559,13 @@ def run(cfg: LabConfig) -> dict:
         last = snap
         if snap.status != "diverged":
             curve.append(
-                {"step": snap.step, "train_loss": snap.train_loss, "val_loss": snap.val_loss, "val_acc": snap.val_acc}
+                {
+                    "step": snap.step,
+                    "train_loss": snap.train_loss,
+                    "val_loss": snap.val_loss,
+                    "val_acc": snap.val_acc,
+                    "scores": snap.scores,
+                }
             )
     x, y, _ = probe(c)
     diverged = last is not None and last.status == "diverged"
@@ -435,6 +576,8 @@ def run(cfg: LabConfig) -> dict:
             "val_acc": None if diverged else last.val_acc,
             "val_loss": None if diverged else last.val_loss,
             "steps_to_99": steps_to(curve),
+            "phase_change": phase_change(curve),
+            "scores": curve[-1]["scores"] if curve else [],
             "status": last.status if last else "empty",
             "diverged_at": last.step if diverged else None,
         },
@@ -464,7 +607,9 @@ def preset(name: str) -> tuple[LabConfig, LabConfig]:
 
 def add_cli(sub) -> None:
     p = sub.add_parser("train", help="train a tiny attention model on a toy task (the Lab page's engine)")
-    p.add_argument("--task", choices=list(TASKS), default="reverse")
+    p.add_argument("--preset", choices=list(PRESETS), help="start from a preset's A or B run (the Lab page's)")
+    p.add_argument("--side", choices=["a", "b"], help="with --preset: its A or its B run (default a)")
+    p.add_argument("--task", choices=list(TASKS))
     p.add_argument("--length", type=int, help="sequence length (default: the task's)")
     p.add_argument("--layers", type=int)
     p.add_argument("--heads", type=int)
@@ -484,6 +629,13 @@ def add_cli(sub) -> None:
     p.add_argument("--steps", type=int, help="training steps (default: the budget the task's preset uses)")
     p.add_argument("--seed", type=int)
     p.add_argument("--every", type=int, help="a snapshot every this many steps")
+    p.add_argument(
+        "--max-mib",
+        type=float,
+        default=MAX_BYTES / 2**20,
+        dest="max_mib",
+        help=f"refuse settings estimated to need more memory than this (default {MAX_BYTES // 2**20}, the page's)",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the whole run as one JSON object")
     out.add_argument("--jsonl", action="store_true", help="one JSON line per snapshot as it comes")
@@ -495,8 +647,14 @@ def add_cli(sub) -> None:
 
 
 def config_from_args(args) -> LabConfig:
+    """The flags as a LabConfig: a preset's side first (``--preset NAME --side a|b``), then every flag given."""
+    base = LabConfig()
+    if getattr(args, "preset", None) is not None:
+        base = preset(args.preset)[0 if (args.side or "a") == "a" else 1]
+    elif getattr(args, "side", None) is not None:
+        raise AttentionConfigError("side", "lab_side_alone", options=", ".join(PRESETS))
     names = [f.name for f in fields(LabConfig)]
-    return LabConfig(**{n: getattr(args, n) for n in names if getattr(args, n, None) is not None})
+    return replace(base, **{n: getattr(args, n) for n in names if getattr(args, n, None) is not None})
 
 
 def snapshot_dict(s: Snapshot) -> dict:
@@ -509,17 +667,34 @@ def snapshot_dict(s: Snapshot) -> dict:
         "weights": [w.tolist() for w in s.weights],
         "status": s.status,
         "train_acc": s.train_acc,
+        "scores": s.scores,
     }
 
 
 def cmd_train(args) -> int:
-    import json
     import sys
 
     torch.set_num_threads(1)  # a tiny model gains nothing from more threads; a shared server keeps the rest
     if args.serve:
         return serve(sys.stdin, sys.stdout)
     cfg = validate(config_from_args(args))
+    if not (math.isfinite(args.max_mib) and 0 < args.max_mib < 2**40):
+        raise AttentionConfigError("max_mib", "max_mib", value=args.max_mib)
+    need = check_memory(cfg, int(args.max_mib * 2**20))
+    try:
+        return _train_out(cfg, args)
+    except (MemoryError, RuntimeError) as err:  # the allocator refused: say so in one line, with the estimate
+        if not isinstance(err, MemoryError) and "alloc" not in str(err).lower() and "memory" not in str(err).lower():
+            raise
+        raise AttentionConfigError(
+            "batch", "lab_out_of_memory", need=math.ceil(need / 2**20), batch=cfg.batch, L=cfg.length
+        ) from None
+
+
+def _train_out(cfg: LabConfig, args) -> int:
+    import json
+    import sys
+
     if args.jsonl:
         for snap in train(cfg):
             print(json.dumps(snapshot_dict(snap)), flush=True)
@@ -555,11 +730,21 @@ def serve(inp, out) -> int:
             continue
         try:
             cfg = validate(LabConfig.from_dict(json.loads(line)))
-            for snap in train(cfg):
-                out.write(json.dumps(snapshot_dict(snap)) + "\n")
-                out.flush()
+            need = check_memory(cfg)
+            try:
+                for snap in train(cfg):
+                    out.write(json.dumps(snapshot_dict(snap)) + "\n")
+                    out.flush()
+            except (MemoryError, RuntimeError) as err:  # the allocator refused (a tighter limit than estimated)
+                if not isinstance(err, MemoryError) and "alloc" not in str(err).lower():
+                    raise
+                raise AttentionConfigError(
+                    "batch", "lab_out_of_memory", need=math.ceil(need / 2**20), batch=cfg.batch, L=cfg.length
+                ) from None
             out.write(json.dumps({"end": "ok"}) + "\n")
-        except (AttentionConfigError, ValueError, TypeError) as err:
+        except AttentionConfigError as err:
+            out.write(json.dumps({"end": "error", "message": str(err), "code": err.code, "params": err.params}) + "\n")
+        except (ValueError, TypeError) as err:
             out.write(json.dumps({"end": "error", "message": str(err)}) + "\n")
         out.flush()
     return 0

@@ -417,7 +417,7 @@ async def lab_trainer(i: int, args, stop: asyncio.Event, lab: dict) -> None:
     presets = [w.id for w in s.widgets.values() if w.key.startswith("lab_preset_")]
     n = 0
     while not stop.is_set() and presets:
-        seed = next((w for w in s.widgets.values() if w.key == "lab_seed"), None)
+        seed = next((w for w in s.widgets.values() if w.key == "seed"), None)  # the Lab's seed is the sidebar's
         if seed is not None:  # a new seed: new runs, not the shared finished ones
             from streamlit.proto.WidgetStates_pb2 import WidgetState
 

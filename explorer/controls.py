@@ -303,7 +303,7 @@ _HEAD = LIMITS["heads"][1] - 1
 
 
 def _lab_rows() -> tuple[Control, ...]:
-    from attn_core.lab import LAB_LIMITS, POSITIONS, PRESETS, TASKS
+    from attn_core.lab import LAB_LIMITS, PRESETS, TASKS
 
     def lim(name: str) -> dict:
         low, high = LAB_LIMITS[name]
@@ -313,12 +313,11 @@ def _lab_rows() -> tuple[Control, ...]:
         Control("lab_task", "choice", "reverse", options=tuple(TASKS), fmt="lab_task_"),
         Control("lab_length", "int", 8, **lim("length")),  # the default: the task's own, passed when drawn
         Control("lab_layers", "int", 1, **lim("layers")),
-        Control("lab_pos", "choice", "sinusoidal", options=POSITIONS, fmt="lab_pos_"),
+        Control("lab_pos", "choice", "sidebar", options=("sidebar", "rope", "alibi"), fmt="lab_pos_"),
         Control("lab_mlp", "switch", True),
         Control("lab_lr", "float", 3e-3, low=1e-5, high=1.0, step=1e-4),
         Control("lab_batch", "int", 64, **lim("batch")),
         Control("lab_steps", "int", 800, **lim("steps")),  # the default: the task's budget, passed when drawn
-        Control("lab_seed", "int", 0, **lim("seed")),
         Control("lab_b", "choice", "off", options=("off", *PRESETS), fmt="lab_b_"),
     )
 

@@ -196,16 +196,6 @@ STRINGS: dict[str, tuple[str, str]] = {
         ),
         "在玩具任务上实时训练一个小注意力模型，看它的注意力头学出模式；改一个超参数，看它起什么作用。",
     ),
-    "lab_intro": (
-        (
-            "A tiny attention model trains here, live, on a task whose ideal attention pattern is known. The sidebar's "
-            "settings are its hyperparameters; press Play and watch the loss fall and the heads take shape."
-        ),
-        (
-            "一个小注意力模型在这里实时训练，任务的理想注意力模式是已知的。侧边栏的设置就是它的超参数；按“播放”，"
-            "看损失下降、注意力头逐渐成形。"
-        ),
-    ),
     "lab_presets": ("Presets: one click, one claim to see", "预设：一键查看一个结论"),
     "lab_b_off": ("no comparison", "不比较"),
     "lab_b_positions": ("B: with positions", "B：加上位置编码"),
@@ -233,17 +223,6 @@ STRINGS: dict[str, tuple[str, str]] = {
             "看 B 先达到 99%。"
         ),
     ),
-    "lab_preset_induction": (
-        (
-            "A causal model on a repeated sequence: in the second half each query learns to look at the token right "
-            "after the earlier occurrence of its own token (one layer in A, two in B)."
-        ),
-        "因果模型处理重复的序列：后半段的每个查询学会去看它自己的词元上一次出现之后的那个词元（A 一层，B 两层）。",
-    ),
-    "lab_preset_heads": (
-        "Sort digits with one head (A) or four smaller heads (B): compare how the heads split the work.",
-        "用一个头（A）或四个更小的头（B）给数字排序：比较几个头怎样分工。",
-    ),
     "lab_preset_linear": (
         (
             "Reverse with full softmax attention (A) and with linear attention (B): the pattern linear attention can "
@@ -254,33 +233,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     "lab_task_reverse": ("reverse", "反转"),
     "lab_task_sort": ("sort digits 0–2", "数字 0–2 排序"),
     "lab_task_shift": ("shift by one", "右移一位"),
-    "lab_task_repeat": ("repeat (next token, causal)", "重复序列（预测下一个，因果）"),
     "lab_task_recall": ("associative recall", "联想回忆"),
-    "lab_pos_none": ("none", "无"),
-    "lab_pos_sinusoidal": ("sinusoidal", "正弦"),
-    "lab_pos_learned": ("learned", "可学习"),
     "lab_pos_rope": ("RoPE (rotary)", "RoPE（旋转）"),
     "lab_pos_alibi": ("ALiBi (linear bias)", "ALiBi（线性偏置）"),
     "lab_task": ("Task", "任务"),
     "lab_length": ("Sequence length", "序列长度"),
     "lab_layers": ("Layers", "层数"),
-    "lab_pos": ("Positional encoding", "位置编码"),
     "lab_mlp": ("MLP after attention", "注意力后接 MLP"),
     "lab_lr": ("Learning rate", "学习率"),
     "lab_batch": ("Batch size", "批大小"),
     "lab_steps": ("Steps", "训练步数"),
-    "lab_seed": ("Seed", "随机种子"),
     "lab_b": ("Compare with", "对比"),
-    "lab_from_sidebar": (
-        (
-            "Heads, d_model, d_k, d_v, the score function, temperature, mask, window and dropout come from the sidebar; "
-            "variant: {kernel} (the Lab trains full, sliding-window, linear and causal linear attention)."
-        ),
-        (
-            "头数、d_model、d_k、d_v、打分函数、温度、掩码、窗口和 dropout 取自侧边栏；变体：{kernel}"
-            "（实验室可训练完整、滑动窗口、线性和因果线性注意力）。"
-        ),
-    ),
     "lab_play": ("Play", "播放"),
     "lab_pause": ("Pause", "暂停"),
     "lab_step": ("Step", "单步"),

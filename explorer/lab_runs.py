@@ -5,10 +5,13 @@ priority: in the server, the training loop would hold the GIL between its small 
 operations and every student's rerun would wait. Workers are kept and reused: importing torch
 anew for every run cost ~2 s, more than a preset takes to train. Identical runs (the same settings and seed) are one run, shared by
 every session that asks; at most ``SLOTS`` train at once and the rest wait in a queue, their
-position shown. Pause suspends the child (SIGSTOP), Play resumes it, Step lets it reach its next
+position shown. Pause suspends the child (SIGSTOP) and gives its slot back, so paused runs never
+starve the class; Play re-queues it for a slot and resumes it there; Step lets it reach its next
 snapshot. A run that no session has looked at for ``ORPHAN_S`` seconds (its sessions ended) is
-stopped. Snapshots are kept as small float tensors in this module (never in session state); at
-most ``KEEP`` finished runs are kept.
+stopped. A run's peak memory is estimated before it starts (``lab.check_memory``): settings over
+``lab.MAX_BYTES`` are refused with the estimate and what to reduce. Snapshots are kept as small
+float tensors in this module (never in session state); finished runs are kept up to ``KEEP`` runs
+and ``KEEP_BYTES`` of snapshots, the oldest dropped first.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from attn_core.lab import LabConfig, validate
+from attn_core.lab import LabConfig, check_memory, validate
 
 from .sweeps import ROOT, JsonLines, _lowest_priority
 
 SLOTS = 2  # trainings at once: one per core of the machine this was measured on
-KEEP = 32  # finished runs kept (a run is a few hundred KB at most)
+KEEP = 32  # finished runs kept
+KEEP_BYTES = 64 * 2**20  # and at most this many bytes of their snapshots (a 5,000-step run is ~13 MiB)
 IDLE_S = 120.0  # a worker with no run for this long exits (each holds ~300 MiB: torch and the model code)
 ORPHAN_S = 30.0  # a running run no session has looked at for this long is stopped (a paused one: PAUSED_S)
 PAUSED_S = 600.0
@@ -46,6 +50,11 @@ class Snap:
     weights: list  # per layer: a (H, L, L) float tensor on the probe example
     status: str
     train_acc: float = 0.0
+    scores: list = field(default_factory=list)  # per layer, per head: the head detector's scores
+
+    @property
+    def nbytes(self) -> int:
+        return sum(w.numel() * w.element_size() for w in self.weights) + 200  # the numbers and the object
 
 
 @dataclass
@@ -57,6 +66,9 @@ class Run:
     proc: subprocess.Popen | None = None
     watchers: dict = field(default_factory=dict)  # session id -> the last time it looked
     pause_at_next: bool = False  # Step: run to the next snapshot, then pause
+    holds_slot: bool = False  # a training slot is this run's (a paused run gives it back)
+    resuming: bool = False  # Play on a paused run: it waits in the queue for a slot
+    error: tuple = (None, {})  # a failed run's engine error code and params, for the message in the UI's language
 
     @property
     def seen(self) -> float:
@@ -68,6 +80,10 @@ class Run:
     @property
     def active(self) -> bool:
         return self.state in ("queued", "running", "paused")
+
+    @property
+    def nbytes(self) -> int:
+        return sum(x.nbytes for x in self.snaps)
 
     @property
     def progress(self) -> float:
@@ -125,8 +141,10 @@ class Runs:
         return run
 
     def start(self, cfg: LabConfig, session: str = "") -> Run:
-        """The run for these settings: the running, queued, paused or finished one, else a new one."""
+        """The run for these settings: the running, queued, paused or finished one, else a new one.
+        Settings estimated over ``lab.MAX_BYTES`` raise an AttentionConfigError (nothing starts)."""
         cfg = validate(cfg)
+        check_memory(cfg)
         with self.lock:
             run = self.runs.get(cfg)
             if run is not None and run.state not in ("stopped", "failed"):
@@ -145,12 +163,42 @@ class Runs:
             return self.queue.index(run) + 1 if run in self.queue else 0
 
     def pause(self, run: Run) -> None:
-        if run.state == "running" and run.proc is not None:
+        """Suspend a running run and give its slot back (another run may train meanwhile)."""
+        with self.lock:
+            if run.state != "running" or run.proc is None:
+                return
             run.proc.send_signal(signal.SIGSTOP)
             run.state = "paused"
+            give = run.holds_slot
+            run.holds_slot = False
+        if give:
+            self.slots.release()
 
     def resume(self, run: Run) -> None:
-        if run.state == "paused" and run.proc is not None:
+        """Play on a paused run: it queues for a slot and continues when it has one."""
+        with self.lock:
+            if run.state != "paused" or run.proc is None or run.resuming:
+                return
+            run.resuming = True
+            run.state = "queued"
+            self.queue.append(run)
+        threading.Thread(target=self._continue, args=(run,), name="lab-resume", daemon=True).start()
+
+    def _continue(self, run: Run) -> None:
+        while not self.slots.acquire(timeout=0.5):
+            if run.state != "queued" or run.abandoned():
+                with self.lock:
+                    run.resuming = False
+                self.stop(run)
+                return
+        with self.lock:
+            run.resuming = False
+            if run in self.queue:
+                self.queue.remove(run)
+            if run.state != "queued" or run.proc is None:  # stopped or ended while it waited
+                self.slots.release()
+                return
+            run.holds_slot = True
             run.state = "running"
             run.proc.send_signal(signal.SIGCONT)
 
@@ -180,24 +228,40 @@ class Runs:
             self.stop(run)
 
     def _forget_old(self) -> None:
-        finished = [c for c, r in self.runs.items() if not r.active]
-        for cfg in finished[: max(0, len(finished) - KEEP)]:
+        """Drop the oldest finished runs beyond ``KEEP`` runs or ``KEEP_BYTES`` of snapshots."""
+        finished = [(c, r.nbytes) for c, r in self.runs.items() if not r.active]
+        total = sum(b for _, b in finished)
+        for i, (cfg, nbytes) in enumerate(finished):
+            if len(finished) - i <= KEEP and total <= KEEP_BYTES:
+                break
             del self.runs[cfg]
+            total -= nbytes
+
+    def kept_bytes(self) -> int:
+        with self.lock:
+            return sum(r.nbytes for r in self.runs.values() if not r.active)
 
     def _run(self, run: Run) -> None:
         while not self.slots.acquire(timeout=0.5):  # wait for a slot, unless the run was stopped or abandoned
             if run.state != "queued" or run.abandoned():
                 self.stop(run)
                 return
+        with self.lock:
+            if run.state != "queued":
+                self.slots.release()
+                return
+            self.queue.remove(run)
+            run.state = "running"
+            run.holds_slot = True
         try:
-            with self.lock:
-                if run.state != "queued":
-                    return
-                self.queue.remove(run)
-                run.state = "running"
             self._train(run)
         finally:
-            self.slots.release()
+            with self.lock:
+                give = run.holds_slot
+                run.holds_slot = False
+                self._forget_old()
+            if give:
+                self.slots.release()
 
     def _train(self, run: Run) -> None:
         try:
@@ -220,15 +284,27 @@ class Runs:
                 run.pause_at_next = False
                 self.pause(run)
         run.proc = None
-        if end is not None and end["end"] == "ok" and run.state in ("running", "paused"):
+        with self.lock:
+            if run in self.queue:  # it ended (buffered lines) while it waited to resume
+                self.queue.remove(run)
+        if end is None and proc.poll() is None:
+            try:
+                proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                pass
+        if end is not None and end["end"] == "ok" and run.state in ("running", "paused", "queued"):
             with self.lock:
                 self.idle.append((proc, time.time()))  # the worker goes back to wait for the next run
                 if self.reaper is None:
                     self.reaper = threading.Thread(target=self._reap, name="lab-reaper", daemon=True)
                     self.reaper.start()
             run.state = run.snaps[-1].status if run.snaps else "failed"
-        elif run.state in ("running", "paused"):
-            run.state, run.message = "failed", (end or {}).get("message") or lines.last_other or "the worker ended"
+        elif run.state in ("running", "paused", "queued"):
+            ended = f"the worker ended (exit status {proc.returncode})"
+            if proc.returncode is not None and proc.returncode < 0:
+                ended = f"the worker was killed by signal {-proc.returncode}"
+            run.state, run.message = "failed", (end or {}).get("message") or lines.last_other or ended
+            run.error = (end or {}).get("code"), (end or {}).get("params") or {}
 
     def _watch(self, run: Run) -> None:
         """Stop a run whose sessions have all gone."""

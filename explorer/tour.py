@@ -33,7 +33,7 @@ def _lessons() -> tuple[Lesson, ...]:
         Lesson("softmax", "steps", {"step": "st_softmax"}),
         Lesson("mask", "steps", {"step": "st_mask", "mask": "causal", "lock": "mask"}),
         Lesson("heads", "multihead", {"heads": "4"}),
-        Lesson("positions", "lab", {"lab_task": "reverse", "lab_pos": "none", "lab_b": "positions"}),
+        Lesson("positions", "lab", {"lab_task": "reverse", "pos": "none", "lab_b": "positions"}),
         Lesson("cross", "cross", {}),
         Lesson("cost", "complexity", {}),
         Lesson("sparse", "steps", {"kernel": "sliding_window", "step": "vs_pattern", "sentence": long}),

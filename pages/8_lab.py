@@ -7,9 +7,10 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import lab as engine
 from explorer import figures as fig
+from explorer import lab_record
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
-from explorer.i18n import error_text, kernel_label, t
+from explorer.i18n import error_text, kernel_label, label, t
 from explorer.lab_runs import RUNS
 from explorer.safe import md
 from explorer.server import session_id
@@ -20,6 +21,14 @@ run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page_lab"))
 st.caption(t("lab_intro"))
+SIDEBAR_POS = ("none", "sinusoidal", "learned")  # the sidebar's positional encodings; RoPE and ALiBi are the Lab's
+IDEAL_MEANS = {  # what each task's ideal pattern means, under its chart
+    "reverse": "lab_ideal_reverse",
+    "sort": "lab_ideal_sort",
+    "shift": "lab_ideal_shift",
+    "repeat": "lab_ideal_repeat",
+    "recall": "lab_ideal_recall",
+}
 
 
 def apply_preset(name: str) -> None:
@@ -28,12 +37,56 @@ def apply_preset(name: str) -> None:
     cfg = engine.LabConfig(**shared, **a).resolved()
     sidebar = {"heads": cfg.heads, "d_model": cfg.d_model, "d_k": cfg.d_k, "d_q": cfg.d_k, "d_v": cfg.d_v}
     sidebar |= {"score": cfg.score, "kernel": cfg.kernel, "mask": "none", "layout": "tutorial", "temperature": 1.0}
-    sidebar |= {"dropout_on": False}
-    page = {"lab_task": cfg.task, "lab_length": cfg.length, "lab_layers": cfg.layers, "lab_pos": cfg.pos}
+    sidebar |= {"dropout_on": False}  # the seed stays the sidebar's: the command line below names it
+    page = {"lab_task": cfg.task, "lab_length": cfg.length, "lab_layers": cfg.layers}
+    if cfg.pos in SIDEBAR_POS:
+        sidebar["pos"], page["lab_pos"] = cfg.pos, "sidebar"
+    else:
+        page["lab_pos"] = cfg.pos
     page |= {"lab_mlp": cfg.mlp, "lab_lr": cfg.lr, "lab_batch": cfg.batch, "lab_steps": cfg.steps, "lab_b": name}
     for key, value in (sidebar | page).items():
         st.session_state[key] = value
     st.session_state["lab_playing"] = True
+
+
+def measured(name: str) -> str:
+    """The preset's claim as measured, quoted from its record (benchmarks/results/lab_presets_cpu.txt)."""
+    record, presets = lab_record.read()
+    item = presets.get(name)
+    if item is None:
+        return t("lab_no_record")
+    a, b = item["a"], item["b"]
+
+    def steps(side: dict) -> str:
+        pair = side.get("steps_to_99")
+        return t("lab_after_steps", steps=lab_record.span(pair)) if pair else t("lab_never")
+
+    text = t(
+        "lab_measured",
+        seeds=", ".join(str(s) for s in a["seeds"]),
+        record=record,
+        n=len(a["seeds"]),
+        a_acc=lab_record.span(a["acc"], percent=True),
+        a_n=a["reached"],
+        a_steps=steps(a),
+        b_acc=lab_record.span(b["acc"], percent=True),
+        b_n=b["reached"],
+        b_steps=steps(b),
+    )
+    if name == "induction":
+        text += " " + t(
+            "lab_measured_induction",
+            b_ind=lab_record.span(b["induction_last"], 2),
+            a_ind=lab_record.span(a["induction_last"], 2),
+            b_prev=lab_record.span(b["prev_first"], 2),
+            phase=lab_record.span(b["phase_change"]) if b.get("phase_change") else t("lab_never"),
+        )
+    if name == "heads" and b.get("apart"):
+        sa, sb = a.get("steps_to_99"), b.get("steps_to_99")
+        faster = bool(sa and sb and sb[1] < sa[0])  # every B run reached 99 % before every A run
+        key = "lab_measured_heads_faster" if faster else "lab_measured_heads_same"
+        text += " " + t(key, apart=lab_record.span(b["apart"], 2))
+    return text
 
 
 with st.expander(t("lab_presets"), expanded=True):
@@ -43,22 +96,41 @@ with st.expander(t("lab_presets"), expanded=True):
             t(f"lab_title_{name}"), key=f"lab_preset_{name}", on_click=apply_preset, args=(name,), width="stretch"
         )
         col.caption(t(f"lab_preset_{name}"))
+        col.caption(md(measured(name)))
 
 s = current_settings()
 c = st.columns(5)
 task = draw(PAGE["lab_task"], c[0])
 spec = engine.TASKS[task]
-length = draw(PAGE["lab_length"], c[1], default=spec.length)
+length = draw(PAGE["lab_length"], c[1], default=spec.length, high=min(spec.high, engine.LAB_LIMITS["length"][1]))
 layers = draw(PAGE["lab_layers"], c[2])
-pos = draw(PAGE["lab_pos"], c[3])
+pos_label = label("lab_pos_")
+
+
+def pos_name(value: str) -> str:
+    return t("lab_pos_sidebar", pos=label("opt_")(s.pos)) if value == "sidebar" else pos_label(value)
+
+
+lab_pos = draw(PAGE["lab_pos"], c[3], format_func=pos_name)
 mlp = draw(PAGE["lab_mlp"], c[4])
-c = st.columns(5)
+c = st.columns(4)
 lr = draw(PAGE["lab_lr"], c[0], format="%.5f")
 batch = draw(PAGE["lab_batch"], c[1])
 steps = draw(PAGE["lab_steps"], c[2], default=spec.steps)
-seed = draw(PAGE["lab_seed"], c[3])
-b_choice = draw(PAGE["lab_b"], c[4])
-st.caption(t("lab_from_sidebar", kernel=kernel_label(s.kernel)))
+b_choice = draw(PAGE["lab_b"], c[3])
+st.caption(
+    t(
+        "lab_settings_where",
+        heads=s.heads,
+        d_model=s.d_model,
+        d_k=s.d_k,
+        d_v=s.d_v,
+        score=label("opt_")(s.score),
+        pos=label("opt_")(s.pos),
+        seed=s.seed,
+        kernel=kernel_label(s.kernel),
+    )
+)
 
 cfg = engine.LabConfig(
     task=task,
@@ -70,7 +142,7 @@ cfg = engine.LabConfig(
     d_v=s.d_v,
     score=s.score,
     temperature=s.temperature,
-    pos=pos,
+    pos=s.pos if lab_pos == "sidebar" else lab_pos,
     mask=s.mask,
     kernel=s.kernel,
     window=min(s.window, engine.LAB_LIMITS["window"][1]),
@@ -79,18 +151,42 @@ cfg = engine.LabConfig(
     lr=lr,
     batch=batch,
     steps=steps,
-    seed=seed,
+    seed=s.seed,
 )
 configs = {"A": cfg}
 if b_choice != "off":
     b_own = engine.PRESETS[b_choice][2]
     configs["B"] = replace(cfg, **b_own)
+    changes = ", ".join(f"{k} = {v}" for k, v in b_own.items())
+    st.caption(t("lab_b_is", changes=changes))
 try:
     configs = {k: engine.validate(v) for k, v in configs.items()}
+    need = {k: engine.check_memory(v) for k, v in configs.items()}  # refused before anything starts
 except AttentionConfigError as err:
     message, fix = (md(x) for x in error_text(err))
     st.error(f"{message}\n\n**{t('fix_prefix')}** {fix}", icon=":material/warning:")
     st.stop()
+
+
+def cli_line(name: str, c_: engine.LabConfig) -> str:
+    """The command that reproduces this run: the preset's side when it is exactly that, else every setting."""
+    for preset in engine.PRESETS:
+        for side, p in zip("ab", engine.preset(preset)):
+            if engine.validate(replace(p, seed=c_.seed)) == c_:
+                return f"python -m attn_core train --preset {preset} --side {side} --seed {c_.seed} --json"
+    base = engine.LabConfig()
+    flags = [
+        f"--{k.replace('_', '-')} {v}"
+        for k, v in c_.to_dict().items()
+        if k not in ("mlp", "every") and v != getattr(base, k)
+    ]
+    return "python -m attn_core train " + " ".join(flags + ([] if c_.mlp else ["--no-mlp"])) + " --json"
+
+
+mib = ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in need.items())
+st.caption(t("lab_memory_ok", need=mib, limit=engine.MAX_BYTES // 2**20))
+with st.expander(t("lab_cli")):
+    st.code("\n".join(f"# {k}\n{cli_line(k, v)}" for k, v in configs.items()), language="bash")
 
 me = session_id()
 playing = st.session_state.get("lab_playing", False)
@@ -136,7 +232,7 @@ st.session_state["lab_playing"] = playing
 
 probe_x, probe_y, _ = engine.probe(configs["A"])
 ideal = engine.ideal(configs["A"])
-labels = [f"{i} {v}" for i, v in enumerate(probe_x.tolist())]
+labels = [f"{i}·{v}" for i, v in enumerate(probe_x.tolist())]
 
 
 def status_line(name: str, run) -> str:
@@ -149,10 +245,62 @@ def status_line(name: str, run) -> str:
     return t(f"lab_state_{run.state}", name=name, step=last.step if last else 0, total=run.cfg.steps, acc=acc)
 
 
-def draw_run(name: str, run, at: int | None) -> None:
+def failure(name: str, run) -> str:
+    """Why a run failed, in the UI's language: the engine's error, the system's signal, else the worker's words."""
+    code, params = run.error
+    if code:
+        try:
+            message, fix = error_text(AttentionConfigError(params.get("field", "batch"), code, **params))
+            return t("lab_failed_why", name=name, why=f"{message} {fix}")
+        except (KeyError, TypeError, ValueError):
+            pass
+    if "signal" in run.message:
+        signal = run.message.rsplit(" ", 1)[-1]
+        return t("lab_failed_why", name=name, why=t("lab_failed_killed", signal=signal))
+    return t("lab_failed_why", name=name, why=t("lab_failed_other", detail=run.message))
+
+
+def axes(runs: dict) -> dict:
+    """The y ranges every run's charts share: accuracy on 0–1, the loss from 0 to the largest loss drawn."""
+    losses = [v for r in runs.values() if r for x in r.snaps for v in (x.train_loss, x.val_loss) if v is not None]
+    return {"acc": [0.0, 1.02], "loss": [0.0, 1.05 * max(losses, default=1.0)]}
+
+
+def small_legend(figure, y_range) -> None:
+    """A shared y range and the legend in a line under the chart, so it does not take the chart's width."""
+    figure.update_layout(
+        yaxis_range=y_range,
+        legend=dict(orientation="h", x=0.0, y=-0.28, xanchor="left", yanchor="top"),
+        margin=dict(b=90),
+    )
+
+
+def scores_table(run) -> None:
+    last = next((x for x in reversed(run.snaps) if x.scores), None)
+    if last is None:
+        return
+    rows = []
+    for layer, heads in enumerate(last.scores):
+        for h, sc in enumerate(heads):
+            row = {
+                t("lab_score_layer"): layer,
+                t("lab_score_head"): h,
+                t("lab_score_prev"): round(sc["prev"], 3),
+                t("lab_score_induction"): round(sc["induction"], 3),
+            }
+            if "apart" in sc:
+                row[t("lab_score_apart")] = round(sc["apart"], 3)
+            rows.append(row)
+    st.caption(t("lab_scores"))
+    st.dataframe(rows, hide_index=True)
+
+
+def draw_run(name: str, run, at: int | None, shared: dict) -> None:
     st.markdown(f"**{name}** · {md(status_line(name, run))}")
     if run is None:
         return
+    if run.state == "failed":
+        st.error(md(failure(name, run)), icon=":material/error:")
     st.progress(min(run.progress, 1.0))
     snaps = run.snaps
     if not snaps:
@@ -162,24 +310,26 @@ def draw_run(name: str, run, at: int | None) -> None:
         st.error(t("lab_diverged", step=snaps[-1].step), icon=":material/trending_up:")
     done = [x for x in snaps if x.status != "diverged"]
     xs = [x.step for x in done]
-    chart(
-        fig.line(
-            xs,
-            {t("lab_train_loss"): [x.train_loss for x in done], t("lab_val_loss"): [x.val_loss for x in done]},
-            title=t("lab_loss"),
-            x_title="step",
-        ),
-        f"lab_loss_{name}",
+    loss = fig.line(
+        xs,
+        {t("lab_train_loss"): [x.train_loss for x in done], t("lab_val_loss"): [x.val_loss for x in done]},
+        title=t("lab_loss"),
+        x_title="step",
     )
-    chart(
-        fig.line(
-            xs,
-            {t("lab_train_acc"): [x.train_acc for x in done], t("lab_val_acc"): [x.val_acc for x in done]},
-            title=t("lab_acc"),
-            x_title="step",
-        ),
-        f"lab_acc_{name}",
+    small_legend(loss, shared["loss"])
+    if run.cfg.task == "repeat":  # the induction mechanism's forming, where the loss falls
+        phase = engine.phase_change([{"step": x.step, "scores": x.scores} for x in done])
+        if phase is not None:
+            loss.add_vline(x=phase, line_dash="dash", annotation_text=t("lab_phase", step=phase))
+    chart(loss, f"lab_loss_{name}")
+    acc = fig.line(
+        xs,
+        {t("lab_train_acc"): [x.train_acc for x in done], t("lab_val_acc"): [x.val_acc for x in done]},
+        title=t("lab_acc"),
+        x_title="step",
     )
+    small_legend(acc, shared["acc"])
+    chart(acc, f"lab_acc_{name}")
     if not snap.weights:
         return
     st.caption(t("lab_heads_at", step=snap.step, grad=snap.grad_qk or 0.0))
@@ -191,6 +341,7 @@ def draw_run(name: str, run, at: int | None) -> None:
                     fig.heatmap(w[h], labels, labels, title=t("lab_head", layer=layer, head=h), height=300),
                     f"lab_w_{name}_{layer}_{h}",
                 )
+    scores_table(run)
 
 
 def live() -> None:
@@ -205,18 +356,28 @@ def live() -> None:
         marks = sorted({x.step for r in runs.values() for x in r.snaps})
         if len(marks) > 1:
             at = st.select_slider(t("lab_replay"), options=marks, value=marks[-1], key="lab_replay")
-    left, right = st.columns([1, 3] if len(runs) == 1 else [1, 2])
+    left, right = st.columns([2, 3] if len(runs) == 1 else [1, 2])
     with left:
         chart(
-            fig.heatmap(ideal, labels, labels, title=t("lab_ideal", task=t(f"lab_task_{task}")), height=300),
+            fig.heatmap(
+                ideal,
+                labels,
+                labels,
+                title=t("lab_ideal", task=t(f"lab_task_{task}")),
+                x_title=t("lab_ideal_x"),
+                y_title=t("lab_ideal_y"),
+                height=420,
+            ),
             "lab_ideal",
         )
+        st.caption(t(IDEAL_MEANS[task]) + " " + t("lab_ideal_ticks"))
         st.caption(t("lab_probe", x=probe_x.tolist(), y=probe_y.tolist()))
+    shared = axes(runs)
     with right:
         cols = st.columns(len(runs))
         for col, (name, run) in zip(cols, runs.items()):
             with col:
-                draw_run(name, run, at)
+                draw_run(name, run, at, shared)
     if len(runs) > 1:
         rows = []
         for name, run in runs.items():

@@ -75,16 +75,78 @@ def test_scaled_scores_learn_faster_than_unscaled_at_a_large_d_k_on_three_seeds(
         assert fast is not None and (slow is None or fast < slow), (seed, fast, slow)
 
 
-def test_a_causal_model_on_repeat_looks_at_the_token_after_the_earlier_occurrence():
-    cfg, _ = preset("induction")
-    result = run(cfg)
+def test_repeat_needs_induction_no_fixed_offset_finds_the_answer():
+    """The copy starts at a random place: the distance back to the answer varies from example to
+    example, so a head looking a fixed number of places back cannot solve the task."""
+    x, y, scored = TASKS["repeat"].make(torch.Generator().manual_seed(5), 400, 12)
+    offsets = Counter()
+    for b in range(400):
+        ideal = TASKS["repeat"].ideal(x[b], 12)
+        for t_ in scored[b].nonzero().flatten().tolist():
+            offsets[t_ - int(ideal[t_].argmax())] += 1
+    assert len(offsets) >= 4 and max(offsets.values()) < 0.4 * sum(offsets.values()), offsets
+    for t_ in scored[0].nonzero().flatten().tolist():  # no fixed input position holds the answer either
+        for j in range(t_ + 1):
+            assert float((x[:, j] == y[:, t_]).float().mean()) < 0.4, (t_, j)
+
+
+def test_the_two_layer_model_on_repeat_forms_an_induction_head():
+    _, two = preset("induction")
+    result = run(two)
     assert result["final"]["val_acc"] >= 0.99
-    w = torch.tensor(result["weights"][0]).mean(0)  # (L, L), the heads averaged
-    L = w.shape[0]
-    half = L // 2
-    targets = {t: t - half + 1 for t in range(half, 2 * half - 1)}
-    assert all(int(w[t].argmax()) == j for t, j in targets.items()), w.argmax(-1)
-    assert float(w.triu(1).abs().max()) == 0.0  # causal: nothing after the query
+    x, _, scored = lab.probe(two)
+    ideal = TASKS["repeat"].ideal(x, len(x))
+    second = torch.tensor(result["weights"][1]).mean(0)  # the second layer, heads averaged
+    rows = scored.nonzero().flatten().tolist()
+    assert all(int(second[t_].argmax()) == int(ideal[t_].argmax()) for t_ in rows), second.argmax(-1)
+    assert float(second.triu(1).abs().max()) == 0.0  # causal: nothing after the query
+    scores = result["final"]["scores"]
+    assert max(h["induction"] for h in scores[1]) > 0.8 and max(h["prev"] for h in scores[0]) > 0.3
+    assert result["final"]["phase_change"] is not None
+
+
+def _tl_score(a: torch.Tensor, pattern: torch.Tensor) -> float:
+    """TransformerLens's ``mul`` score written out with loops, over the rows the pattern has a key for."""
+    num = den = 0.0
+    for t_ in range(a.shape[0]):
+        if any(pattern[t_, j] > 0 for j in range(a.shape[1])):
+            for j in range(a.shape[1]):
+                num += float(a[t_, j] * pattern[t_, j])
+                den += float(a[t_, j])
+    return num / den
+
+
+def test_head_scores_are_the_head_detectors_and_find_the_heads_they_name():
+    x = torch.tensor([[3, 5, 7, 2, 5, 7, 2, 9]])
+    L = 8
+    prev = torch.zeros(L, L)
+    prev[0, 0] = 1.0
+    for t_ in range(1, L):
+        prev[t_, t_ - 1] = 1.0  # a perfect previous-token head
+    induction = torch.zeros(L, L)
+    for t_ in range(L):
+        earlier = [j for j in range(t_ - 1) if int(x[0, j]) == int(x[0, t_])]
+        if earlier:
+            induction[t_, earlier[0] + 1] = 1.0  # the token after the earlier occurrence
+        else:
+            induction[t_, t_] = 1.0
+    uniform = torch.tril(torch.ones(L, L))
+    uniform = uniform / uniform.sum(-1, keepdim=True)
+    w = torch.stack([prev, induction, uniform]).unsqueeze(0)  # (1, 3 heads, L, L)
+    got = lab.head_scores([w], x)[0]
+    assert got[0]["prev"] == pytest.approx(1.0) and got[1]["induction"] == pytest.approx(1.0)
+    assert got[0]["induction"] < 0.5 and got[1]["prev"] < 0.5
+    patterns = lab.detection_patterns(x)
+    expected = {("prev", h): _tl_score(w[0, h], patterns["prev"][0]) for h in range(3)}
+    expected |= {("induction", h): _tl_score(w[0, h], patterns["induction"][0]) for h in range(3)}
+    for (name, h), value in expected.items():
+        assert got[h][name] == pytest.approx(value), (name, h)
+    # the detector's own pattern, by hand: query 4 (a 5, seen at 1) on key 2; 5 (a 7) on 3; 6 (a 2) on 4
+    assert patterns["induction"][0].nonzero().tolist() == [[4, 2], [5, 3], [6, 4]]
+    apart = [got[h]["apart"] for h in range(3)]
+    assert all(0.0 < a <= 1.0 for a in apart)
+    same = lab.head_scores([torch.stack([uniform, uniform]).unsqueeze(0)], x)[0]
+    assert same[0]["apart"] == pytest.approx(0.0, abs=1e-6)  # identical heads are 0 apart
 
 
 def test_alibi_biases_the_sliding_windows_softmax_and_trains():
@@ -160,3 +222,160 @@ def test_the_cli_prints_the_run_with_the_contract_keys(capsys):
     assert main(["train", "--task", "sort", "--steps", "10", "--every", "5", "--jsonl"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["step"] for x in lines] == [5, 10] and lines[-1]["status"] == "done"
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_length_a_task_accepts_it_can_build_and_the_next_one_is_refused(name):
+    task = TASKS[name]
+    low, high = max(2, task.low), min(32, task.high)
+    g = torch.Generator().manual_seed(1)
+    for L in range(low, high + 1):
+        cfg = lab.validate(LabConfig(task=name, length=L))
+        x, _, scored = task.make(g, 3, L)
+        assert x.shape == (3, L) and bool(scored.any()), (name, L)
+        assert lab.ideal(cfg).shape == (L, L)
+    for bad in (low - 1, high + 1):
+        if bad >= 1:
+            with pytest.raises(AttentionConfigError) as err:
+                lab.validate(LabConfig(task=name, length=bad))
+            assert err.value.field == "length" and err.value.code == "out_of_range"
+
+
+def test_recall_at_the_linked_lengths_is_refused_with_its_range():
+    for L in (19, 32):
+        with pytest.raises(AttentionConfigError) as err:
+            lab.validate(LabConfig(task="recall", length=L))
+        assert "5..17" in str(err.value)
+
+
+def test_dropout_up_to_the_sidebars_maximum_trains_and_beyond_says_the_real_limit():
+    result = run(LabConfig(task="shift", dropout=0.9, steps=20, every=10))
+    assert result["config"]["dropout"] == 0.9 and result["final"]["status"] == "done"
+    with pytest.raises(AttentionConfigError) as err:
+        lab.validate(LabConfig(dropout=0.95))
+    assert err.value.code == "lab_dropout" and "0 to 0.9" in str(err.value)
+
+
+MEMORY_CASES = [
+    LabConfig(),
+    LabConfig(task="sort", heads=4, d_k=8, d_v=8),
+    LabConfig(task="shift", batch=256, heads=4, d_model=64, length=32),
+    LabConfig(task="shift", score="additive", heads=2, d_k=32, length=16),
+    LabConfig(kernel="linear_elu", batch=128, length=32),
+    LabConfig(task="repeat", pos="rope", layers=2, batch=128, length=24),
+]
+
+
+@pytest.mark.parametrize("cfg", MEMORY_CASES, ids=range(len(MEMORY_CASES)))
+def test_the_memory_estimate_covers_the_measured_peak_and_is_not_far_above_it(cfg):
+    from attn_core.bench import peak_bytes_cpu
+
+    c = lab.validate(cfg)
+    torch.manual_seed(0)
+    model = lab.LabModel(c)
+    assert sum(p.numel() for p in model.parameters()) == lab.parameter_count(c)
+    opt = torch.optim.AdamW(model.parameters())
+    task, g = TASKS[c.task], torch.Generator().manual_seed(0)
+
+    def step():
+        x, y, scored = task.make(g, c.batch, c.length)
+        logits, _ = model(x)
+        loss = lab._loss(logits, y, scored)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    step()  # AdamW's moments exist from here on, as in training
+    xv, _, _ = task.make(g, lab.VAL_SIZE, c.length)
+
+    def held_out():
+        model.eval()
+        with torch.no_grad():
+            return model(xv)
+
+    measured = max(peak_bytes_cpu(step), peak_bytes_cpu(held_out))
+    estimate = lab.estimate_bytes(c)
+    assert measured <= estimate <= 5 * measured, (measured / 2**20, estimate / 2**20)
+
+
+def test_settings_over_the_memory_bound_are_refused_with_the_estimate():
+    huge = LabConfig(score="additive", heads=8, d_model=256, d_k=512, d_v=256, length=32, batch=512, layers=2)
+    with pytest.raises(AttentionConfigError) as err:
+        lab.check_memory(huge)
+    assert err.value.code == "lab_memory_additive" and err.value.params["need"] > 10_000  # ~100 GiB
+    assert "256 MiB" in str(err.value) and "smaller batch" in str(err.value)
+    assert lab.check_memory(LabConfig()) < lab.MAX_BYTES
+
+
+def test_the_cli_reproduces_a_presets_side_and_refuses_unknown_ones(capsys):
+    assert main(["train", "--preset", "induction", "--side", "b", "--seed", "7", "--steps", "20", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = replace(preset("induction")[1], seed=7, steps=20)
+    assert out["config"] == lab.validate(expected).to_dict()
+    assert out["curve"] == run(expected)["curve"]  # the same run as the page's B
+    for argv, words in (
+        (["--preset", "nope"], ["positions", "scaling", "induction", "heads", "linear"]),
+        (["--preset", "heads", "--side", "c"], ["'a'", "'b'"]),
+    ):
+        with pytest.raises(SystemExit) as stop:  # argparse's refusal: one line, status 2
+            main(["train", *argv])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
+    assert main(["train", "--side", "b"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "positions, scaling, induction, heads, linear" in err, err
+
+
+def _cli(args: list[str], limit_bytes: int | None = None):
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return subprocess.run(
+        [sys.executable, "-m", "attn_core", *args],
+        check=False,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit if limit_bytes else None,
+    )
+
+
+@pytest.mark.parametrize(
+    "args,limit,words",
+    [
+        (["train", "--task", "recall", "--length", "19", "--json"], None, ["length = 19", "5 and 17"]),
+        (
+            ["train", "--score", "additive", "--heads", "8", "--d-model", "256", "--d-k", "512", "--d-v", "256"]
+            + ["--length", "32", "--batch", "512", "--layers", "2"],
+            3 * 2**30,
+            ["would need about", "MiB", "smaller batch"],
+        ),
+        (  # past the estimate's bound on purpose: the allocator itself refuses, still one line
+            ["train", "--score", "additive", "--heads", "8", "--d-k", "64", "--batch", "512", "--length", "32"]
+            + ["--steps", "2", "--max-mib", "100000"],
+            int(2.5 * 2**30),
+            ["ran out of memory", "about", "smaller batch"],
+        ),
+    ],
+    ids=["recall-19", "largest-settings", "allocator-refuses"],
+)
+def test_the_cli_answers_bad_and_huge_settings_in_one_line(args, limit, words):
+    done = _cli(args, limit)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert all(w in done.stderr for w in words), done.stderr
+
+
+def test_bench_at_a_huge_length_under_a_small_address_space_says_what_it_needs():
+    done = _cli(["bench", "--kernels", "linear_elu", "--lengths", "1048576"], 3 * 2**30)
+    assert "Traceback" not in done.stderr, done.stderr[-500:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("linear_elu")]
+    assert len(rows) == 1 and "skipped: needs ~" in rows[0] and "budget" in rows[0], done.stdout
