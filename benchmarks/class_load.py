@@ -296,9 +296,9 @@ class Session:
         return w.key, w.fragment_id
 
 
-def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: str) -> None:
+def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: str, charts: list[int]) -> None:
     """A real Chromium tab on Step by step: key press in the sidebar to the last chart redrawn, again and again."""
-    from browser_latency import redrawn, timed
+    from browser_latency import CHANGED, SIGNATURE, timed
     from playwright.sync_api import sync_playwright
     from serve import CHROMIUM_ARGS
 
@@ -314,7 +314,16 @@ def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: st
             d_v.fill(dims[i % 2])
             d_v.press("Enter")
 
-        expected = redrawn(page, lambda: act(0))
+        # how many charts a change redraws, counted once its run has finished (a fixed wait, as in
+        # browser_latency.redrawn, counts too few under load, and then times a redraw that has not happened)
+        page.wait_for_timeout(400)
+        before = page.evaluate(SIGNATURE)
+        act(0)
+        page.wait_for_timeout(500)
+        idle = "() => !document.querySelector(\"[data-testid='stStatusWidget'], [data-stale='true']\")"
+        page.wait_for_function(idle, polling="raf", timeout=120_000)
+        expected = page.evaluate(CHANGED, before)
+        charts.append(expected)
         i = 1
         while not stop.is_set():
             try:
@@ -485,9 +494,12 @@ async def one_class(args, pages: list[str], *, seed: int) -> dict:
     mem_task = asyncio.create_task(sample_memory(mem_done))
     tasks = [asyncio.create_task(student(i, args, pages, results, stop, phase)) for i in range(args.students)]
     browser_times: list[tuple[float, float]] = []
+    charts: list[int] = []  # charts each Chromium tab waits for per change
     browser_stop = threading.Event()
     browsers = [
-        threading.Thread(target=browser_tab, args=(args.url, browser_times, browser_stop, args.chromium), daemon=True)
+        threading.Thread(
+            target=browser_tab, args=(args.url, browser_times, browser_stop, args.chromium, charts), daemon=True
+        )
         for _ in range(args.browsers)
     ]
     for b in browsers:
@@ -517,6 +529,7 @@ async def one_class(args, pages: list[str], *, seed: int) -> dict:
         args, results, sweep, memory, browser_times, rss=(rss_before, rss_left, rss_after), left_at=left_at - t_start
     )
     report["lab_trainers"] = {"learners": args.lab_trainers, **lab}
+    report["browser_charts_per_change"] = charts
     report["seed"] = seed
     report["memory_mib"][f"{args.linger:.0f}_s_after_server_only"] = round(server_after / 2**20)
     return report
