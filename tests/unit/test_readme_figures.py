@@ -1,0 +1,160 @@
+"""Every figure the README quotes comes from a record under benchmarks/results/.
+
+A figure is a number with a unit (ms, s, MiB, GiB, %, ×) or a range of two ("242–338 ms"). It is found
+in a record when a number there, rounded to the README's decimals, is the README's number, on a line
+that names the same unit; a range needs both ends in one record; "~N" allows 10 %. Goals ("goal < 0.5 s")
+are not measurements and are left out; settings of the code (a cache's budget) are checked against the
+code instead (SETTINGS); the one figure computed from settings is computed here (the worst case).
+"""
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+
+NUM = r"\d+(?:\.\d+)?"
+FIGURE = re.compile(
+    rf"(?<![\w.,/=^-])(?P<approx>~)?(?P<a>{NUM})(?:\s?[–-]\s?(?P<b>{NUM}))?\s?(?P<unit>ms|s|MiB|GiB|%|×)(?![\w\d])"
+)
+UNIT_ON_LINE = {  # how a record's line names the unit
+    "ms": re.compile(r"ms\b|_ms\b"),
+    "s": re.compile(r"\d\s?s\b|\bs/run|seconds|_s\b|\d_s_"),
+    "MiB": re.compile(r"MiB|_mib\b"),
+    "GiB": re.compile(r"GiB"),
+    "%": re.compile(r"%"),
+    "×": re.compile(r"\d\s?[x×]\b|\d\.\d+x|ratio|faster"),
+}
+GOAL = re.compile(r"(goal[^.;]{0,12}|<\s?|under\s|at most\s)$")
+# Settings the README states, each checked against the code that sets it: figure -> (file, text in it).
+SETTINGS = {
+    "2-5 s": ("benchmarks/class_load.py", "rng.uniform(2, 5)"),
+    "192 MiB": ("attn_core/config.py", "MAX_TRACE_BYTES = 192 * 2**20"),
+    "2 s": ("scripts/replicas.py", "inter 2s"),
+    "99 %": ("attn_core/lab.py", "0.99"),  # the threshold the Lab's steps are counted to
+}
+
+
+def figures(text: str) -> list[dict]:
+    """The figures of a Markdown text (bold marks removed), each with what stands before it."""
+    text = text.replace("**", "")
+    out = []
+    for m in FIGURE.finditer(text):
+        before = text[max(0, m.start() - 40) : m.start()]
+        out.append({**m.groupdict(), "text": m.group(0), "before": before, "line": text.count("\n", 0, m.start()) + 1})
+    return out
+
+
+def _decimals(number: str) -> int:
+    return len(number.split(".")[1]) if "." in number else 0
+
+
+def _records() -> dict[str, list[str]]:
+    files = sorted(p for p in RESULTS.rglob("*") if p.is_file() and p.suffix in (".txt", ".csv", ".json"))
+    return {str(p.relative_to(ROOT)): p.read_text(errors="replace").splitlines() for p in files}
+
+
+RECORDS = _records()
+RECORD_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+PAIR = r"(\d+(?:\.\d+)?)(?:\s*[a-zA-Z]*\s*/\s*(\d+(?:\.\d+)?))?"  # "168 ms / 212 ms": two runs side by side
+LABEL = re.compile(r".*\b(p50|p95|p99|median)\b[^;,(]{0,20}$", re.DOTALL)  # the last label before a figure
+
+
+def _hit(number: str, unit: str, approx: bool, lines: list[str], label: str | None = None) -> bool:
+    """Whether a line of the record names ``unit`` and holds ``number`` (with ``label``, right after it)."""
+    want, places = float(number), _decimals(number)
+    for line in lines:
+        if not UNIT_ON_LINE[unit].search(line):
+            continue
+        if label:
+            tokens = [t for pair in re.findall(rf"\b{label}\W{{0,8}}{PAIR}", line) for t in pair if t]
+        else:
+            tokens = RECORD_NUMBER.findall(line)
+        for token in tokens:
+            got = float(token)
+            if approx and math.isclose(got, want, rel_tol=0.10):
+                return True
+            if not approx and round(got, places) == want and _decimals(token) >= places:
+                return True
+    return False
+
+
+def where(fig: dict, records: dict[str, list[str]] | None = None) -> str | None:
+    """The record that holds the figure (both ends of a range in the same one), or None."""
+    records = RECORDS if records is None else records
+    for name, lines in records.items():
+        ends = [fig["a"]] + ([fig["b"]] if fig["b"] else [])
+        label = LABEL.search(fig["before"])  # "p95 427 ms": a p95 in the record, not any number
+        if all(_hit(n, fig["unit"], bool(fig["approx"]), lines, label and label.group(1)) for n in ends):
+            return name
+    return None
+
+
+DERIVED = re.compile(r"(add up to|worst case is about)\s$")  # computed from the code by the test below
+
+
+def measured(fig: dict) -> bool:
+    return not GOAL.search(fig["before"]) and not DERIVED.search(fig["before"]) and fig["text"] not in SETTINGS
+
+
+def unrecorded(text: str, records: dict[str, list[str]] | None = None) -> list[str]:
+    return [f"line {f['line']}: {f['text']}" for f in figures(text) if measured(f) and where(f, records) is None]
+
+
+README = (ROOT / "README.md").read_text()
+
+
+def test_every_figure_the_readme_quotes_is_in_a_record():
+    missing = unrecorded(README)
+    assert not missing, "README figures found in no file under benchmarks/results/: " + "; ".join(missing)
+
+
+def test_the_settings_the_readme_states_are_the_codes():
+    quoted = {f["text"] for f in figures(README)}
+    for figure, (path, text) in SETTINGS.items():
+        assert figure in quoted, f"{figure} is no longer in the README: remove it from SETTINGS"
+        assert text in (ROOT / path).read_text(), f"README says {figure}, but {path} has no {text!r}"
+
+
+def test_the_caches_budgets_and_the_worst_case_are_the_codes_sums():
+    """The budgets of every @bounded cache add up to the README's figure; the worst case is ~N MiB
+    loaded, those budgets, and two views at once at MAX_TRACE_BYTES."""
+    from attn_core.config import MAX_TRACE_BYTES
+
+    budgets = [
+        float(x)
+        for p in (ROOT / "explorer").rglob("*.py")
+        for x in re.findall(r"@bounded\(max_mib=(\d+)", p.read_text())
+    ]
+    figs = figures(README)
+    (together,) = [f for f in figs if f["unit"] == "MiB" and f["before"].endswith("add up to ")]
+    assert float(together["a"]) == sum(budgets), budgets
+    loaded = next(float(f["a"]) for f in figs if f["approx"] and f["unit"] == "MiB")
+    worst = (loaded + sum(budgets) + 2 * MAX_TRACE_BYTES / 2**20) / 1024
+    (quoted,) = [f for f in figs if f["unit"] == "GiB" and "worst case" in f["before"]]
+    assert round(worst, 1) == float(quoted["a"]), (worst, budgets)
+
+
+@pytest.mark.parametrize(
+    ("text", "bad"),
+    [
+        ("The page redraws in a median 1234–5678 ms.", "1234–5678 ms"),  # a range no record holds
+        ("Model load 73.21 s once per server.", "73.21 s"),
+        ("It uses ~99999 MiB.", "~99999 MiB"),
+        ("p95 427 ms and 4321.5 ms.", "4321.5 ms"),
+        ("a median 1.2 ms", "1.2 ms"),  # 1.2 is in the records, but never as a median in ms
+    ],
+)
+def test_a_figure_in_no_record_is_caught(text, bad):
+    assert unrecorded(text) == [f"line 1: {bad}"]
+
+
+def test_a_recorded_figure_passes_and_a_goal_is_not_a_figure():
+    records = {"r.txt": ["  all  n=1501  p50  74.6 ms  p95  427.1 ms", "median 168 ms / 350 ms"]}
+    assert not unrecorded("p95 427 ms, p50 75 ms, from 168–350 ms (goal < 0.5 s)", records)
+    assert unrecorded("p95 428 ms", records) and unrecorded("p95 427 s", records)  # another number, another unit
+    assert unrecorded("168–351 ms", records)  # one end only
+    assert unrecorded("p50 427 ms", records)  # 427 is there, but as a p95
