@@ -19,6 +19,7 @@ import streamlit as st
 from attn_core import AttentionConfigError, Settings
 from attn_core import notebook as nbk
 
+from .cache import COMPUTING
 from .i18n import error_text, lang, t
 from .safe import md
 
@@ -69,8 +70,10 @@ def trace_file(page: str, items: tuple, language: str, focus: int, head: int, fm
         from .state import trace_for
 
         settings = Settings(**dict(items))
-        nb = nbk.trace_notebook(settings, lang=language, focus=focus, head=head, page=page, trace=trace_for(settings))
-        return _render(nb, fmt, language)
+        trace = trace_for(settings)  # from the server's cache (it takes a computing slot of its own if it must)
+        with COMPUTING:  # at most two heavy computations at once on the server, these included
+            nb = nbk.trace_notebook(settings, lang=language, focus=focus, head=head, page=page, trace=trace)
+            return _render(nb, fmt, language)
 
     return FILES.get(("trace", page, items, language, focus, head, fmt), build)
 
@@ -82,17 +85,12 @@ def model_file(spec: str, sentence: str, pad_to: int, layer: int, head: int, lan
         from . import real
 
         pre = real.wait_for(spec)
-        nb = nbk.model_notebook(
-            pre,
-            real.run(spec, sentence, pad_to),
-            real.head(spec, sentence, pad_to, layer, head),
-            sentence=sentence,
-            pad_to=pad_to,
-            lang=language,
-            focus=focus,
-            spec=real.offered()[spec],
-        )
-        return _render(nb, fmt, language)
+        run, ht = real.run(spec, sentence, pad_to), real.head(spec, sentence, pad_to, layer, head)  # cached
+        with COMPUTING:  # never held while waiting for a cached result: that one may need a slot
+            nb = nbk.model_notebook(
+                pre, run, ht, sentence=sentence, pad_to=pad_to, lang=language, focus=focus, spec=real.offered()[spec]
+            )
+            return _render(nb, fmt, language)
 
     return FILES.get(("model", spec, sentence, pad_to, layer, head, language, focus, fmt), build)
 
