@@ -102,7 +102,7 @@ def show_error(err: AttentionConfigError, slots: dict) -> None:
     (slot or slots.get(TOP) or st.sidebar).error(text, icon=":material/warning:")
 
 
-@bounded(max_mib=256, max_entries=256)  # shared by every session, within a memory budget
+@bounded(max_mib=256)  # shared by every session, within a memory budget
 def _trace(items: tuple) -> Trace:
     return run_trace(Settings(**dict(items)))
 
