@@ -21,24 +21,24 @@ def _pre(name: str):
     return pre
 
 
-@bounded(max_mib=32, max_entries=128)
+@bounded(max_mib=32)
 def explanation(name: str, sentence: str, removal: str) -> dict:
     """Every method, leave-one-out, integrated gradients, the curves and the correlations; no Shapley."""
     return X.explain(_pre(name), sentence, removal=removal, shapley=False, layers=True)
 
 
-@bounded(max_mib=16, max_entries=128)
+@bounded(max_mib=16)
 def shapley(name: str, sentence: str, removal: str) -> dict:
     """Exact Shapley values of the words and their correlations with each method (≤ 10 words)."""
     return X.with_shapley(_pre(name), sentence, removal)
 
 
-@bounded(max_mib=16, max_entries=128)
+@bounded(max_mib=16)
 def pair(name: str, a: str, b: str) -> dict:
     return P.pair(_pre(name), a, b)
 
 
-@bounded(max_mib=8, max_entries=128)
+@bounded(max_mib=8)
 def pair_shapley(name: str, a: str, b: str, removal: str) -> dict:
     return P.pair_shapley(_pre(name), a, b, removal)
 
