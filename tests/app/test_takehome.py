@@ -93,3 +93,26 @@ def test_too_big_a_view_says_why(app, clicks):
     assert not at.exception
     assert "dl_notebook" not in clicks
     assert any("No notebook for this view" in c.value and "shorter sentence" in c.value for c in at.caption)
+
+
+def test_a_file_is_built_once_and_the_cache_keeps_its_budget(monkeypatch):
+    from attn_core import Settings
+    from attn_core import notebook as nbk
+
+    builds = []
+    real_build = nbk.trace_notebook
+    monkeypatch.setattr(nbk, "trace_notebook", lambda *a, **k: builds.append(1) or real_build(*a, **k))
+    takehome.FILES.clear()
+    items = Settings().key()
+    first = takehome.trace_file("steps", items, "en", 1, 0, "ipynb")
+    assert takehome.trace_file("steps", items, "en", 1, 0, "ipynb") == first and len(builds) == 1  # a class: once
+    takehome.trace_file("steps", items, "zh", 1, 0, "ipynb")
+    assert len(builds) == 2  # another language is another file
+
+    files = takehome._Files(max_bytes=25, max_entries=10)
+    for n in range(4):
+        files.get(("k", n), lambda n=n: bytes(10))
+    assert list(files.entries) == [("k", 2), ("k", 3)] and files.total == 20  # the oldest dropped to fit 25 bytes
+    files.get(("k", 2), lambda: b"rebuilt")  # a hit: kept, not rebuilt, now the most recent
+    assert files.entries[("k", 2)] == bytes(10) and list(files.entries)[-1] == ("k", 2)
+    assert files.get(("big",), lambda: bytes(40)) == bytes(40) and ("big",) not in files.entries  # over budget
