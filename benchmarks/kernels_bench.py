@@ -1,24 +1,35 @@
-"""Sparse and linear kernels against their peers on the same function, interleaved (figures, not a test).
+"""This app's kernels beside their peers on the same function, in one interleaved run (figures, not a test).
 
-Setting: 1 batch, 4 heads, d_head 64, fp32, window 128 each side, L = 2048 .. 16384.
-Every contender computes the same function: before anything is timed, each peer's output is
-compared with this app's kernel and the run stops if they differ (local-attention is built with
-``use_rotary_pos_emb=False``: with a ``dim`` it otherwise adds rotary position embeddings, a
-different function). Contenders are timed in rounds, interleaved (A B C, A B C, ...), so a noisy
-moment of this shared machine falls on all of them; each is warmed until steady first. Printed:
-the median over rounds of each round's median, the spread (min–max of the round medians), the
-achieved GFLOP/s as a fraction of this machine's measured matmul throughput, and the ratios.
+Setting: 1 batch, 4 heads, d_head 64, fp32 (the Complexity page's default shape).
 
-  - sliding window (attn_core) vs lucidrains' local-attention vs compiled FlexAttention
-  - peak memory of the sliding window vs the materialised full attention (at L <= 8192)
-  - linear (elu) vs fused SDPA; causal linear vs causal SDPA
+  1. sliding window (w = 128) at L = 2048 .. 16384: attn_core vs lucidrains' local-attention vs
+     compiled FlexAttention, with peak memory beside the materialised full attention's;
+  2. linear attention (elu + 1) at the longest L: attn_core's non-causal kernel vs a plain
+     ``einsum`` of the same formula, and its causal kernel (chunked) vs the non-causal one;
+  3. Performer (m = 256) at the longest L: attn_core vs performer-pytorch (when installed), time and
+     the relative error of the output against exact softmax over 10 feature seeds, beside uniform
+     attention's error (every query averaging the values);
+  4. Performer's gap to uniform attention against the logits' scale and m (at L = 2048).
+
+Honesty: before anything is timed, every contender's output is compared with a float64 reference
+computed another way (banded softmax row block by row block; the linear formula as prefix sums of
+outer products), and the run stops if one differs. Contenders are timed in rounds, interleaved
+(A B C M, A B C M, ...), where M is a 1024³ matmul: the machine's throughput in the same rounds (this
+VM is shared; its matmul moves by 2x from one minute to the next). Each contender is warmed until
+steady first. Printed: the median over rounds of each round's median, the spread (min–max of the
+round medians), GFLOP/s from the kernel's own FLOP model (``bench.estimate_flops`` with its own
+options) as a fraction of the matmul's, peak memory (the CPU profiler's allocations during one call).
 
 Run:  python benchmarks/kernels_bench.py [--lengths 2048,4096,8192,16384] [--rounds 5] [--device cpu|cuda]
+      [--threads N] [--seeds 10] [--skip sliding,linear,performer,scales]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import math
 import os
 import statistics
 import sys
@@ -27,17 +38,118 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import torch
+import torch.nn.functional as F
 
 from attn_core import bench
 from attn_core.kernels import KERNELS
 
-AGREE = 1e-4  # max |difference| of outputs (fp32) for two implementations to count as the same function
+AGREE = 1e-4  # max |difference| from the float64 reference (fp32 outputs) to count as the same function
+MATMUL = "matmul 1024³ (reference)"
+H, D = 4, 64
 
 
-def contenders(q, k, v, w: int, dev: str) -> dict:
-    """name -> a call computing softmax attention over |i - j| <= w (and the reference: this app's)."""
+# ---------------------------------------------------------------------------- float64 references
+
+
+def banded_reference(q, k, v, w: int, rows: int = 512) -> torch.Tensor:
+    """Softmax over |i - j| <= w in float64, a block of query rows at a time (dense inside the block's reach)."""
+    q, k, v = (t.double() for t in (q, k, v))
     L = q.shape[-2]
-    out = {"attn_core sliding_window": lambda: KERNELS["sliding_window"].fn(q, k, v, window=w)}
+    out = torch.empty_like(q[..., : v.shape[-1]])
+    for i0 in range(0, L, rows):
+        i1 = min(L, i0 + rows)
+        j0, j1 = max(0, i0 - w), min(L, i1 + w)
+        s = q[..., i0:i1, :] @ k[..., j0:j1, :].transpose(-2, -1) / math.sqrt(q.shape[-1])
+        i, j = torch.arange(i0, i1).view(-1, 1), torch.arange(j0, j1).view(1, -1)
+        s = s.masked_fill((i - j).abs() > w, float("-inf"))
+        out[..., i0:i1, :] = torch.softmax(s, dim=-1) @ v[..., j0:j1, :]
+    return out
+
+
+def linear_reference(q, k, v, causal: bool, rows: int = 1024) -> torch.Tensor:
+    """elu + 1 linear attention in float64: non-causal from the two sums; causal as running sums of
+    the outer products φ(k_j) v_jᵀ position by position (a block of positions at a time)."""
+    pq, pk, v = F.elu(q.double()) + 1, F.elu(k.double()) + 1, v.double()
+    if not causal:
+        return (pq @ (pk.transpose(-2, -1) @ v)) / (pq @ pk.sum(-2).unsqueeze(-1))
+    out = torch.empty_like(v)
+    s = torch.zeros(*v.shape[:-2], pk.shape[-1], v.shape[-1], dtype=torch.float64)
+    z = torch.zeros(*v.shape[:-2], pk.shape[-1], dtype=torch.float64)
+    for i0 in range(0, q.shape[-2], rows):
+        i1 = min(q.shape[-2], i0 + rows)
+        outer = pk[..., i0:i1, :, None] * v[..., i0:i1, None, :]  # (.., n, D, Dv)
+        run = s.unsqueeze(-3) + outer.cumsum(-3)
+        zr = z.unsqueeze(-2) + pk[..., i0:i1, :].cumsum(-2)
+        out[..., i0:i1, :] = (pq[..., i0:i1, :, None] * run).sum(-2) / (pq[..., i0:i1, :] * zr).sum(-1, keepdim=True)
+        s, z = run[..., -1, :, :], zr[..., -1, :]
+    return out
+
+
+# ---------------------------------------------------------------------------- timing
+
+
+def check(calls: dict, ref: torch.Tensor) -> None:
+    for name, fn in calls.items():
+        diff = float((fn().double() - ref).abs().max())
+        print(f"#   {name}: max |Δ| from the float64 reference {diff:.2e}")
+        if not diff <= AGREE:
+            raise SystemExit(f"{name} computes a different function (max |Δ| {diff:.2e} > {AGREE}): not comparable")
+
+
+def interleaved(calls: dict, dev: str, dt, rounds: int, min_run_time: float) -> dict[str, list[float]]:
+    """Each contender's median per round, the contenders (and the matmul) taking turns in every round."""
+    a, b = (torch.randn(1024, 1024, device=dev, dtype=dt) for _ in range(2))
+    calls = {**calls, MATMUL: lambda: a @ b}
+    for fn in calls.values():
+        fn()
+        bench.warm_up(fn, dev)
+    per: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            med, _, _ = bench.time_fn(fn, dev, min_run_time=min_run_time, min_samples=3)
+            per[name].append(med)
+    return per
+
+
+def report(per: dict[str, list[float]], flops: dict[str, float], peaks: dict[str, int]) -> dict[str, float]:
+    mm = [2 * 1024**3 / t / 1e9 for t in per.pop(MATMUL)]
+    peak = statistics.median(mm)
+    print(f"{MATMUL:<30} {peak:6.1f} GFLOP/s (median of the rounds; spread {min(mm):.1f}–{max(mm):.1f})")
+    medians = {}
+    for name, meds in per.items():
+        m = statistics.median(meds)
+        medians[name] = m
+        line = f"{name:<30} median {m * 1e3:9.2f} ms  spread {min(meds) * 1e3:8.2f}–{max(meds) * 1e3:8.2f} ms"
+        if name in flops:
+            gf = flops[name] / m / 1e9
+            line += f"  {gf:6.1f} GFLOP/s = {100 * gf / peak:5.1f} % of matmul"
+        if name in peaks:
+            line += f"  peak {peaks[name] / 2**20:7.1f} MiB"
+        print(line, flush=True)
+    return medians
+
+
+def peak_of(fn, dev: str) -> int | None:
+    if dev == "cpu":
+        return bench.peak_bytes_cpu(fn)
+    if dev == "cuda":
+        return bench.peak_bytes_cuda(fn)
+    return None
+
+
+def inputs(L: int, dev: str, dt, scale: float = 1.0, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, H, L, D, generator=g) for _ in range(3))
+    return (q * scale).to(dev, dt), (k * scale).to(dev, dt), v.to(dev, dt)
+
+
+# ---------------------------------------------------------------------------- 1. sliding window
+
+
+def sliding(L: int, w: int, args, dev: str, dt) -> None:
+    q, k, v = inputs(L, dev, dt)
+    print(f"## sliding window, L = {L}, w = {w}")
+    calls = {"attn_core sliding_window": lambda: KERNELS["sliding_window"].fn(q, k, v, window=w)}
     try:
         from local_attention import LocalAttention
 
@@ -46,12 +158,12 @@ def contenders(q, k, v, w: int, dev: str) -> dict:
             causal=False,
             look_backward=1,
             look_forward=1,
-            dim=q.shape[-1],
+            dim=D,
             autopad=True,
             exact_windowsize=True,
             use_rotary_pos_emb=False,  # the same function: no position embeddings added
         )
-        out["local-attention"] = lambda: la(q, k, v)
+        calls["local-attention"] = lambda: la(q, k, v)
     except ImportError:
         print("# local-attention not installed: skipped")
     try:
@@ -62,113 +174,184 @@ def contenders(q, k, v, w: int, dev: str) -> dict:
         flex = torch.compile(flex_attention)
         flex(q, k, v, block_mask=bm)
         bench.synchronize(dev)
-        print(f"# L={L}: FlexAttention compile + first call {time.perf_counter() - t0:.1f} s (not timed)")
-        out["FlexAttention (compiled)"] = lambda: flex(q, k, v, block_mask=bm)
-    except Exception as err:  # noqa: BLE001 - no compiler on this machine: reported, not fatal
+        print(f"# FlexAttention compile + first call {time.perf_counter() - t0:.1f} s (not timed)")
+        calls["FlexAttention (compiled)"] = lambda: flex(q, k, v, block_mask=bm)
+    except Exception as err:  # noqa: BLE001 - no compiler here: reported, not fatal
         print(f"# FlexAttention unavailable: {type(err).__name__}: {str(err).splitlines()[0][:120]}")
-    return out
+    check(calls, banded_reference(q, k, v, w))
+    sh = bench.Shape(batch=1, heads=H, d_head=D, window=w)
+    flops = dict.fromkeys(calls, bench.estimate_flops("sliding_window", L, sh))
+    peaks = {name: peak_of(fn, dev) for name, fn in calls.items()}
+    medians = report(interleaved(calls, dev, dt, args.rounds, args.min_run_time), flops, peaks)
+    ours = medians["attn_core sliding_window"]
+    for name, m in medians.items():
+        if name != "attn_core sliding_window":
+            print(f"#   attn_core sliding_window vs {name}: {m / ours:.2f}x {'faster' if m > ours else 'slower'}")
+    full = bench.estimate_bytes("full", L, sh, torch.finfo(dt).bits // 8)
+    if peaks["attn_core sliding_window"]:
+        print(
+            f"#   peak memory: attn_core {peaks['attn_core sliding_window'] / 2**20:.1f} MiB = "
+            f"{100 * peaks['attn_core sliding_window'] / full:.2f} % of full attention's scores and weights "
+            f"({full / 2**20:.0f} MiB, analytic)"
+        )
 
 
-def check_agreement(calls: dict) -> None:
-    """Stop unless every contender computes what the first one does."""
-    names = list(calls)
-    ref = calls[names[0]]()
-    for name in names[1:]:
-        diff = float((calls[name]() - ref).abs().max())
-        print(f"#   {name} vs {names[0]}: max |Δ output| {diff:.2e}")
-        if not diff <= AGREE:
-            raise SystemExit(f"{name} computes a different function (max |Δ| {diff:.2e} > {AGREE}): not comparable")
+# ---------------------------------------------------------------------------- 2. linear
 
 
-MATMUL = "matmul 1024³ (the reference)"
+def plain_einsum(q, k, v):
+    """The obvious code for elu + 1 linear attention: what a reader would write from the formula."""
+    pq, pk = F.elu(q) + 1, F.elu(k) + 1
+    kv = torch.einsum("bhsd,bhse->bhde", pk, v)
+    return torch.einsum("bhld,bhde->bhle", pq, kv) / torch.einsum("bhld,bhd->bhl", pq, pk.sum(2)).unsqueeze(-1)
 
 
-def with_matmul(calls: dict, dev: str, dt) -> dict:
-    """The contenders and a 1024³ matmul timed in the same rounds: the machine's throughput right
-    then (on this shared VM it moved between 96 and 193 GFLOP/s from one run to the next)."""
-    a, b = (torch.randn(1024, 1024, device=dev, dtype=dt) for _ in range(2))
-    return {**calls, MATMUL: lambda: a @ b}
+def linear(L: int, args, dev: str, dt) -> None:
+    q, k, v = inputs(L, dev, dt)
+    print(f"## linear attention (elu + 1), L = {L}")
+    non = {
+        "attn_core linear_elu": lambda: KERNELS["linear_elu"].fn(q, k, v),
+        "plain einsum (same formula)": lambda: plain_einsum(q, k, v),
+    }
+    check(non, linear_reference(q, k, v, causal=False))
+    cau = {"attn_core causal_linear": lambda: KERNELS["causal_linear"].fn(q, k, v)}
+    check(cau, linear_reference(q, k, v, causal=True))
+    calls = {**non, **cau}
+    sh = bench.Shape(batch=1, heads=H, d_head=D)
+    flops = {
+        **dict.fromkeys(non, bench.estimate_flops("linear_elu", L, sh)),
+        "attn_core causal_linear": bench.estimate_flops("causal_linear", L, bench.replace_causal(sh, True)),
+    }
+    peaks = {name: peak_of(fn, dev) for name, fn in calls.items()}
+    med = report(interleaved(calls, dev, dt, args.rounds, args.min_run_time), flops, peaks)
+    lin, plain, causal = (
+        med["attn_core linear_elu"],
+        med["plain einsum (same formula)"],
+        med["attn_core causal_linear"],
+    )
+    print(f"#   linear_elu vs the plain einsum: {plain / lin:.2f}x ({'faster' if lin < plain else 'slower'})")
+    print(f"#   causal_linear / linear_elu time: {causal / lin:.2f}x")
 
 
-def interleaved(calls: dict, dev: str, rounds: int) -> dict[str, list[float]]:
-    """Each contender's median per round, the contenders taking turns within every round."""
-    for fn in calls.values():
-        fn()
-        bench.warm_up(fn, dev)
-    per: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name, fn in calls.items():
-            med, _, _ = bench.time_fn(fn, dev, min_run_time=0.2)
-            per[name].append(med)
-    return per
+# ---------------------------------------------------------------------------- 3. Performer
 
 
-def report(per: dict[str, list[float]], flops: float | None) -> dict[str, float]:
-    peak_gflops = 2 * 1024**3 / statistics.median(per.pop(MATMUL)) / 1e9
-    print(f"{MATMUL:<28} {peak_gflops:.1f} GFLOP/s (median of the same rounds)")
-    medians = {}
-    for name, meds in per.items():
-        m = statistics.median(meds)
-        medians[name] = m
-        line = f"{name:<28} median {m * 1e3:9.2f} ms  spread {min(meds) * 1e3:8.2f}–{max(meds) * 1e3:8.2f} ms"
-        line += f"  n={len(meds)} rounds"
-        if flops:
-            gf = flops / m / 1e9
-            line += f"  {gf:7.1f} GFLOP/s = {100 * gf / peak_gflops:5.1f} % of matmul"
-        print(line, flush=True)
-    return medians
+def performer_pytorch(m: int):
+    """performer-pytorch's FastAttention with m features, or None when it is not installed.
+    ``redraw(seed)`` draws new features as its ProjectionUpdater does."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            import warnings
+
+            warnings.filterwarnings("ignore")
+            from performer_pytorch import FastAttention
+    except ImportError:
+        return None
+    fa = FastAttention(dim_heads=D, nb_features=m)
+
+    def redraw(seed: int, dev: str):
+        torch.manual_seed(seed)
+        fa.redraw_projection_matrix(dev)
+        return fa.to(dev)
+
+    return redraw
+
+
+def rel_error(out, exact) -> float:
+    return float((out.double() - exact).norm() / exact.norm())
+
+
+def exact_softmax(q, k, v):
+    return F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+
+
+def performer_errors(q, k, v, m: int, seeds: int, dev: str) -> dict[str, list[float]]:
+    exact = exact_softmax(q, k, v)
+    errs = {"uniform attention": [rel_error(v.mean(-2, keepdim=True).expand_as(v), exact)]}
+    errs["attn_core performer"] = [
+        rel_error(KERNELS["performer"].fn(q, k, v, features=m, seed=s), exact) for s in range(seeds)
+    ]
+    ref = performer_pytorch(m)
+    if ref is not None:
+        errs["performer-pytorch"] = [rel_error(ref(s, dev)(q, k, v), exact) for s in range(seeds)]
+    return errs
+
+
+def performer(L: int, m: int, args, dev: str, dt) -> None:
+    q, k, v = inputs(L, dev, dt)
+    print(f"## Performer, L = {L}, m = {m}, q, k, v ~ N(0, 1) (logits q·k/√d with std 1)")
+    errs = performer_errors(q, k, v, m, args.seeds, dev)
+    for name, e in errs.items():
+        spread = f" ± {statistics.stdev(e):.4f} (sd over {len(e)} feature seeds)" if len(e) > 1 else ""
+        print(f"#   relative error of the output, {name:<20} {statistics.mean(e):.4f}{spread}")
+    calls = {"attn_core performer": lambda: KERNELS["performer"].fn(q, k, v, features=m, seed=0)}
+    ref = performer_pytorch(m)
+    if ref is not None:
+        fa = ref(0, dev)
+        calls["performer-pytorch"] = lambda: fa(q, k, v)
+    else:
+        print("# performer-pytorch not installed: its time and error skipped")
+    sh = bench.Shape(batch=1, heads=H, d_head=D, features=m)
+    flops = dict.fromkeys(calls, bench.estimate_flops("performer", L, sh))
+    peaks = {name: peak_of(fn, dev) for name, fn in calls.items()}
+    med = report(interleaved(calls, dev, dt, args.rounds, args.min_run_time), flops, peaks)
+    if "performer-pytorch" in med:
+        a, b = med["attn_core performer"], med["performer-pytorch"]
+        print(f"#   attn_core performer / performer-pytorch time: {a / b:.2f}x")
+
+
+def scales(args, dev: str, dt) -> None:
+    L = 2048
+    print(f"## Performer's gap to uniform attention, L = {L}: q, k ~ s · N(0, 1), mean over {args.scale_seeds} seeds")
+    print("#   s = the inputs' scale (the logits' std is s²);  error of the output relative to exact softmax")
+    print(f"#   {'s':>4} {'m':>5} {'uniform':>8} {'attn_core':>10} {'perf-pytorch':>13}  attn_core − uniform")
+    for s in (0.3, 0.5, 0.7, 1.0):
+        q, k, v = inputs(L, dev, dt, scale=s)
+        for m in (64, 256, 1024):
+            e = performer_errors(q, k, v, m, args.scale_seeds, dev)
+            u, ours = e["uniform attention"][0], statistics.mean(e["attn_core performer"])
+            ref = f"{statistics.mean(e['performer-pytorch']):13.4f}" if "performer-pytorch" in e else f"{'-':>13}"
+            print(f"#   {s:4.1f} {m:5d} {u:8.4f} {ours:10.4f} {ref}  {ours - u:+.4f}", flush=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lengths", default="2048,4096,8192,16384")
     ap.add_argument("--window", type=int, default=128)
+    ap.add_argument("--features", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--min-run-time", type=float, default=0.15, dest="min_run_time")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--scale-seeds", type=int, default=3, dest="scale_seeds")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--skip", default="", help="comma-separated sections to skip: sliding,linear,performer,scales")
     ap.add_argument("--device", default=bench.best_device())
     ap.add_argument("--dtype", default="fp32", choices=list(bench.DTYPES))
     args = ap.parse_args()
-    dev, w, dt = args.device, args.window, bench.DTYPES[args.dtype]
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dev, dt = args.device, bench.DTYPES[args.dtype]
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     lengths = [int(x) for x in args.lengths.split(",")]
     info = bench.device_info(dev)
-    print(f"# device {dev}: {info.get('name')}, threads {torch.get_num_threads()}, torch {torch.__version__}")
-    print(f"# B=1 H=4 D=64 {args.dtype} window={w}; {args.rounds} rounds")
-    sh = bench.Shape(batch=1, heads=4, d_head=64, window=w)
-    for L in lengths:
-        g = torch.Generator().manual_seed(0)
-        q, k, v = (torch.randn(1, 4, L, 64, generator=g).to(dev, dt) for _ in range(3))
-        print(f"## L = {L}")
-        calls = contenders(q, k, v, w, dev)
-        check_agreement(calls)
-        per = interleaved(with_matmul(calls, dev, dt), dev, args.rounds)
-        medians = report(per, bench.estimate_flops("sliding_window", L, sh))
-        ours = medians["attn_core sliding_window"]
-        for name, m in medians.items():
-            if name != "attn_core sliding_window":
-                print(f"#   attn_core sliding_window vs {name}: {m / ours:.2f}x {'faster' if m > ours else 'slower'}")
-        if L <= 8192 and bench.estimate_bytes("full", L, sh, 4) < 0.5 * bench.free_bytes(dev):
-            sw = bench.peak_bytes_cpu(calls["attn_core sliding_window"]) if dev == "cpu" else None
-            full = bench.peak_bytes_cpu(lambda q=q, k=k, v=v: KERNELS["full"].fn(q, k, v)) if dev == "cpu" else None
-            if sw and full:
-                print(f"#   peak memory: sliding window {sw / 2**20:.1f} MiB = {100 * sw / full:.1f} % of full's")
-
-    print("## linear attention vs fused SDPA")
-    L = max(lengths)
-    g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(1, 4, L, 64, generator=g).to(dev, dt) for _ in range(3))
-    for causal in (False, True):
-        lin = KERNELS["linear_elu"].fn(q, k, v, causal=causal)
-        ref = KERNELS["linear_elu"].weights(q, k, causal=causal, scale=0.125) @ v if L <= 4096 else None
-        if ref is not None:
-            assert float((lin - ref).abs().max()) < AGREE
-        calls = {
-            f"sdpa{' causal' if causal else ''}": lambda c=causal: KERNELS["sdpa"].fn(q, k, v, causal=c),
-            f"linear_elu{' causal' if causal else ''}": lambda c=causal: KERNELS["linear_elu"].fn(q, k, v, causal=c),
-        }
-        med = report(interleaved(with_matmul(calls, dev, dt), dev, args.rounds), None)
-        a, b = med.values()
-        print(
-            f"#   L={L}: linear_elu{' causal' if causal else ''} {a / b:.1f}x faster than sdpa (different functions)"
-        )
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"# device {dev}: {info.get('name')}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, "
+        f"torch {torch.__version__}; load average at the start {load:.1f}"
+    )
+    print(f"# B=1 H={H} D={D} {args.dtype}; {args.rounds} interleaved rounds, each contender >= 3 samples a round")
+    start = time.perf_counter()
+    if "sliding" not in skip:
+        for L in lengths:
+            sliding(L, args.window, args, dev, dt)
+    if "linear" not in skip:
+        linear(max(lengths), args, dev, dt)
+    if "performer" not in skip:
+        performer(max(lengths), args.features, args, dev, dt)
+    if "scales" not in skip:
+        scales(args, dev, dt)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"# done in {time.perf_counter() - start:.0f} s; load average at the end {load:.1f}")
     return 0
 
 
