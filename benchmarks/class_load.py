@@ -319,7 +319,8 @@ def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: st
         page.wait_for_timeout(400)
         before = page.evaluate(SIGNATURE)
         act(0)
-        page.wait_for_timeout(500)
+        changed = f"(before) => ({CHANGED})(before) > 0"  # the run has reached the page (under load: late)
+        page.wait_for_function(changed, arg=before, polling="raf", timeout=120_000)
         idle = "() => !document.querySelector(\"[data-testid='stStatusWidget'], [data-stale='true']\")"
         page.wait_for_function(idle, polling="raf", timeout=120_000)
         expected = page.evaluate(CHANGED, before)
