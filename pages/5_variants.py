@@ -7,7 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer import variants, widgets
+from explorer import performer_gap, variants, widgets
 from explorer.boot import run_through_app
 from explorer.controls import CHOICES
 from explorer.i18n import error_text, kernel_label, t
@@ -112,3 +112,5 @@ if sweepable:
             ),
             "var_curve_chart",
         )
+
+performer_gap.section(s)  # when random features beat averaging: against the logits' scale and m

@@ -29,4 +29,30 @@ STRINGS = {
             "这就是该变体的输出（最大差 {max_diff:.1e}）。"
         ),
     ),
+    "pg_title": ("When do random features beat averaging?", "随机特征什么时候胜过直接平均？"),
+    "pg_intro": (
+        (
+            "Performer's error minus uniform attention's (every query averaging the values), both measured against "
+            "exact softmax on this sentence (head 0), as the logits are scaled (x) and for several numbers of "
+            "features m. Below 0, Performer is closer to softmax than averaging is. Large logits make attention "
+            "peaked and random features noisy; small logits and many features are where they help."
+        ),
+        (
+            "Performer 的误差减去均匀注意力（每个查询直接平均所有值）的误差，两者都相对于这个句子（第 0 个头）上的精确 "
+            "softmax，横轴是对 logits 的缩放倍数，每条线是一种特征数 m。低于 0 表示 Performer 比直接平均更接近 softmax。"
+            "logits 越大，注意力越尖锐，随机特征的噪声越大；logits 小、特征多时，随机特征才有帮助。"
+        ),
+    ),
+    "pg_chart": ("Performer's error minus uniform attention's", "Performer 误差减去均匀注意力误差"),
+    "pg_x": ("logits × (times 1/√d_k)", "logits 倍数（乘以 1/√d_k）"),
+    "pg_y": ("error − uniform's error", "误差 − 均匀注意力误差"),
+    "pg_series": ("m = {m}", "m = {m}"),
+    "pg_none": (
+        "On this sentence no m beats averaging at any of these scales.",
+        "在这个句子上，这些缩放下没有哪个 m 胜过直接平均。",
+    ),
+    "pg_best": (
+        "Largest gain here: {gap:+.3f} with m = {m} at logits × {f:g}.",
+        "这里最大的改进：m = {m}、logits × {f:g} 时为 {gap:+.3f}。",
+    ),
 }
