@@ -32,10 +32,10 @@ def word_embeddings(pre: Pretrained, ids: torch.Tensor) -> torch.Tensor:
     return pre.model.embeddings.word_embeddings(ids).float()
 
 
-def _embed(pre: Pretrained, words: torch.Tensor) -> torch.Tensor:
+def _embed(pre: Pretrained, words: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
     emb = pre.model.embeddings
     n = words.shape[1]
-    pos = emb.position_embeddings.weight[:n].float()
+    pos = emb.position_embeddings.weight[:n].float() if positions is None else emb.position_embeddings(positions)
     typ = emb.token_type_embeddings.weight[0].float()
     return emb.LayerNorm(words + pos + typ)
 
@@ -80,9 +80,9 @@ def run(pre: Pretrained, words: torch.Tensor, keys: torch.Tensor, weights: torch
     return Pass(hidden, attentions, values, pool(x, weights))
 
 
-def embed(pre: Pretrained, words: torch.Tensor, keys: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """Only the pooled embedding (B, d_model)."""
-    x = _embed(pre, words)
+def embed(pre: Pretrained, words: torch.Tensor, keys: torch.Tensor, weights: torch.Tensor, positions=None):
+    """Only the pooled embedding (B, d_model); ``positions`` (B, n) ids when they are not 0..n-1."""
+    x = _embed(pre, words, positions)
     for layer in range(pre.layers):
         x = attend(pre, layer, x, keys)[0]
     return pool(x, weights)
@@ -100,3 +100,21 @@ def embed_ids(pre: Pretrained, ids: torch.Tensor, keys: torch.Tensor, weights: t
 
 def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return F.cosine_similarity(a, b, dim=-1)
+
+
+def embed_kept(pre: Pretrained, rows: list[tuple[list[int], list[int]]], chunk: int = 256) -> torch.Tensor:
+    """Pooled embeddings of sequences given as (ids, positions) of the pieces kept, each attending to
+    all of them: rows of one length are run together, so removed pieces cost nothing. Returns (B, d)."""
+    out = torch.empty(len(rows), pre.d_model)
+    by_length: dict[int, list[int]] = {}
+    for b, (ids, _) in enumerate(rows):
+        by_length.setdefault(len(ids), []).append(b)
+    with torch.inference_mode():
+        for n, members in by_length.items():
+            for s in range(0, len(members), chunk):
+                part = members[s : s + chunk]
+                ids = torch.tensor([rows[b][0] for b in part])
+                pos = torch.tensor([rows[b][1] for b in part])
+                ones = torch.ones(len(part), n)
+                out[part] = embed(pre, word_embeddings(pre, ids), ones.bool(), ones, pos)
+    return out

@@ -101,7 +101,8 @@ def explain(
     item = make_item(pre, text)
     passed = references.full(pre, item)
     target = passed.pooled[0]
-    values = last_only(pre, passed)
+    every = per_layer(pre, passed) if layers else None
+    values = last_only(pre, passed) if every is None else {k: None if v is None else v[-1] for k, v in every.items()}
     ig = references.integrated_gradients(pre, item.ids, target, steps)
     refs = {
         "loo": references.loo(pre, item, removal, passed).tolist(),
@@ -134,8 +135,8 @@ def explain(
         },
         "notices": notices(item),
     }
-    if layers:
-        out["layers"] = per_layer(pre, passed)
+    if every is not None:
+        out["layers"] = every
     return out
 
 

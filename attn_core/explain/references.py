@@ -30,9 +30,21 @@ SHAPLEY_MAX = 10
 
 
 def cos_after(pre, item: Item, remove: list[set[int]], removal: str, target: torch.Tensor) -> np.ndarray:
-    """cos(e(x with each set removed), target) for each set, one batched pass per 256 sets."""
-    ids, keys, weights = removed(item, remove, removal)
-    e = E.embed_ids(pre, ids, keys, weights)
+    """cos(e(x with each set removed), target) for each set, in batched passes. A piece masked out of
+    every attention row and out of the pooling changes nothing else: that removal runs the kept
+    pieces alone at their own positions (the same numbers, without the removed pieces' cost), as
+    deletion does at positions 0, 1, ..."""
+    if removal == "mask":
+        ids, keys, weights = removed(item, remove, removal)
+        e = E.embed_ids(pre, ids, keys, weights)
+    else:
+        removed(item, [], removal)  # checks the removal's name
+        rows = []
+        for gone in remove:
+            kept = [i for i in range(item.n) if i not in gone]
+            positions = kept if removal == "attention" else list(range(len(kept)))
+            rows.append(([item.ids[i] for i in kept], positions))
+        e = E.embed_kept(pre, rows)
     return E.cosine(e, target[None]).double().numpy()
 
 
