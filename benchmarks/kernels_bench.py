@@ -60,7 +60,7 @@ def banded_reference(q, k, v, w: int, rows: int = 512) -> torch.Tensor:
         i1 = min(L, i0 + rows)
         j0, j1 = max(0, i0 - w), min(L, i1 + w)
         s = q[..., i0:i1, :] @ k[..., j0:j1, :].transpose(-2, -1) / math.sqrt(q.shape[-1])
-        i, j = torch.arange(i0, i1).view(-1, 1), torch.arange(j0, j1).view(1, -1)
+        i, j = torch.arange(i0, i1, device=q.device).view(-1, 1), torch.arange(j0, j1, device=q.device).view(1, -1)
         s = s.masked_fill((i - j).abs() > w, float("-inf"))
         out[..., i0:i1, :] = torch.softmax(s, dim=-1) @ v[..., j0:j1, :]
     return out
@@ -73,8 +73,8 @@ def linear_reference(q, k, v, causal: bool, rows: int = 1024) -> torch.Tensor:
     if not causal:
         return (pq @ (pk.transpose(-2, -1) @ v)) / (pq @ pk.sum(-2).unsqueeze(-1))
     out = torch.empty_like(v)
-    s = torch.zeros(*v.shape[:-2], pk.shape[-1], v.shape[-1], dtype=torch.float64)
-    z = torch.zeros(*v.shape[:-2], pk.shape[-1], dtype=torch.float64)
+    s = torch.zeros(*v.shape[:-2], pk.shape[-1], v.shape[-1], dtype=torch.float64, device=v.device)
+    z = torch.zeros(*v.shape[:-2], pk.shape[-1], dtype=torch.float64, device=v.device)
     for i0 in range(0, q.shape[-2], rows):
         i1 = min(q.shape[-2], i0 + rows)
         outer = pk[..., i0:i1, :, None] * v[..., i0:i1, None, :]  # (.., n, D, Dv)
