@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import contextlib
 import io
 import json
 import os
@@ -557,3 +558,21 @@ def test_cli_real_model_head(tmp_path, capsys):
         assert main(["export-notebook", *argv, "--model", "-o", str(tmp_path / "bad.ipynb")]) == 2
         assert capsys.readouterr().err == said
     assert not (tmp_path / "bad.ipynb").exists()
+
+
+def test_flexattention_exports_its_pattern():
+    """FlexAttention (offered where it compiles) runs the sliding-window pattern: its notebook writes those steps.
+    In this process (the isolated child is the grid's): compiling it once costs seconds here."""
+    from attn_core.kernels import flex_unavailable
+
+    if flex_unavailable():
+        pytest.skip(f"FlexAttention cannot run here: {flex_unavailable()}")
+    s = replace(B, kernel="flex", window=1, heads=2)
+    t = run_trace(s)
+    ns: dict = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for code in nbk.trace_notebook(s, trace=t).code():
+            exec(compile(code, "<flex>", "exec"), ns)  # noqa: S102 - the notebook this module wrote
+    for name, tensor in expected(t).items():
+        mine = ns["recomputed"][name].to(torch.float32)
+        assert torch.allclose(mine.nan_to_num(0.0), tensor.to(torch.float32).nan_to_num(0.0), atol=1e-5), name
