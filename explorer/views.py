@@ -7,14 +7,16 @@ Real model's ``HeadTrace``): ``softmax``, ``mask``, ``attn``, ``context``.
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from attn_core.export import matrix_csv
 
 from . import figures as fig
+from . import widgets
 from .i18n import t
 from .safe import md
-from . import widgets
 
 SOFTMAX_STAGES = r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i"
 WEIGHTED_SUM = r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j"
@@ -45,7 +47,7 @@ def matrix_chart(figure, name: str, matrix=None, rows=None, cols=None, *, key_pr
     chart(figure, f"{key_prefix}chart_{name}")
     if matrix is not None:
         st.download_button(
-            t("download_csv", name=name),
+            t("download_csv", name=html.unescape(figure.layout.title.text or name)),  # the chart's own title
             lambda: matrix_csv(matrix, rows, cols),
             f"{name}.csv",
             "text/csv",

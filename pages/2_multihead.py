@@ -127,7 +127,7 @@ if trace.projected is not None or s.residual_norm:
 
 st.subheader(t("params"))
 n = param_count(s)
-st.dataframe({k: [v] for k, v in n.items()}, hide_index=True)
+st.dataframe({t(f"pc_{k}"): [v] for k, v in n.items()}, hide_index=True)
 if s.layout == "standard":
     st.info(t("params_formula", f=n["formula_4d2"], n=n["total"], b=n["biases"]))
 else:

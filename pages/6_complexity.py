@@ -64,7 +64,7 @@ except AttentionConfigError as err:
     st.error(t("cx_bad", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
     st.stop()
 
-b1, b2 = st.columns([1, 6])
+b1, b2 = st.columns([2, 5])  # wide enough for the label in both languages at 1280 px
 if b1.button(t("cx_run"), type="primary", key="cx_run"):
     sweeps.RUNNER.submit(cfg)
 job = sweeps.RUNNER.get(cfg)
