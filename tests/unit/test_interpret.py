@@ -290,3 +290,22 @@ def test_cli_interpret_json_contract(pre):
 def test_cli_interpret_bad_arguments(args):
     r = cli("interpret", "The cat sat", *args, "--json")
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_pruning_removes_the_least_costly_heads_and_its_curve_is_the_pruned_models(pre):
+    from attn_core.interpret import prune
+
+    texts = ["A dog ran .", "She was happy ."]
+    curve = prune.prune_curve(pre, texts)
+    per_step = round(0.1 * 72)
+    assert curve["removed"][0] == 0.0 and curve["cosine"][0] == 1.0 and curve["removed"][-1] == 1.0
+    assert len(curve["order"]) == 72 and len(set(curve["order"])) == 72
+    # step 1 by another path: every head alone, zero-ablated, one sentence at a time
+    cost = torch.stack([ablate.importance(pre, s)["importance"] for s in texts]).mean(0)
+    first = sorted(ablate.all_heads(pre), key=lambda h: (float(cost[h]), h))[:per_step]
+    assert sorted(curve["order"][:per_step]) == sorted(first)
+    # each point: the model with those heads ablated, by intervene
+    for k in (1, 4):
+        gone = curve["order"][: k * per_step]
+        mean = sum(ablate.intervene(pre, s, gone, "zero").cosine for s in texts) / len(texts)
+        assert curve["cosine"][k] == pytest.approx(mean, abs=1e-5)
