@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 import torch
 
 from attn_core import pretrained as pt
-from attn_core.interpret import ablate, hooks, patch, prune, roles
+from attn_core.interpret import ablate, hooks, patch, prune
 
 SENTENCE = (
     "The old lighthouse keeper watched the grey ships sail past the harbour while his daughter "
@@ -63,17 +63,29 @@ def timed(fn):
     return time.perf_counter() - t, value
 
 
+class Record(list):
+    """Lines that are written to the record as they come (a run cut short still leaves its rounds)."""
+
+    def append(self, line: str) -> None:
+        super().append(line)
+        print(line, flush=True)
+        with open(OUT, "w") as f:
+            f.write("\n".join(self) + "\n")
+
+
 def main() -> None:
     pre = pt.load("")
     n = pt.encode(pre, SENTENCE).n_real
     corrupted = SENTENCE.replace("daughter", "brother")
     assert pt.encode(pre, corrupted).n_real == n
-    lines = [
+    lines = Record()
+    for line in (
         "Inside the model (attn_core.interpret), CPU, fp32, torch threads: " + str(torch.get_num_threads()),
         f"sentence: {n} pieces; load average before: {os.getloadavg()}",
         "NOTE: this machine is shared: other engineers' tests, servers and benchmarks ran at the same time,",
         "so every figure here is an upper bound for a quiet machine; the load average is printed per round.",
-    ]
+    ):
+        lines.append(line)
     ref = ablate.importance(pre, SENTENCE)["importance"]
     for name, fn in (("one batch", one_batch), ("one by one", one_by_one)):
         diff = float((fn(pre, SENTENCE) - ref).abs().max())
@@ -111,11 +123,6 @@ def main() -> None:
         f"pruning curve ({curve['sentences']} sentences, {len(curve['removed']) - 1} steps): {t_prune:.1f} s once"
     )
     lines.append(f"load average after: {os.getloadavg()}")
-    assert roles.POSITIONAL_SHARE == 0.9
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(OUT, "w") as f:
-        f.write(text)
 
 
 if __name__ == "__main__":

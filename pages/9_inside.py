@@ -88,7 +88,7 @@ if result["pair_cosine"] is not None:
 m3.metric(t("in_changed"), f"{result['changed']:.3g}")
 st.caption(t("in_cosine_note"))
 labels = fig.labels(pieces)
-if len(pieces) <= 64:
+if result["attentions"] is not None:
     st.subheader(t("in_after"))
     chart(
         fig.small_multiples(result["attentions"].numpy(), labels=labels, row_name=t("rm_layer"), col_name=t("head")),
