@@ -481,15 +481,47 @@ def _scaled_qk(q, k, scale: float | None):
 
 
 def performer_halves(q, k, *, scale: float | None, features: int, seed: int) -> list[tuple]:
-    """[(φ(Q), φ(K))] per independent half of the m features (one pair when m = 1)."""
-    qs, ks = _scaled_qk(q, k, scale)
-    omega = orthogonal_features(features, q.shape[-1], seed=seed, device=q.device, dtype=q.dtype)
-    a = oprf_parameter(qs, ks)
+    """[(φ(Q), φ(K))] per independent half of the m features (one pair when m = 1): the
+    ``performer_features`` of q·√scale and k·√scale, computed for all m at once. Every term of the
+    exponent comes out of one matrix product, [x | 1 | -scale·|x|²/2] times
+    [√scale·√(1-4A)·ω | A|ω|² | 1]ᵀ (no pass over the L x m exponents to add them); a query's
+    features are then one softmax per half (dividing a row by a constant cancels in the ratio),
+    a key's have their half's largest exponent subtracted before exp."""
+    sc = _scale(q, scale)
+    r = math.sqrt(abs(sc))
+    d = q.shape[-1]
+    omega = orthogonal_features(features, d, seed=seed, device=q.device, dtype=q.dtype)
+    a = _oprf_from(q, k, sc)  # (..., 1, 1)
+    cols = torch.cat(
+        [
+            omega * (r * (1 - 4 * a).sqrt()),  # (..., m, d)
+            (a[..., 0] * (omega * omega).sum(-1)).unsqueeze(-1),  # (..., m, 1)
+            torch.ones_like(a).expand(*a.shape[:-2], features, 1),
+        ],
+        dim=-1,
+    )  # (..., m, d + 2)
+
+    def exponents(x, sign: float):
+        one = torch.ones_like(x[..., :1])
+        return torch.cat([x * sign, one, (x * x).sum(-1, keepdim=True) * (-abs(sc) / 2)], dim=-1) @ cols.transpose(
+            -2, -1
+        )
+
+    eq, ek = exponents(q, 1.0), exponents(k, 1.0 if sc >= 0 else -1.0)  # (..., L, m), (..., S, m)
     split = performer_split(features)
-    parts = [omega[:split], omega[split:]] if split < features else [omega]
-    return [
-        (performer_features(qs, w, is_query=True, a=a), performer_features(ks, w, is_query=False, a=a)) for w in parts
-    ]
+    parts = [slice(0, split), slice(split, features)] if split < features else [slice(0, features)]
+    for sl in parts:
+        ek[..., sl].sub_(ek[..., sl].amax(dim=(-2, -1), keepdim=True))
+    ek.exp_()
+    return [(torch.softmax(eq[..., sl], dim=-1), ek[..., sl]) for sl in parts]
+
+
+def _oprf_from(q, k, sc: float) -> torch.Tensor:
+    """``oprf_parameter`` of q·√|sc| and ±k·√|sc| from q's and k's own statistics (no scaled copies)."""
+    d = q.shape[-1]
+    z = abs(sc) * (q.pow(2).sum(-1).mean(-1) + k.pow(2).sum(-1).mean(-1)) + 2 * sc * (q.mean(-2) * k.mean(-2)).sum(-1)
+    rho = z / d
+    return ((1 - 2 * rho - ((2 * rho + 1) ** 2 + 8 * rho).sqrt()) / 16)[..., None, None]
 
 
 def _uniform_rows(rows: torch.Tensor, S: int, causal: bool, dtype) -> torch.Tensor:
@@ -550,9 +582,17 @@ def performer_attention(
     _check_performer(q.shape[-2], k.shape[-2], causal=causal, cross=False, features=features)
     halves = performer_halves(q, k, scale=scale, features=features, seed=seed)
     lam, _ = performer_shrinkage(halves, causal=causal)
-    est = sum(_linear(pq, pk, v, causal=causal) for pq, pk in halves) / len(halves)
-    u = _uniform_out(v, causal)
-    return est.sub_(u).mul_(lam).add_(u)
+    # out = (1 - λ) u + λ · mean over the halves of num_h / den_h, written straight into one tensor
+    out = _uniform_out(v, causal) * (1 - lam)
+    for pq, pk in halves:
+        sums = _linear_sums(pq, pk, v, causal=causal)
+        w = (lam / len(halves)) / sums[..., -1:].clamp_min(torch.finfo(sums.dtype).tiny)
+        out = (
+            torch.addcmul(out, sums[..., :-1], w)
+            if out.shape != sums[..., :-1].shape
+            else out.addcmul_(sums[..., :-1], w)
+        )
+    return out
 
 
 def linformer_projection(k_rows: int, S: int, *, seed: int, device=None, dtype=torch.float32) -> torch.Tensor:
