@@ -59,7 +59,9 @@ def payload(pre, args: argparse.Namespace) -> dict:
 def _summary(out: dict) -> str:
     lines = [f"tokens  {out['tokens']}"]
     for name, vals in out["methods"].items():
-        lines.append(f"{name:14s}" + ("(not computed: too long)" if vals is None else " ".join(f"{v:.3f}" for v in vals)))
+        lines.append(
+            f"{name:14s}" + ("(not computed: too long)" if vals is None else " ".join(f"{v:.3f}" for v in vals))
+        )
     for name, vals in out["references"].items():
         lines.append(f"{name:14s}" + " ".join(f"{v:.3f}" for v in vals))
     lines.append(f"integrated gradients: completeness error {out['ig_completeness_error']:.2%}")

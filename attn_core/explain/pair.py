@@ -1,11 +1,11 @@
 """Why two sentences are similar: cos(e(a), e(b)) and who carries it.
 
-    tokens     integrated gradients of cos(e(a'), e(b)) over a's pieces (b's target fixed), and the
-               same for b; completeness: Σ = cos(e(a), e(b)) − cos(e(baseline of a), e(b))
-    shapley    (on request, at most 10 words each) v(S) = cos(e(a with only S), e(b))
-    pairs      the exact split of the cosine over piece pairs: with h the final vectors,
-               cos = Σ_i Σ_j h^a_i · h^b_j / (n_a n_b ‖e(a)‖ ‖e(b)‖)  (mean pooling is linear)
-    attention  what attention alone would say: each sentence's rollout per piece
+tokens     integrated gradients of cos(e(a'), e(b)) over a's pieces (b's target fixed), and the
+           same for b; completeness: Σ = cos(e(a), e(b)) − cos(e(baseline of a), e(b))
+shapley    (on request, at most 10 words each) v(S) = cos(e(a with only S), e(b))
+pairs      the exact split of the cosine over piece pairs: with h the final vectors,
+           cos = Σ_i Σ_j h^a_i · h^b_j / (n_a n_b ‖e(a)‖ ‖e(b)‖)  (mean pooling is linear)
+attention  what attention alone would say: each sentence's rollout per piece
 """
 
 from __future__ import annotations
@@ -48,10 +48,16 @@ def pair(pre, a: str, b: str, *, steps: int = references.IG_STEPS) -> dict:
     ra, rb = methods.rollout(head_mean(pa)), methods.rollout(head_mean(pb))
     notes = [{"code": "identical"}] if " ".join(a.split()) == " ".join(b.split()) else []
     return {
-        "tokens_a": list(ia.pieces), "tokens_b": list(ib.pieces), "pair_cosine": cos,
+        "tokens_a": list(ia.pieces),
+        "tokens_b": list(ib.pieces),
+        "pair_cosine": cos,
         "pair_attribution": {
-            "method": "ig", "steps": steps, "a": ig_a["attr"].tolist(), "b": ig_b["attr"].tolist(),
-            "delta_a": ig_a["delta"], "delta_b": ig_b["delta"],
+            "method": "ig",
+            "steps": steps,
+            "a": ig_a["attr"].tolist(),
+            "b": ig_b["attr"].tolist(),
+            "delta_a": ig_a["delta"],
+            "delta_b": ig_b["delta"],
             "completeness_error": {"a": ig_a["error"], "b": ig_b["error"]},
         },
         "token_pairs": token_pairs(pa, pb).tolist(),

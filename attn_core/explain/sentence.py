@@ -59,8 +59,15 @@ def make_item(pre: Pretrained, text: str, *, field: str = "sentence") -> Item:
         raise AttentionConfigError(field, "explain_too_long", n=n, limit=MAX_PIECES)
     ids = tuple(enc["input_ids"])
     unk = sum(1 for i in ids if i == tok.unk_token_id)
-    return Item(text, tuple(tok.convert_ids_to_tokens(list(ids))), ids, tuple(enc.word_ids()), unk,
-                tok.mask_token_id, tok.pad_token_id)
+    return Item(
+        text,
+        tuple(tok.convert_ids_to_tokens(list(ids))),
+        ids,
+        tuple(enc.word_ids()),
+        unk,
+        tok.mask_token_id,
+        tok.pad_token_id,
+    )
 
 
 def removed(item: Item, remove: list[set[int]], removal: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
