@@ -317,12 +317,22 @@ def test_the_markdown_check_can_fail():
 
 
 def test_the_crash_this_guards_against_is_real():
-    """A bare URL-bound number_input given 1e400 raises inside Streamlit: the checks above are needed."""
-    script = "import streamlit as st\nst.number_input('n', 0, 10, 1, key='n', bind='query-params')\n"
-    at = AppTest.from_string(script, default_timeout=30)
-    at.query_params["n"] = "1e400"
-    at.run()
-    assert at.exception
+    """A bare URL-bound number_input given 1e400 raises inside Streamlit: the checks above are needed.
+    Run in a fresh interpreter: the app guards Streamlit's number deserializer process-wide once it ran
+    (explorer/widgets.py), so in this process the bare widget would be guarded too."""
+    import subprocess
+    import sys
+
+    script = (
+        "from streamlit.testing.v1 import AppTest\n"
+        "src = \"import streamlit as st\\nst.number_input('n', 0, 10, 1, key='n', bind='query-params')\\n\"\n"
+        "at = AppTest.from_string(src, default_timeout=30)\n"
+        "at.query_params['n'] = '1e400'\n"
+        "at.run()\n"
+        "print('EXCEPTION' if at.exception else 'NO EXCEPTION')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert out.stdout.strip().endswith("EXCEPTION") and "NO EXCEPTION" not in out.stdout, out.stdout + out.stderr
 
 
 def test_too_large_settings_are_refused_before_they_take_memory():
