@@ -23,9 +23,12 @@ NEXT_KEY, BACK_KEY = "ArrowRight", "ArrowLeft"  # a clicker's keys too, in its a
 # Streamlit sizes its text in rem: a larger root size scales the whole page, widgets included.
 CSS = """<style>
 html { font-size: 21px !important; }
-[data-testid="stMainBlockContainer"] { padding: 4rem 2rem 2rem; max-width: 100%; }
-[data-testid="stMain"] h1 { font-size: 2rem; padding-top: 0; }
-.st-key-present-narration p { font-size: 1.25rem; line-height: 1.5; }
+[data-testid="stMainBlockContainer"] { padding: 2.75rem 2rem 2rem; max-width: 100%; }
+[data-testid="stHeader"] { background: transparent; }
+[data-testid="stMain"] h1 { font-size: 1.6rem; padding-top: 0; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 0.95rem; }
+.st-key-present-narration p { font-size: 1.2rem; line-height: 1.45; margin-bottom: 0; }
+.st-key-present-row h3 { padding: 0.25rem 0; }
 </style>"""
 
 
@@ -80,14 +83,20 @@ def walk(steps: list[str], step: str, label, narration: str | None, key: str = "
         st.session_state[key] = steps[j]
 
     name = label(step).split(" ", 1)[-1]  # "3 Scores" -> "Scores": the heading numbers it
-    st.subheader(t("present_at", i=i + 1, n=len(steps), step=name))
+    # one row (where the walk stands, Back, Next, leave), then the narration: the step's chart follows
+    # on the first screen at 1280×720
+    heading, back, nxt, leave = st.container(key="present-row").columns(
+        [5, 1.4, 1.4, 2.6], vertical_alignment="center"
+    )
+    heading.subheader(t("present_at", i=i + 1, n=len(steps), step=name))
+    with leave:
+        toggle()
     with st.container(key="present-narration"):
         slot = st.empty()
     if narration is None:
         slot.caption(t("predict_hold"))
     else:
         slot.markdown(narration)
-    back, nxt, _ = st.columns([1, 1, 4])
     back.button(
         t("present_back"),
         key="present_back",

@@ -103,10 +103,11 @@ def mask_step(tr, q_words: list[str], k_words: list[str], *, key_prefix: str = "
     )
 
 
-def softmax_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_prefix: str = "") -> None:
-    """The softmax in stages: each row's max and sum beside exp(x - max)."""
-    st.latex(SOFTMAX_STAGES)
-    st.code(
+def softmax_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_prefix: str = "", explain=st) -> None:
+    """The softmax in stages: each row's max and sum beside exp(x - max). ``explain``: where the
+    formula and the code go (presenter mode folds them away)."""
+    explain.latex(SOFTMAX_STAGES)
+    explain.code(
         "m = scaled.amax(-1, keepdim=True)\np = (scaled - m).exp()   # masked entries -> 0\nZ = p.sum(-1, keepdim=True)\nweights = p / Z",
         language="python",
     )

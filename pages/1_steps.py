@@ -1,5 +1,7 @@
 """Step by step: tokens -> embeddings -> Q, K, V -> scores -> scaling -> mask -> softmax -> context."""
 
+from contextlib import nullcontext
+
 import streamlit as st
 
 from attn_core.export import to_json
@@ -27,10 +29,13 @@ from explorer.views import (
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
 presenting = present.on()
-title, toggle = st.columns([5, 1], vertical_alignment="bottom")
-title.title(t("page_steps"))
-with toggle:
-    present.toggle()  # ?present=1: large type, Back / Next with the arrow keys, a narration per step
+if presenting:  # the walk's own row names the page's step and holds the way out
+    walk_row = st.container()
+else:
+    title, toggle = st.columns([5, 1], vertical_alignment="bottom")
+    title.title(t("page_steps"))
+    with toggle:
+        present.toggle()  # ?present=1: large type, Back / Next with the arrow keys, a narration per step
 settings = current_settings()
 if not presenting:
     st.caption(t("steps_intro"))
@@ -45,7 +50,11 @@ q_words, k_words = list(trace.tokens.words), list(trace.key_tokens.words)
 q_labels, k_labels = fig.labels(q_words), fig.labels(k_words)
 L, S = len(q_words), len(k_words)
 
-box = st.expander(t("present_controls")) if presenting else st.container()  # Back / Next walk the steps
+if presenting:  # Back / Next walk the steps; the controls, the formula and the code fold away beside each other
+    left, right = st.columns(2)
+    box, explain = left.expander(t("present_controls")), right.expander(t("present_formula"))
+else:
+    box, explain = st.container(), st  # the formula and the code where each step draws them
 first = present.FIRST if presenting else None  # presenting starts at step 1 unless the link names a step
 c1, c2, c3 = box.columns([2, 1, 3])
 focus = focus_select(c1, q_labels)
@@ -61,9 +70,10 @@ else:
     step = draw(PAGE["step"], c3, horizontal=True, default=first)
 predicting = draw(PAGE["predict"], c1)  # predict, then reveal (with a live class poll under ?lesson=)
 if presenting:  # a narration may name the answer: with predict on, it waits for the prediction
-    said = present.walk(
-        list(steps), step, step_label(steps), None if predicting else present.narration(step, trace, head, focus)
-    )
+    with walk_row:
+        said = present.walk(
+            list(steps), step, step_label(steps), None if predicting else present.narration(step, trace, head, focus)
+        )
 if predicting:
     question = ("steps", s.key(), head, focus)
     predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)  # stops until answered
@@ -74,41 +84,48 @@ tok = q_words[focus]
 show = matrix_chart  # a chart and its CSV download
 
 if step == "st_tokens":
-    st.subheader(t("tokens_table"))
-    st.dataframe(
+    table, main = st.columns([1, 3]) if presenting else (st, nullcontext())  # presenting: the table beside
+    table.markdown(f"**{t('tokens_table')}**") if presenting else table.subheader(t("tokens_table"))
+    table.dataframe(
         {t("position"): list(range(L)), t("token"): q_words, t("id"): list(trace.tokens.ids)}, hide_index=True
     )
-    st.latex(r"x_i = E[\mathrm{id}_i] + PE_i \qquad E \in \mathbb{R}^{|V| \times d_{model}}")
-    st.code(
+    explain.latex(r"x_i = E[\mathrm{id}_i] + PE_i \qquad E \in \mathbb{R}^{|V| \times d_{model}}")
+    explain.code(
         f"embed = torch.nn.Embedding({len(trace.tokens.vocab)}, {s.d_model})\nx = embed(ids)  # {tuple(trace.x.shape)}",
         language="python",
     )
     dims = [str(i) for i in range(s.d_model)]
-    show(
-        fig.heatmap(
+    with main:
+        show(
+            fig.heatmap(
+                trace.x,
+                dims,
+                q_labels,
+                title=t("embeddings"),
+                x_title="dim",
+                y_title=t("token"),
+                colorscale="RdBu",
+                zmid=0,
+            ),
+            "x",
             trace.x,
+            q_words,
             dims,
-            q_labels,
-            title=t("embeddings"),
-            x_title="dim",
-            y_title=t("token"),
-            colorscale="RdBu",
-            zmid=0,
-        ),
-        "x",
-        trace.x,
-        q_words,
-        dims,
-    )
+        )
 elif step == "st_qkv":
-    st.latex(r"Q = X W_q^\top,\quad K = X W_k^\top,\quad V = X W_v^\top")
-    st.code(
+    explain.latex(r"Q = X W_q^\top,\quad K = X W_k^\top,\quad V = X W_v^\top")
+    explain.code(
         f"W_q = torch.rand({s.d_q}, {s.d_model})   # head {head}: {tuple(W.W_q[head].shape)}\n"
         f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\nK = x @ W_k.T   # {tuple(trace.K[head].shape)}\nV = x @ W_v.T   # {tuple(trace.V[head].shape)}",
         language="python",
     )
     which = widgets.radio(
-        st, t("weights_of", name=""), ["Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="qkv_which"
+        st,
+        t("weights_of", name=""),
+        ["Q", "K", "V", "W_q", "W_k", "W_v"],
+        horizontal=True,
+        key="qkv_which",
+        label_visibility="collapsed" if presenting else "visible",  # the options name themselves
     )
     mats = {
         "Q": (trace.Q[head], q_labels, q_words),
@@ -139,8 +156,8 @@ elif step == "st_scores":
         "scaled_dot": r"e_{ij} = \frac{q_i^\top k_j}{\sqrt{d_k}}",
         "additive": r"e_{ij} = v^\top \tanh(W_a q_i + U_a k_j)",
     }[s.score]
-    st.latex(formula + (rf"\ /\ T,\ T = {s.temperature:g}" if s.temperature != 1 else ""))
-    st.code(
+    explain.latex(formula + (rf"\ /\ T,\ T = {s.temperature:g}" if s.temperature != 1 else ""))
+    explain.code(
         f"scores = Q @ K.T            # {tuple(trace.scores[head].shape)}\nscaled = scores * {trace.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})",
         language="python",
     )
@@ -157,17 +174,17 @@ elif step == "st_scores":
         "focus_scores",
     )
 elif step == "st_mask":
-    st.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & \text{mask}_{ij} \\ -\infty & \text{otherwise}\end{cases}")
-    st.code(
+    explain.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & \text{mask}_{ij} \\ -\infty & \text{otherwise}\end{cases}")
+    explain.code(
         f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})  # bool {tuple(trace.mask.shape)}, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
         language="python",
     )
     mask_step(trace, q_words, k_words)
 elif step == "st_softmax":
-    softmax_step(trace, head, q_words, k_words)
+    softmax_step(trace, head, q_words, k_words, explain=explain)
 else:
-    st.latex(WEIGHTED_SUM if variant is None else KERNELS[s.kernel].formula)
-    st.code(
+    explain.latex(WEIGHTED_SUM if variant is None else KERNELS[s.kernel].formula)
+    explain.code(
         f"context = {s.kernel}_attention(Q, K, V)   # its own efficient path: {tuple(trace.context[head].shape)}\n"
         f"weights = ...   # the L × L matrix it amounts to, for display: {tuple(trace.attn[head].shape)}"
         if variant is not None

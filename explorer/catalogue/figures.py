@@ -59,3 +59,5 @@ STRINGS |= {
 }
 
 STRINGS["cx_threads"] = ("{n} threads", "{n} 个线程")
+
+STRINGS["present_formula"] = ("Formula and code", "公式与代码")

@@ -2,6 +2,7 @@
 in Chromium at a projector's 1280×720), on the pages with the most crowded axes, in both languages."""
 
 import os
+import re
 
 import pytest
 from conftest import ARTIFACTS
@@ -96,3 +97,43 @@ def test_complexity_charts_are_labelled_and_uncrowded(server, projector, lang):
     assert {"256", "512", "1024"} <= set(x_labels), x_labels  # the measured lengths, not minor digits
     legend = projector.evaluate("() => [...document.querySelectorAll('g.legend text')].map((t) => t.textContent)")
     assert _label("linear_elu", lang) in legend and "linear_elu" not in legend, legend  # the selector's names
+
+
+def _inside(box: dict | None, width: int = 1280, height: int = 720) -> bool:
+    return (
+        bool(box)
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= width
+        and (box["y"] + box["height"] <= height)
+    )
+
+
+def test_inside_the_viewport_means_the_whole_box():
+    assert _inside({"x": 42, "y": 278, "width": 886, "height": 331})
+    assert not _inside({"x": 42, "y": 711, "width": 587, "height": 331})  # what step 6 looked like before
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenter_mode_shows_each_steps_chart_on_the_first_screen(server, projector, lang):
+    """At 1280×720 every step's main chart lies inside the viewport without scrolling, walked with →."""
+    from explorer.controls import PAGE
+
+    open_app(projector, server, f"steps?present=1&lang={lang}")
+    for i, step in enumerate(PAGE["step"].options):
+        if i:
+            projector.keyboard.press("ArrowRight")
+        at = re.compile(rf"(Step {i + 1} of|第 {i + 1} 步)")
+        expect(projector.locator(".st-key-present-row h3")).to_contain_text(at, timeout=WAIT)
+        settle(projector)
+        projector.wait_for_timeout(500)
+        chart = projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").first
+        expect(chart).to_be_visible(timeout=WAIT)
+        scrolled = projector.evaluate(
+            "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || window.scrollY"
+        )
+        projector.screenshot(path=os.path.join(ARTIFACTS, f"present_1280x720_{lang}_{i + 1}_{step}.png"))
+        assert scrolled == 0 and _inside(chart.bounding_box()), (step, scrolled, chart.bounding_box())
+    assert (
+        projector.locator("button", has_text={"en": "Leave presenter mode", "zh": "退出演示模式"}[lang]).count() == 1
+    )
