@@ -96,7 +96,8 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
         st.caption(t("predict_answers", n=sum(counts), tok=tok))
 
     live()
-    if st.toggle(t("predict_show_truth"), key="predict_show_truth"):
+    shown = st.toggle(t("predict_show_truth"), key="predict_show_truth")
+    if shown:
         st.info(t("predict_truth", tok=tok, truth=labels[truth]))
     c1, c2 = st.columns(2)
     c1.download_button(
@@ -114,3 +115,6 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
             unavailable(teacher=True)
         else:
             st.rerun()
+    if not shown:  # the projector shows the class's answers, not the weights, until the answer is shown
+        st.caption(t("predict_teacher_hidden"))
+        st.stop()

@@ -15,4 +15,8 @@ STRINGS = {
         "课堂投票暂时不可用：回答没有被统计。投票恢复后会继续统计。",
     ),
     "poll_download": ("Download the lesson's answers (CSV)", "下载本课堂的回答（CSV）"),
+    "predict_teacher_hidden": (
+        "The weights stay hidden on this screen until you switch on the answer.",
+        "在你打开“显示答案”之前，本屏幕不显示权重。",
+    ),
 }

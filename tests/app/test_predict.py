@@ -200,6 +200,19 @@ def test_nothing_on_the_page_gives_the_answer_away_before_the_prediction(app, pa
     assert gives_away(at, row)
 
 
+def test_the_teachers_screen_hides_the_weights_until_the_answer_is_shown(app):
+    """The teacher's projector shows the class's answers; the weights wait for "show the answer"."""
+    POLLS.end("demo-1")
+    row = run_trace(Settings()).attn[0, 1]
+    teacher = app(query=LESSON | {"teacher": "1"})
+    assert not teacher.exception and any(
+        "class's predictions" in c["layout"]["title"]["text"] for c in charts(teacher)
+    )
+    assert not gives_away(teacher, row), gives_away(teacher, row)
+    teacher.toggle(key="predict_show_truth").set_value(True).run()
+    assert not teacher.exception and gives_away(teacher, row)
+
+
 @pytest.mark.parametrize("step", ["st_scores", "st_softmax", "st_output"])
 def test_presenter_narration_waits_for_the_prediction_then_names_the_answer(app, step):
     """The narrations of these steps name the key the focus token attends to most (the scores'
