@@ -90,4 +90,30 @@ def cmd_heads(args: argparse.Namespace) -> int:
             f"{rel:6} head {r['layer']}:{r['head']}  held-out {r['accuracy']:.1%}  "
             f"offset {r['offset']:+d} baseline {r['baseline']:.1%}  (n {r['n_select']}/{r['n_score']})"
         )
+    heads = stats["heads"]
+    for layer in range(stats["layers"]):
+        row = [h for h in heads if h["layer"] == layer]
+        share = {k: sum(h[k] for h in row) / len(row) for k in ("cls", "sep", "punct")}
+        print(
+            f"layer {layer}  mean weight on [CLS] {share['cls']:.3f}  [SEP] {share['sep']:.3f}  punct {share['punct']:.3f}"
+        )
+    print(
+        "positional  "
+        + (
+            ", ".join(f"{h['layer']}:{h['head']} ({h['positional']:+d})" for h in heads if h["positional"] is not None)
+            or "none"
+        )
+    )
+    print(
+        "syntactic   "
+        + (
+            ", ".join(f"{h['layer']}:{h['head']} {'/'.join(h['syntactic'])}" for h in heads if h["syntactic"])
+            or "none"
+        )
+    )
+    t = stats["sink_test"]
+    print(
+        f"[SEP] test  1 - cosine: weight on [SEP] removed {t['sep']:.2e}, the same weight taken from content "
+        f"{t['content']:.2e} (mean weight moved {t['moved']:.3f})"
+    )
     return 0

@@ -147,11 +147,16 @@ def best_heads(preds: list[torch.Tensor], items: list[dict]) -> dict:
 
 def positional(preds: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """(offset (layers, H), share (layers, H)): each head's most frequent relative position of its
-    maxima over every query word, and the share of maxima there."""
+    maxima over every query word, and the share of its maxima there among the query words for which
+    that position is inside the sentence (the first word has no previous word)."""
     rel = torch.cat([p - torch.arange(p.shape[-1]) for p in preds], dim=-1)  # (layers, H, all query words)
+    pos = torch.cat([torch.arange(p.shape[-1]) for p in preds])  # each query word's position
+    n = torch.cat([torch.full((p.shape[-1],), p.shape[-1]) for p in preds])  # its sentence's length
     mode = rel.mode(-1).values
-    share = (rel == mode[..., None]).float().mean(-1)
-    return mode, share
+    target = pos + mode[..., None]
+    valid = (target >= 0) & (target < n)
+    share = ((rel == mode[..., None]) & valid).sum(-1) / valid.sum(-1).clamp_min(1)
+    return mode, share.float()
 
 
 def is_punct(piece: str) -> bool:

@@ -231,6 +231,7 @@ def test_a_hand_made_previous_token_head_is_found_positional():
     fake = roles.Probe({"words": ["w"] * W}, ("x",) * L, (-1, *range(W), -1), att)
     offset, share = roles.positional([roles.argmax_words(fake)])
     assert int(offset[0, 0]) == -1 and float(share[0, 0]) >= roles.POSITIONAL_SHARE
+    assert float(share[0, 0]) == 1.0  # the first word, with no previous word, is not counted against it
     assert float(share[0, 1]) < roles.POSITIONAL_SHARE
 
 
