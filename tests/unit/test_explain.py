@@ -304,3 +304,15 @@ def test_removed_builds_what_it_says(pre):
     assert ids[0].tolist() == [*item.ids[:2], *item.ids[3:], item.pad_id] and keys[0].tolist() == [True] * 4 + [False]
     ids, keys, w = removed(item, [{2}], "attention")
     assert ids[0].tolist() == list(item.ids) and keys[0, 2].item() is False and w[0, 2].item() == 0
+
+
+def test_pair_shapley_sums_to_the_cosine_less_the_empty_sentences(pre):
+    p = pair(pre, "the dog bit the man", "the man bit the dog")
+    from attn_core.explain.pair import pair_shapley
+
+    s = pair_shapley(pre, "the dog bit the man", "the man bit the dog")
+    for side in ("a", "b"):
+        part = s[side]
+        assert part["words"] == ["the", "dog", "bit", "the", "man"] if side == "a" else part["words"][1] == "man"
+        assert part["v_all"] == pytest.approx(p["pair_cosine"], abs=1e-5)
+        assert sum(part["values"]) == pytest.approx(part["v_all"] - part["v_none"], abs=1e-9)
