@@ -86,7 +86,8 @@ def sentence_section() -> None:
     removal = plain_choice(removal, REMOVALS, "attention")
     st.caption(t(REMOVAL_NOTES[removal]))
     try:
-        result = runs.explanation(MODEL, text, removal)
+        with st.spinner(t("ex_computing")):  # a new sentence takes seconds on a busy 2-core server
+            result = runs.explanation(MODEL, text, removal)
     except AttentionConfigError as err:
         bad(err)
         return
@@ -119,7 +120,8 @@ def shapley_part(text: str, removal: str, words: int) -> None:
     if st.button(t("ex_shapley_button", n=2**words), key="ex_shapley_go"):
         st.session_state["ex_shapley_for"] = list(asked)
     if tuple(st.session_state.get("ex_shapley_for") or ()) == asked:
-        shap = runs.shapley(MODEL, text, removal)
+        with st.spinner(t("ex_computing")):
+            shap = runs.shapley(MODEL, text, removal)
         if shap is not None:
             shapley_view(shap)
 

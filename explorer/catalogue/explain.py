@@ -25,6 +25,10 @@ STRINGS = {
         ),
     ),
     "ex_tab_sentence": ("One sentence", "一个句子"),
+    "ex_computing": (
+        "Computing every explanation (shared with anyone who asks for the same sentence)…",
+        "正在计算所有解释（与请求同一句子的其他人共享）…",
+    ),
     "ex_tab_pair": ("Two sentences", "两个句子"),
     "ex_tab_table": ("Over a corpus", "语料汇总"),
     "ex_sentence": ("Sentence", "句子"),
