@@ -424,13 +424,20 @@ def attention_lines(
 
 
 def small_multiples(
-    grid, *, labels: Sequence[str], row_name: str = "layer", col_name: str = "head", title: str = "", gap: int = 1
+    grid,
+    *,
+    labels: Sequence[str],
+    row_name: str = "layer",
+    col_name: str = "head",
+    title: str = "",
+    gap: int = 1,
+    mark: tuple[int, int] | None = None,
 ) -> go.Figure:
     """An (R, C, L, L) array of weight matrices as one tiled heatmap: R rows of C panels.
 
     One trace, z sent as a typed array, whatever the number of panels. The axes are categories
     named "layer 2 · 3 short" / "head 5 · 7 dessert", so hover tells panel, query and key for
-    the cost of R·L + C·L labels, not one per cell.
+    the cost of R·L + C·L labels, not one per cell. ``mark``: a (row, column) panel outlined.
     """
     import numpy as np
 
@@ -470,10 +477,17 @@ def small_multiples(
     if peaks is not None:
         r, c = np.unravel_index(int(peaks.argmax()), peaks.shape)
         alt = t("alt_multiples", row=f"{row_name} {r}", col=f"{col_name} {c}", w=f"{peaks[r, c]:.2f}")
+    shapes = []
+    if mark is not None and 0 <= mark[0] < R and 0 <= mark[1] < C:  # category axes: positions are indices
+        r, c = mark
+        x0, y0 = c * (S + gap) - 0.5, r * (L + gap) - 0.5
+        line = dict(color=colour("accent"), width=3)
+        shapes.append(dict(type="rect", xref="x", yref="y", x0=x0, x1=x0 + S, y0=y0, y1=y0 + L, line=line))
     return _figure(
         [trace],
         title=title,
         alt=alt,
+        shapes=shapes,
         height=max(260, min(110 * R, 760)),
         xaxis=dict(
             type="category",

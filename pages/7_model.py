@@ -81,24 +81,26 @@ if enc.truncated:
 if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
     st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - 2), icon=":material/help:")
 st.caption(t("rm_pieces"))
-st.dataframe(
-    {t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)}, hide_index=True, height=180
+st.dataframe(  # every piece on view up to a dozen, then a scroll box
+    {t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)},
+    hide_index=True,
+    height=min(38 + 35 * len(pieces), 460),
 )
 
-st.subheader(t("rm_overview"))
-st.caption(t("rm_overview_note"))
-overview = st.container()  # every head's weights: drawn once a prediction is in (see the end)
 
-
-def overview_ui() -> None:
+def overview_ui(layer: int, head: int) -> None:
+    """Every head's weights, the head taken apart below outlined."""
+    st.subheader(t("rm_overview"))
+    st.caption(t("rm_overview_note"))
     grid, grid_labels = pt.overview(run)
-    with overview:
-        if len(grid_labels) < len(pieces):
-            st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
-        chart(
-            fig.small_multiples(grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head")),
-            "rm_overview",
-        )
+    if len(grid_labels) < len(pieces):
+        st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
+    chart(
+        fig.small_multiples(
+            grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head"), mark=(layer, head)
+        ),
+        "rm_overview",
+    )
 
 
 def head_ui(predicting: bool) -> None:
@@ -115,6 +117,7 @@ def head_ui(predicting: bool) -> None:
         focus = focus_select(st.columns([1, 2])[0], labels[:n])
         question = ("model", spec, settings.sentence, pad_to, layer, head, focus)
         predict_then_reveal(model_w[focus, :n].tolist(), question, pieces[focus], pieces[:n])  # stops until answered
+    overview_ui(layer, head)  # it holds the asked-about head: after the answer
 
     rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
     uniform = math.log(enc.n_real)
@@ -231,7 +234,5 @@ def head_ui(predicting: bool) -> None:
 # a change of layer or head reruns the whole page (a fragment's rerun could not take it back).
 if draw(PAGE["predict"], st):
     head_ui(True)
-    overview_ui()
 else:
-    overview_ui()
     st.fragment(head_ui)(False)

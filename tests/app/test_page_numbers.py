@@ -65,3 +65,18 @@ def test_variants_errors_are_distances_computed_here_by_hand(app):
     beside = [c.value for c in at.caption if c.value.startswith("Uniform attention")]
     assert len(beside) == 2  # under each kernel
     assert all(abs(float(text.rsplit(" ", 1)[-1]) - float((uniform - full).abs().max())) < 1e-3 for text in beside)
+
+
+def test_real_model_overview_outlines_the_head_taken_apart(app):
+    at = app("pages/7_model.py", {"sentence": SENTENCE, "rm_layer": "4", "rm_head": "9"})
+    grid = next(
+        s
+        for s in charts(at).values()
+        if s["layout"].get("shapes")
+        and s["data"][0]["type"] == "heatmap"
+        and len(s["layout"]["yaxis"].get("tickvals", [])) == 6
+    )
+    (rect,) = grid["layout"]["shapes"]
+    n = len(at.dataframe[0].value)  # the pieces, [CLS] and [SEP] included
+    L = S = n  # a panel is the sentence's pieces, one apart
+    assert (rect["x0"], rect["y0"]) == (9 * (S + 1) - 0.5, 4 * (L + 1) - 0.5) and rect["x1"] - rect["x0"] == S
