@@ -85,6 +85,9 @@ def mask_step(tr, q_words: list[str], k_words: list[str], *, key_prefix: str = "
     """How many pairs may attend, and the mask as a matrix (1 = may attend)."""
     mask = tr.mask.int()
     st.caption(t("mask_count", n=int(mask.sum()), total=mask.numel()))
+    s = getattr(tr, "settings", None)
+    if s is not None and s.mask == "padding" and bool(tr.mask.all()):  # nothing padded: say why nothing changed
+        st.info(t("mask_nothing_padded", n=len(k_words)), icon=":material/info:")
     matrix_chart(
         fig.heatmap(
             mask,

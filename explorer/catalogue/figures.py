@@ -61,3 +61,14 @@ STRINGS |= {
 STRINGS["cx_threads"] = ("{n} threads", "{n} 个线程")
 
 STRINGS["present_formula"] = ("Formula and code", "公式与代码")
+
+STRINGS["mask_nothing_padded"] = (
+    (
+        "Nothing is padded: this sentence ({n} tokens) is the longer of the two, so the padding mask lets every "
+        "pair attend and the weights are unchanged. Make the second sentence longer to see [PAD] keys masked."
+    ),
+    (
+        "没有填充：这个句子（{n} 个词元）是两句中较长的一句，所以填充掩码允许所有位置对，权重不变。"
+        "把第二个句子写得更长，就能看到被屏蔽的 [PAD] 键。"
+    ),
+)

@@ -80,3 +80,11 @@ def test_real_model_overview_outlines_the_head_taken_apart(app):
     n = len(at.dataframe[0].value)  # the pieces, [CLS] and [SEP] included
     L = S = n  # a panel is the sentence's pieces, one apart
     assert (rect["x0"], rect["y0"]) == (9 * (S + 1) - 0.5, 4 * (L + 1) - 0.5) and rect["x1"] - rect["x0"] == S
+
+
+def test_the_padding_step_says_when_nothing_is_padded(app):
+    long_first = app("pages/1_steps.py", {"mask": "padding", "step": "st_mask", "source": "a b"})
+    assert any("Nothing is padded" in i.value for i in long_first.info)
+    short_first = app("pages/1_steps.py", {"mask": "padding", "step": "st_mask", "source": "a b c d e f g h i j"})
+    assert not any("Nothing is padded" in i.value for i in short_first.info)
+    assert any("may attend" in c.value and not c.value.startswith("60 of 60") for c in short_first.caption)
