@@ -170,7 +170,8 @@ except AttentionConfigError as err:
 
 def cli_line(name: str, c_: engine.LabConfig) -> str:
     """The command that reproduces this run: the preset's side when it is exactly that, else every setting."""
-    for preset in engine.PRESETS:
+    order = [b_choice] if b_choice in engine.PRESETS else []  # the preset compared with first: its sides
+    for preset in order + [p for p in engine.PRESETS if p not in order]:
         for side, p in zip("ab", engine.preset(preset)):
             if engine.validate(replace(p, seed=c_.seed)) == c_:
                 return f"python -m attn_core train --preset {preset} --side {side} --seed {c_.seed} --json"
@@ -204,6 +205,7 @@ if b1.button(
     t("lab_play"), icon=":material/play_arrow:", type="primary", key="lab_play", shortcut="p", width="stretch"
 ):
     playing = True
+    st.session_state["lab_left"] = []
     for c_ in configs.values():
         RUNS.resume(RUNS.start(c_, me))
 if b2.button(t("lab_pause"), icon=":material/pause:", key="lab_pause", width="stretch"):
@@ -214,6 +216,7 @@ if b2.button(t("lab_pause"), icon=":material/pause:", key="lab_pause", width="st
             RUNS.pause(run)
 if b3.button(t("lab_step"), icon=":material/skip_next:", key="lab_step", width="stretch"):
     playing = False
+    st.session_state["lab_left"] = []
     for c_ in configs.values():
         RUNS.step(RUNS.get(c_, me) or RUNS.start(c_, me))
 if b4.button(t("lab_reset"), icon=":material/restart_alt:", key="lab_reset", width="stretch"):
@@ -223,12 +226,14 @@ if b4.button(t("lab_reset"), icon=":material/restart_alt:", key="lab_reset", wid
         if run is not None:
             RUNS.leave(run, me)
     st.session_state["lab_watching"] = []
-if playing:  # like a playground: a changed setting while playing starts its run at once
+    st.session_state["lab_left"] = keys
+if playing:  # like a playground: a changed setting while playing starts its run at once (a failed one waits)
     for c_ in configs.values():
         run = RUNS.get(c_, me)
-        if run is None or run.state in ("stopped", "failed"):
+        if run is None or run.state == "stopped":
             RUNS.start(c_, me)
 st.session_state["lab_playing"] = playing
+left = set(st.session_state.get("lab_left", []))  # runs this session reset: not shown, not watched
 
 probe_x, probe_y, _ = engine.probe(configs["A"])
 ideal = engine.ideal(configs["A"])
@@ -344,8 +349,13 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
     scores_table(run)
 
 
+def mine(name: str, c_: engine.LabConfig):
+    """The run this session shows for ``name`` (None after its Reset, until Play or Step)."""
+    return None if (name, c_.key()) in left else RUNS.get(c_, me)
+
+
 def live() -> None:
-    runs = {name: RUNS.get(c_, me) for name, c_ in configs.items()}
+    runs = {name: mine(name, c_) for name, c_ in configs.items()}
     moving = any(r is not None and r.state in ("queued", "running") for r in runs.values())
     if polling and not moving:  # the run has ended (or paused): one whole rerun to stop polling
         st.rerun()
@@ -395,5 +405,5 @@ def live() -> None:
 
 
 # redrawn every second alone while a run moves, and not at all otherwise (a class of 30 on this page)
-polling = any((r := RUNS.get(c_, me)) is not None and r.state in ("queued", "running") for c_ in configs.values())
+polling = any((r := mine(n, c_)) is not None and r.state in ("queued", "running") for n, c_ in configs.items())
 st.fragment(run_every=1.0 if polling else None)(live)()
