@@ -47,6 +47,9 @@ def test_bad_sentences_get_a_message_in_the_ui_language(app, lang):
     assert not at.exception
     warned = " ".join(w.value for w in at.warning)
     assert ("only punctuation" if lang == "en" else "只有标点") in warned
+    at.text_input(key="ex_text").set_value("word " * 300).run()  # 302 pieces, over the 128 explained
+    warned = " ".join(w.value for w in at.warning)
+    assert ("302 pieces" if lang == "en" else "302 个词元") in warned
     at.text_input(key="ex_text").set_value("Hello").run()
     assert not at.exception
     cells = " ".join(str(v) for df in at.dataframe for col in df.value.columns for v in df.value[col])
