@@ -94,7 +94,6 @@ def main() -> None:
     contenders = {
         "importance, layerwise (the app)": lambda: ablate.importance(pre, SENTENCE),
         "importance, one batch of 72": lambda: one_batch(pre, SENTENCE),
-        "importance, 72 runs one by one": lambda: one_by_one(pre, SENTENCE),
         "patching map, layerwise (the app)": lambda: patch.patch_map(pre, SENTENCE, corrupted),
     }
     times = {k: [] for k in contenders}
@@ -105,6 +104,8 @@ def main() -> None:
     lines.append("")
     for k, xs in times.items():
         lines.append(f"{k:36} {stats(xs)}  ({ROUNDS} rounds)")
+    once, _ = timed(lambda: one_by_one(pre, SENTENCE))
+    lines.append(f"{'importance, 72 runs one by one':36} {once:.3f} s  (timed once, after the rounds)")
     goal_imp = statistics.median(times["importance, layerwise (the app)"]) < 2.0
     goal_patch = statistics.median(times["patching map, layerwise (the app)"]) < 3.0
     lines.append(f"goal importance < 2 s (median): {'met' if goal_imp else 'NOT met'}")
