@@ -41,3 +41,23 @@ def test_play_trains_live_other_controls_respond_and_pause_holds(server, page):
     held = page.evaluate(POINTS)
     page.wait_for_timeout(2500)
     assert page.evaluate(POINTS) == held
+
+
+RANGES = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter(el => (((el.layout || {}).title || {}).text || '').replace(/<[^>]+>/g, '') === 'Accuracy')
+    .map(el => JSON.stringify(el._fullLayout.yaxis.range))"""
+
+
+def test_the_p_key_plays_and_a_and_b_share_their_accuracy_axis(server, page):
+    open_app(page, server, "lab?lab_task=reverse&lab_steps=100&lab_b=positions&seed=5")
+    expect(page.get_by_text("Press Play").first).to_be_visible(timeout=WAIT)
+    page.locator("h1").first.click()  # the keyboard on the page, not in a field
+    page.keyboard.press("p")  # the Play button's shortcut
+    page.wait_for_function(f"({POINTS})() >= 2", timeout=WAIT)
+    page.wait_for_function(f"({RANGES})().length === 2", timeout=WAIT)
+    a, b = page.evaluate(RANGES)
+    assert a == b and a.startswith("[0,"), (
+        a,
+        b,
+    )  # the same 0-1 axis for the run that learns and the one that does not
+    page.screenshot(path=os.path.join(ARTIFACTS, "lab_ab_axes.png"), full_page=True)
