@@ -177,4 +177,4 @@ def run_from(pre, start: int, hidden: torch.Tensor, keep: torch.Tensor, plan: Pl
 
 
 def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=-1)
+    return torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=-1).clamp(-1.0, 1.0)  # no 1 + 4e-16
