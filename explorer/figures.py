@@ -579,23 +579,21 @@ def loglog(
         alt=alt,
         height=460,
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
-        xaxis=dict(
-            type="log",
-            title=dict(text=x_title),
-            tickmode="array",
-            tickvals=lengths,
-            ticktext=[f"{x:g}" for x in lengths],
-            automargin=True,
-            autotickangles=[0, 90],
-        ),
-        yaxis=dict(
-            type="log",
-            title=dict(text=y_title),
-            tickmode="array",
-            tickvals=y_ticks,
-            ticktext=[f"{y:g}" for y in y_ticks],
-            automargin=True,
-        ),
+        xaxis=_log_axis(x_title, lengths),
+        yaxis=_log_axis(y_title, y_ticks),
+    )
+
+
+def _log_axis(title: str, ticks: Sequence[float]) -> dict:
+    """A log axis labelled at these values, as plain numbers."""
+    return dict(
+        type="log",
+        title=dict(text=title),
+        tickmode="array",
+        tickvals=list(ticks),
+        ticktext=[f"{v:g}" for v in ticks],
+        automargin=True,
+        autotickangles=[0, 90],
     )
 
 

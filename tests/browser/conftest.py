@@ -43,9 +43,18 @@ def browser():
         b.close()
 
 
+def _page(browser, width: int, height: int):
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    yield ctx.new_page()
+    ctx.close()
+
+
 @pytest.fixture
 def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
+    yield from _page(browser, 1400, 1000)
+
+
+@pytest.fixture
+def projector(browser):
+    """A projector's screen: 1280×720."""
+    yield from _page(browser, 1280, 720)

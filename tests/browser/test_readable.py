@@ -43,14 +43,6 @@ def test_the_overlap_measure_finds_labels_drawn_over_each_other():
     assert overlaps(side_by_side) == [] and overlaps(on_top) == [("0 Life", "1 is")]
 
 
-@pytest.fixture
-def projector(browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
-
-
 SENTENCE = "Life+is+short%2C+eat+dessert+first+and+then+attention+explains+everything+else"
 
 
