@@ -377,12 +377,11 @@ def _linear_sums(phi_q, phi_k, v, *, causal: bool, chunk: int = 64) -> torch.Ten
     if not causal:
         state = torch.cat([phi_k.transpose(-2, -1) @ v, phi_k.sum(-2).unsqueeze(-1)], dim=-1)  # (B, H, D, Dv + 1)
         return phi_q @ state
-    c = max(1, min(chunk, L))
-    nc = -(-L // c)
-    pad = nc * c - L
+    T = max(L, phi_k.shape[-2])  # cross-attention (S keys): j <= i on the same positions, both padded to T
+    c = max(1, min(chunk, T))
+    nc = -(-T // c)
     va = torch.cat([v, v.new_ones(*v.shape[:-1], 1)], dim=-1)  # the ones column makes the denominator
-    if pad:
-        phi_q, phi_k, va = (F.pad(t, (0, 0, 0, pad)) for t in (phi_q, phi_k, va))  # padded rows are 0
+    phi_q, phi_k, va = (F.pad(t, (0, 0, 0, nc * c - t.shape[-2])) for t in (phi_q, phi_k, va))  # padded rows: 0
     n = B * H * nc
     qc, kc, vc = phi_q.reshape(n, c, D), phi_k.reshape(n, c, D), va.reshape(n, c, Dv + 1)
     states = torch.bmm(kc.transpose(-2, -1), vc)  # (n, D, Dv + 1): each chunk's own φ(K)ᵀ [V | 1]

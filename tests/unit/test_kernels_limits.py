@@ -132,3 +132,15 @@ def test_causal_linear_chunks_equal_the_masked_reference(L):
     a = (phi_q @ phi_k.transpose(-1, -2)) * masks.causal(L, L, device=q.device)
     ref = (a / a.sum(-1, keepdim=True)) @ v.double()
     assert torch.allclose(run_kernel("causal_linear", q, k, v).double(), ref, atol=1e-5)
+
+
+@pytest.mark.parametrize(("L", "S"), [(7, 3), (3, 7), (70, 130), (130, 70)])
+def test_causal_linear_across_two_sentences_equals_the_masked_reference(L, S):
+    """Cross-attention: L queries over S keys, query i sees keys j <= i (the chunks pad both to max(L, S))."""
+    g = torch.Generator().manual_seed(L * S)
+    q = torch.randn(1, 2, L, 8, generator=g).to(DEVICE)
+    k, v = (torch.randn(1, 2, S, 8, generator=g).to(DEVICE) for _ in range(2))
+    phi_q, phi_k = torch.nn.functional.elu(q.double()) + 1, torch.nn.functional.elu(k.double()) + 1
+    a = (phi_q @ phi_k.transpose(-1, -2)) * masks.causal(L, S, device=q.device)
+    ref = (a / a.sum(-1, keepdim=True)) @ v.double()
+    assert torch.allclose(run_kernel("causal_linear", q, k, v).double(), ref, atol=1e-5)
