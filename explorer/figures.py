@@ -37,6 +37,7 @@ AXES = {
     "column": "ax_column",
     "value": "ax_value",
     "weight": "ax_weight",
+    "token": "ax_token",
 }
 
 

@@ -13,6 +13,7 @@ STRINGS = {
     "ax_column": ("column", "列"),
     "ax_value": ("value", "值"),
     "ax_weight": ("weight", "权重"),
+    "ax_token": ("token", "词元"),
     "ax_theory": ("{name} (theory)", "{name}（理论）"),
 }
 

@@ -256,7 +256,7 @@ def test_presenter_mode_at_1280x720_walks_the_steps_from_the_keyboard_in_both_la
         expect(page.get_by_text("Step 1 of 6: Tokens").first).to_be_visible(timeout=WAIT)
         expect(page.get_by_role("button", name="Expand sidebar")).to_be_visible(timeout=WAIT)  # collapsed
         page.wait_for_function("parseFloat(getComputedStyle(document.documentElement).fontSize) >= 20", timeout=WAIT)
-        expect(page.locator("h1", has_text="Step by step")).to_be_in_viewport(timeout=WAIT)
+        expect(page.locator(".st-key-present-row h3", has_text="Step 1 of 6")).to_be_in_viewport(timeout=WAIT)
         page.wait_for_function(  # read from the back of a room
             "parseFloat(getComputedStyle(document.querySelector('.st-key-present-narration p')).fontSize) >= 24",
             timeout=WAIT,
@@ -264,7 +264,7 @@ def test_presenter_mode_at_1280x720_walks_the_steps_from_the_keyboard_in_both_la
         expect(page.locator(".js-plotly-plot").first).to_be_attached(timeout=WAIT)
         settle(page)
         page.screenshot(path=os.path.join(ARTIFACTS, "present_1280x720_en.png"))
-        page.locator("h1", has_text="Step by step").click()  # the keys go to the page, not to a text box
+        page.locator(".st-key-present-row h3").click()  # the keys go to the page, not to a text box
         for n in range(2, 7):
             page.keyboard.press("ArrowRight")
             expect(page.get_by_text(f"Step {n} of 6").first).to_be_visible(timeout=WAIT)

@@ -9,6 +9,7 @@ client is reused here: a ``BackMsg`` carrying the stale values, the ``ForwardMsg
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import math
 import os
@@ -62,7 +63,9 @@ def url():
 
 
 def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, timeout=300))
+    """In a thread of its own: the browser tests' Playwright keeps an event loop running in this one."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(coro, timeout=300)).result()
 
 
 def titles(tab: Tab) -> list[str]:
