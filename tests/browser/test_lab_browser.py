@@ -51,6 +51,8 @@ RANGES = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
 def test_the_p_key_plays_and_a_and_b_share_their_accuracy_axis(server, page):
     open_app(page, server, "lab?lab_task=reverse&lab_steps=100&lab_b=positions&seed=5")
     expect(page.get_by_text("Press Play").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("button", name="Play")).to_be_enabled(timeout=WAIT)
+    settle(page)  # the run that drew the Play button has ended: its shortcut is bound (a key pressed before is lost)
     page.locator("h1").first.click()  # the keyboard on the page, not in a field
     page.keyboard.press("p")  # the Play button's shortcut
     page.wait_for_function(f"({POINTS})() >= 2", timeout=WAIT)
