@@ -24,8 +24,9 @@ def check_options(s: Settings, name: str, L: int) -> None:
     KERNELS[name].check(L, L, causal=s.causal, cross=False, **_options(s, name))
 
 
-def compare(settings: Settings, names: list[str]) -> dict:
-    """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
+def head0(settings: Settings):
+    """Q, K, V (1, 1, L, d) of head 0 (single head, scaled dot, no mask or variant) and the trace:
+    the input every kernel is compared on, the one Step by step shows."""
     base = run_trace(
         replace(
             settings,
@@ -38,10 +39,15 @@ def compare(settings: Settings, names: list[str]) -> dict:
             kernel="full",
             dropout=0.0,
             residual_norm=False,
-            d_k=settings.d_q if settings.d_q != settings.d_k else settings.d_k,
+            d_k=settings.d_q,
         )
     )
-    q, k, v = base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0)  # (1, 1, L, d)
+    return base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0), base
+
+
+def compare(settings: Settings, names: list[str]) -> dict:
+    """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
+    q, k, v, base = head0(settings)
     s, L = base.settings, q.shape[-2]
     causal = settings.causal
     scale = base.scale

@@ -9,14 +9,12 @@ plain numbers out)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import streamlit as st
 import torch
 
 from attn_core import Settings
+from attn_core.compare import head0
 from attn_core.kernels import full_attention, run_kernel
-from attn_core.trace import run_trace
 
 from . import figures as fig
 from .cache import bounded
@@ -28,36 +26,17 @@ FEATURES = (4, 16, 64, 256, 1024)
 SEEDS = 4  # feature draws averaged per point
 
 
-def _head0(settings: Settings):
-    """Q, K, V (1, 1, L, d) of head 0 and the logits' scale, as the comparison above uses them."""
-    base = run_trace(
-        replace(
-            settings,
-            source=None,
-            heads=1,
-            layout="tutorial",
-            score="scaled_dot",
-            mask="none",
-            pad_to=0,
-            kernel="full",
-            dropout=0.0,
-            residual_norm=False,
-            d_k=settings.d_q,
-        )
-    )
-    return base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0), base.scale
-
-
 def _rel(out: torch.Tensor, exact: torch.Tensor) -> float:
     return float((out.double() - exact).norm() / exact.norm().clamp_min(1e-30))
 
 
-@bounded(max_mib=4, max_entries=64)
+@bounded(max_mib=4)
 def gap_curves(items: tuple) -> dict:
     """{"factors", "features", "uniform": [err per factor], "performer": {m: [err per factor]}}:
     relative errors of the output against exact softmax (mean over ``SEEDS`` feature draws)."""
     s = Settings(**dict(items))
-    q, k, v, scale = _head0(s)
+    q, k, v, base = head0(s)
+    scale = base.scale
     causal = s.causal
     uniform, perf = [], {m: [] for m in FEATURES}
     allowed = torch.ones(q.shape[-2], q.shape[-2]).tril() if causal else torch.ones(q.shape[-2], q.shape[-2])

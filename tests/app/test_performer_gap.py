@@ -3,6 +3,7 @@
 import torch
 
 from attn_core import Settings
+from attn_core.compare import head0
 from attn_core.kernels import full_attention
 from explorer import performer_gap
 
@@ -10,7 +11,8 @@ from explorer import performer_gap
 def test_gap_curves_match_an_independent_computation_and_show_where_features_help():
     s = Settings()
     res = performer_gap.gap_curves(s.key())
-    q, k, v, scale = performer_gap._head0(s)
+    q, k, v, base = head0(s)
+    scale = base.scale
     L = q.shape[-2]
     for n, f in enumerate(res["factors"]):
         # uniform attention's error, written out: softmax in float64 against the plain mean of the values
