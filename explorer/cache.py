@@ -181,12 +181,8 @@ class BoundedCache:
             self.total = 0
 
 
-def bounded(
-    *, max_mib: float, idle_s: float | None = None, max_entries: int | None = None
-) -> Callable[[Callable], BoundedCache]:
-    """Decorator: cache a function of plain, hashable arguments within ``max_mib`` of memory.
-    ``max_entries`` is accepted from callers written before the budget was in bytes, and not used."""
-    del max_entries
+def bounded(*, max_mib: float, idle_s: float | None = None) -> Callable[[Callable], BoundedCache]:
+    """Decorator: cache a function of plain, hashable arguments within ``max_mib`` of memory."""
 
     def wrap(fn: Callable) -> BoundedCache:
         cache = BoundedCache(fn, max_bytes=int(max_mib * 2**20), idle_s=idle_s)
