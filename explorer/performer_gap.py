@@ -24,6 +24,7 @@ from .views import chart
 FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # the logits' scale, times the app's 1/√d_k
 FEATURES = (4, 16, 64, 256, 1024)
 SEEDS = 4  # feature draws averaged per point
+OPEN_KEY = "var_pg_open"  # the expander's state (a widget key)
 
 
 def _rel(out: torch.Tensor, exact: torch.Tensor) -> float:
@@ -57,8 +58,13 @@ def gap_curves(items: tuple) -> dict:
 
 
 def section(settings: Settings) -> None:
-    """The chart and what to read in it, in an expander (computed when opened)."""
-    with st.expander(t("pg_title")):
+    """The chart and what to read in it, in an expander computed only while it is open: 120
+    Performer calls per sentence (~0.1 s of CPU), which a class changing settings would otherwise pay
+    on every visit to the page (benchmarks/results/class_capacity_cpu.txt)."""
+    box = st.expander(t("pg_title"), key=OPEN_KEY, on_change="rerun")
+    if not box.open:
+        return
+    with box:
         st.caption(t("pg_intro"))
         res = gap_curves(settings.key())
         series = {

@@ -29,8 +29,17 @@ def test_gap_curves_match_an_independent_computation_and_show_where_features_hel
     assert res["performer"][1024][0] < res["performer"][4][0]
 
 
-def test_variants_page_draws_the_performer_chart(app):
+def test_variants_page_draws_the_performer_chart_only_when_opened(app):
+    performer_gap.gap_curves.clear()
     at = app("pages/5_variants.py")
     labels = [e.label for e in at.expander]
     assert any("random features" in label for label in labels), labels
     assert not at.exception
+    charts = lambda: [c for c in at.get("plotly_chart") if "var_performer_gap" in str(c.proto.id)]
+    assert not charts()  # closed: nothing computed, nothing drawn
+    assert not performer_gap.gap_curves.entries
+    at.session_state[performer_gap.OPEN_KEY] = True  # the learner opens it
+    at.run()
+    assert not at.exception
+    assert len(charts()) == 1
+    assert len(performer_gap.gap_curves.entries) == 1
