@@ -6,14 +6,25 @@ would merge repeated words. Hover shows the exact value.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
+import os
 import threading
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
 from .safe import plot
+
+# Plotly checks every property of every trace and layout as a figure is built: ~0.6 ms of a heatmap's
+# ~0.9 ms, paid for each chart on each rerun by every session (11 % of a saturated server's time in
+# benchmarks/results/class_capacity_cpu.txt's profile). The figures here are built from the same few
+# shapes every time, so the check runs in the tests instead: tests/unit/test_figures_unchecked.py builds
+# each kind both ways and compares the JSON, tests/app/test_pages.py checks every chart each page sends.
+# ATTN_EXPLORER_CHECK_FIGURES=1 turns it back on.
+_NO_TEMPLATE = {"data": {"scatter": [{"type": "scatter"}]}}  # what Plotly makes of template="none"
+_CHECKED = {"_validate": os.environ.get("ATTN_EXPLORER_CHECK_FIGURES") == "1"}
 
 
 def labels(words: Sequence[str]) -> list[str]:
@@ -110,8 +121,18 @@ def colour(role: str):
     return _palette()[role]
 
 
-def _scale(name: str) -> str:
-    return _palette()["scales"].get(name, name)
+def _scale(name: str) -> list:
+    """The palette's colour scale for ``name``, as the stops Plotly would make of its name (built
+    unchecked, a figure would otherwise send the name, which plotly.js reads as its own scale)."""
+    scale = _palette()["scales"].get(name, name)
+    return [list(stop) for stop in _stops(scale)] if isinstance(scale, str) else scale
+
+
+@functools.cache
+def _stops(name: str) -> tuple:
+    import plotly.colors
+
+    return tuple(tuple(stop) for stop in plotly.colors.get_colorscale(name))
 
 
 def alt_text(figure: go.Figure) -> str:
@@ -149,6 +170,7 @@ def _figure(data: list, *, title: str = "", height: int, alt: str = "", **layout
     """One validated constructor call: several ``update_*`` calls cost ~3x more per chart,
     and every page rerun builds its charts again. ``alt``: the chart's main fact in one sentence
     (``alt_text`` reads it back; pages show it under the chart)."""
+    layout = {k: v for k, v in layout.items() if not (isinstance(v, list) and not v)}  # as Plotly drops them
     colorway = _palette()["colorway"]
     if colorway:
         layout["colorway"] = colorway
@@ -156,6 +178,7 @@ def _figure(data: list, *, title: str = "", height: int, alt: str = "", **layout
         layout["font"] = dict(size=17)
         height = int(height * 1.15)
     return go.Figure(
+        **_CHECKED,
         data=data,
         # No plotly template: Streamlit's theme styles the chart in the browser (light or dark), and the
         # default template costs ~2 ms of copying and 6 KB of JSON per chart on every rerun.
@@ -163,7 +186,7 @@ def _figure(data: list, *, title: str = "", height: int, alt: str = "", **layout
             title=dict(text=plot(title)),
             height=height,
             margin=MARGIN,
-            template="none",
+            template=_NO_TEMPLATE,
             meta={"alt": alt},
             **layout,
         ),
@@ -239,6 +262,7 @@ def heatmap(
             )
         )
     trace = go.Heatmap(
+        **_CHECKED,
         z=_matrix(z),
         x=list(x),
         y=list(y),
@@ -305,6 +329,7 @@ def bars(
     top = max(range(len(values)), key=values.__getitem__) if values else None
     alt = t("alt_bars", name=_word(names[top]), v=_fmt(values[top])) if top is not None else ""
     trace = go.Bar(
+        **_CHECKED,
         x=names,
         y=values,
         marker=dict(color=colors, line=dict(width=outline, color="#000000")),
@@ -319,7 +344,9 @@ def bars(
 
 def grouped_bars(series: dict[str, Sequence[float]], names: Sequence[str], *, title: str = "") -> go.Figure:
     data = [
-        go.Bar(name=k, x=list(names), y=_plain(vals), hovertemplate="%{x}<br>%{y:.6g}<extra>" + k + "</extra>")
+        go.Bar(
+            **_CHECKED, name=k, x=list(names), y=_plain(vals), hovertemplate="%{x}<br>%{y:.6g}<extra>" + k + "</extra>"
+        )
         for k, vals in series.items()
     ]
     from .i18n import t
@@ -371,6 +398,7 @@ def attention_lines(
             mid = (b + 0.5) / buckets
             data.append(
                 go.Scatter(
+                    **_CHECKED,
                     x=xs,
                     y=ys,
                     mode="lines",
@@ -383,6 +411,7 @@ def attention_lines(
             )
     data.append(
         go.Scatter(
+            **_CHECKED,
             x=[0] * L,
             y=yq,
             mode="markers+text",
@@ -395,6 +424,7 @@ def attention_lines(
     )
     data.append(
         go.Scatter(
+            **_CHECKED,
             x=[1] * S,
             y=yk,
             mode="markers+text",
@@ -461,6 +491,7 @@ def small_multiples(
     y, y_ticks = axis(R, L, row_name)
     x, x_ticks = axis(C, S, col_name)
     trace = go.Heatmap(
+        **_CHECKED,
         z=z,
         x=x,
         y=y,
@@ -545,6 +576,7 @@ def loglog(
     colour_of = {name: colours[i % len(colours)] for i, name in enumerate([*series, *(theory or {})])}
     data = [
         go.Scatter(
+            **_CHECKED,
             x=list(xs),
             y=list(ys),
             mode="lines+markers",
@@ -557,6 +589,7 @@ def loglog(
     ]
     data += [
         go.Scatter(
+            **_CHECKED,
             x=list(xs),
             y=list(ys),
             mode="lines",
@@ -609,6 +642,7 @@ def line(
 ) -> go.Figure:
     data = [
         go.Scatter(
+            **_CHECKED,
             x=list(xs),
             y=[float(v) if v is not None and math.isfinite(v) else None for v in ys],
             mode="lines+markers",

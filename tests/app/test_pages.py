@@ -32,6 +32,15 @@ def charts(at):
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def plotly_accepts(at) -> None:
+    """The server builds charts without Plotly's property check (explorer/figures.py): every chart a
+    page sends must pass that check, or plotly.js would draw something else than it means."""
+    import plotly.graph_objects as go
+
+    for spec in charts(at):
+        go.Figure(spec)  # raises ValueError on a property or value Plotly does not know
+
+
 def chart(at, title_part: str):
     for spec in charts(at):
         title = spec.get("layout", {}).get("title", {})
@@ -46,6 +55,7 @@ def test_page_runs_at_defaults(app, page):
     assert not at.error
     if page != "pages/6_complexity.py":
         assert charts(at)
+    plotly_accepts(at)
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -54,6 +64,7 @@ def test_page_runs_at_non_default_settings(app, page):
     assert at.session_state["settings"]["mask"] == "global_window"
     assert at.session_state["settings"]["heads"] == 4
     assert not at.error, [e.value for e in at.error]
+    plotly_accepts(at)
 
 
 def test_weights_heatmap_is_the_engines(app):
