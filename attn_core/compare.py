@@ -85,7 +85,7 @@ def error_curve(settings: Settings, name: str, values: list[int]) -> list[dict]:
     rows = []
     for value in values:
         try:
-            both = compare(replace(settings, **{param: value}), [name])
+            both = compare(settings.with_options(**{param: value}), [name])
         except AttentionConfigError:
             continue
         res = both["kernels"][name]

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from .errors import AttentionConfigError
 from .masks import MASK_MODES
+from .options import OPTIONS
+from .options import limits as option_limits
 from .tokenize import MAX_TOKENS
 
 TUTORIAL_SENTENCE = "Life is short, eat dessert first"
@@ -21,20 +23,14 @@ POSITIONS = ("none", "sinusoidal", "learned")
 
 MAX_TRACE_BYTES = 192 * 2**20  # what one live view may take; the CLI can pass more
 
-LIMITS = {  # field: (low, high); inclusive, for live use
+LIMITS = {  # field: (low, high); inclusive, for live use; the kernels' options' from attn_core.options
     "d_model": (1, 1024),
     "d_q": (1, 1024),
     "d_k": (1, 1024),
     "d_v": (1, 1024),
     "heads": (1, 32),
-    "window": (1, 4096),
-    "dilation": (1, 512),
-    "global_tokens": (0, 512),
-    "block": (1, 4096),
     "pad_to": (0, MAX_TOKENS),
-    "features": (1, 4096),
-    "proj_k": (1, 4096),
-    "seed": (0, 2**31 - 1),
+    **option_limits(),
 }
 
 
@@ -59,7 +55,7 @@ class Plain:
 class Settings(Plain):
     sentence: str = TUTORIAL_SENTENCE
     source: str | None = None  # keys/values come from here when set (cross-attention)
-    seed: int = 123
+    seed: int = OPTIONS["seed"].default
     init: str = "tutorial"
     d_model: int = 16
     d_q: int = 24
@@ -72,18 +68,36 @@ class Settings(Plain):
     pos: str = "none"
     mask: str = "none"
     causal: bool = False  # AND-ed with any other mask
-    window: int = 2
-    dilation: int = 2
-    global_tokens: int = 1
-    block: int = 2
+    window: int = OPTIONS["window"].default
+    dilation: int = OPTIONS["dilation"].default
+    global_tokens: int = OPTIONS["global_tokens"].default
+    block: int = OPTIONS["block"].default
     pad_to: int = 0  # padding mode: the batch length; 0 = no padding
     dropout: float = 0.0
     residual_norm: bool = False
     kernel: str = "full"
-    features: int = 16  # performer's random features m
-    proj_k: int = 4  # linformer's projected length k
+    features: int = OPTIONS["features"].default  # performer's random features m
+    proj_k: int = OPTIONS["proj_k"].default  # linformer's projected length k
     max_tokens: int = MAX_TOKENS
     max_bytes: int = MAX_TRACE_BYTES  # one trace's memory, refused beyond (a shared server's budget)
+    # kernel options registered beyond these fields (attn_core.options), as sorted (name, value) pairs
+    extra: tuple = ()
+
+    def __post_init__(self) -> None:  # from JSON or a dict: lists of pairs -> sorted tuples (hashable)
+        pairs = self.extra.items() if isinstance(self.extra, dict) else self.extra
+        object.__setattr__(self, "extra", tuple(sorted((str(k), v) for k, v in pairs)))
+
+    def with_options(self, **values) -> Settings:
+        """These settings with kernel options changed: a field's by ``replace``, any other's in ``extra``."""
+        known = {k: v for k, v in values.items() if k in FIELDS}
+        extra = {**dict(self.extra), **{k: v for k, v in values.items() if k not in FIELDS}}
+        return replace(self, **known, extra=tuple(extra.items()))
+
+    def option(self, name: str):
+        """A kernel option's value: its field, else ``extra``, else the option's default."""
+        if name in FIELDS:
+            return getattr(self, name)
+        return dict(self.extra).get(name, OPTIONS[name].default)
 
     def resolved(self) -> Settings:
         """The settings the engine really uses: the standard layout fixes the head dims."""
@@ -91,6 +105,9 @@ class Settings(Plain):
             d_head = self.d_model // self.heads
             return replace(self, d_q=d_head, d_k=d_head, d_v=d_head)
         return self
+
+
+FIELDS = frozenset(f.name for f in fields(Settings))
 
 
 def _choice(field: str, value: str, options: tuple[str, ...]) -> None:
@@ -107,11 +124,17 @@ def validate(s: Settings) -> Settings:
     _choice("pos", s.pos, POSITIONS)
     _choice("mask", s.mask, MASK_MODES)
     for name, (low, high) in LIMITS.items():
+        if name in OPTIONS or name not in FIELDS:
+            continue
         value = getattr(s, name)
         if not isinstance(value, int) or isinstance(value, bool):
             raise AttentionConfigError(name, "whole_number", low=low, high=high)
         if not low <= value <= high:
             raise AttentionConfigError(name, "out_of_range", value=value, low=low, high=high)
+    for name, value in [(n, getattr(s, n)) for n in OPTIONS if n in FIELDS] + list(s.extra):
+        if name not in OPTIONS:
+            raise AttentionConfigError("kernel", "unknown_choice", value=name, options=", ".join(OPTIONS))
+        OPTIONS[name].check(value)
     if not (math.isfinite(s.temperature) and 0.01 <= s.temperature <= 100):
         raise AttentionConfigError("temperature", "temperature", value=s.temperature)
     if not (math.isfinite(s.dropout) and 0.0 <= s.dropout < 1.0):

@@ -16,6 +16,7 @@ from .config import Settings, validate
 from .errors import AttentionConfigError
 from .kernels import KERNELS, Explained, effective_weights, kernel_options
 from .masks import build_mask
+from .options import OPTIONS
 from .steps import AdditiveParams, Softmax
 from .tokenize import PAD, Tokens, build_vocab, tokenize
 
@@ -120,16 +121,9 @@ class Trace:
 
 
 def kernel_settings(s: Settings) -> dict:
-    """The settings a kernel may take as options, by their option names."""
-    return {
-        "window": s.window,
-        "dilation": s.dilation,
-        "global_tokens": s.global_tokens,
-        "block": s.block,
-        "features": s.features,
-        "proj_k": s.proj_k,
-        "seed": s.seed,
-    }
+    """The settings a kernel may take as options, by their option names (every row of
+    ``attn_core.options``: a field of ``Settings``, else its ``extra``, else the option's default)."""
+    return {name: s.option(name) for name in OPTIONS}
 
 
 def _padded(tokens: Tokens, length: int) -> Tokens:
