@@ -45,12 +45,10 @@ def head0(settings: Settings):
     return base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0), base
 
 
-def compare(settings: Settings, names: list[str]) -> dict:
-    """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
+def _reference(settings: Settings):
+    """Head 0's Q, K, V, full attention's output and weights on them, uniform attention's errors."""
     q, k, v, base = head0(settings)
-    s, L = base.settings, q.shape[-2]
-    causal = settings.causal
-    scale = base.scale
+    L, causal, scale = q.shape[-2], settings.causal, base.scale
     ref_out = run_kernel("full", q, k, v, causal=causal, scale=scale)[0, 0]
     ref_w = effective_weights("full", q, k, causal=causal, scale=scale)[0, 0]
     # The trivial baseline: every query averages the values it may see (uniform weights). An
@@ -58,16 +56,28 @@ def compare(settings: Settings, names: list[str]) -> dict:
     allowed = torch.ones(L, L).tril() if causal else torch.ones(L, L)
     uniform_w = allowed / allowed.sum(-1, keepdim=True)
     uniform_out = uniform_w @ v[0, 0]
-    out = {"tokens": list(base.tokens.words), "kernels": {}, "uniform": errors(ref_out, ref_w, uniform_out, uniform_w)}
-    for name in names:
-        check_options(s, name, L)
-        opts = _options(s, name)
-        o = run_kernel(name, q, k, v, causal=causal, scale=scale, **opts)[0, 0]
-        w = effective_weights(name, q, k, causal=causal, scale=scale, **opts)[0, 0]
-        kern = KERNELS[name]
-        pattern = kern.pattern(L, L, causal, **opts) if kern.pattern else None
-        out["kernels"][name] = {"weights": w, "pattern": pattern, **errors(ref_out, ref_w, o, w)}
-    return out
+    return (q, k, v, base, ref_out, ref_w), errors(ref_out, ref_w, uniform_out, uniform_w)
+
+
+def _kernel(ref: tuple, s: Settings, name: str) -> dict:
+    """One kernel on the reference's input: its weights, pattern and distance from full attention."""
+    q, k, v, base, ref_out, ref_w = ref
+    L, causal, scale = q.shape[-2], s.causal, base.scale
+    check_options(s, name, L)
+    opts = _options(s, name)
+    o = run_kernel(name, q, k, v, causal=causal, scale=scale, **opts)[0, 0]
+    w = effective_weights(name, q, k, causal=causal, scale=scale, **opts)[0, 0]
+    kern = KERNELS[name]
+    pattern = kern.pattern(L, L, causal, **opts) if kern.pattern else None
+    return {"weights": w, "pattern": pattern, **errors(ref_out, ref_w, o, w)}
+
+
+def compare(settings: Settings, names: list[str]) -> dict:
+    """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
+    ref, uniform = _reference(settings)
+    s = ref[3].settings
+    kernels = {name: _kernel(ref, s, name) for name in names}
+    return {"tokens": list(ref[3].tokens.words), "kernels": kernels, "uniform": uniform}
 
 
 def errors(ref_out: torch.Tensor, ref_w: torch.Tensor, o: torch.Tensor, w: torch.Tensor) -> dict:
@@ -80,15 +90,16 @@ def errors(ref_out: torch.Tensor, ref_w: torch.Tensor, o: torch.Tensor, w: torch
 
 
 def error_curve(settings: Settings, name: str, values: list[int]) -> list[dict]:
-    """Distance from full attention as the kernel's main parameter varies (window, m, k, b)."""
+    """Distance from full attention as the kernel's main parameter varies (window, m, k, b). The
+    sweep's parameter does not change head 0's input, so the reference is computed once."""
     param = KERNELS[name].sweep
+    ref, uniform = _reference(settings)
     rows = []
     for value in values:
         try:
-            both = compare(settings.with_options(**{param: value}), [name])
+            res = _kernel(ref, replace(ref[3].settings, **{param: value}), name)
         except AttentionConfigError:
             continue
-        res = both["kernels"][name]
         row = {param: value, "max_abs": res["max_abs"], "kl": res["kl"], "cos": res["cos"]}
-        rows.append(row | {"uniform_max_abs": both["uniform"]["max_abs"]})
+        rows.append(row | {"uniform_max_abs": uniform["max_abs"]})
     return rows
