@@ -26,6 +26,7 @@ def run(students: int, replicas: int, args) -> dict:
     cmd = [sys.executable, os.path.join(ROOT, "benchmarks", "class_load.py"), "--replicas", str(replicas)]
     cmd += ["--students", str(students), "--duration", str(args.duration), "--lesson", "hall"]
     cmd += ["--sweep-after", "-1", "--linger", str(args.linger), "--json", out, "--seed", str(args.seed)]
+    cmd += ["--pages", args.pages]
     load_before = os.getloadavg()
     t0 = time.time()
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
@@ -64,6 +65,8 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=75.0)
     ap.add_argument("--linger", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=0)
+    # the pages of the earlier capacity records (a lecture's pages); class_load.py's default adds /inside, /explain
+    ap.add_argument("--pages", default="steps,multihead,cross,tutorial,variants,complexity,model")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "class_load", "capacity"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
