@@ -12,6 +12,7 @@ from dataclasses import replace
 from .config import INITS, LAYOUTS, POSITIONS, SCORES, Settings
 from .errors import AttentionConfigError
 from .masks import MASK_MODES
+from .options import add_flags, values_from
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,16 +44,11 @@ def _add_trace(sub) -> None:
     p.add_argument("--pos", choices=POSITIONS)
     p.add_argument("--mask", choices=MASK_MODES)
     p.add_argument("--causal", action="store_true", default=None, help="AND a causal mask with any other")
-    p.add_argument("--window", type=int)
-    p.add_argument("--dilation", type=int)
-    p.add_argument("--global-tokens", type=int, dest="global_tokens")
-    p.add_argument("--block", type=int)
     p.add_argument("--pad-to", type=int, dest="pad_to", help="padding mask: pad the key side to this length")
     p.add_argument("--dropout", type=float)
     p.add_argument("--residual-norm", action="store_true", default=None, dest="residual_norm")
     p.add_argument("--kernel", choices=list(KERNELS))
-    p.add_argument("--features", type=int, help="performer: random features m")
-    p.add_argument("--proj-k", type=int, dest="proj_k", help="linformer: projected length k")
+    add_flags(p, strict=False)  # every kernel option (attn_core.options), any registered later too; validate() checks
     p.add_argument("--focus", type=int, help="the query position to follow (default: the second token)")
     p.add_argument("--json", action="store_true", help="print the whole trace as one JSON object")
     p.add_argument(
@@ -73,10 +69,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     changes = {
         name: getattr(args, name) for name in Settings.__dataclass_fields__ if getattr(args, name, None) is not None
     }
+    extra = {k: v for k, v in values_from(args).items() if k not in Settings.__dataclass_fields__}
     if not (args.max_mib > 0 and args.max_mib < 2**40):
         raise AttentionConfigError("max_mib", "max_mib", value=args.max_mib)
     changes["max_bytes"] = int(args.max_mib * 2**20)
-    return replace(base, **changes)
+    return replace(base, **changes).with_options(**extra)
 
 
 def _summary(trace, focus: int) -> str:

@@ -97,7 +97,7 @@ def error_curve(settings: Settings, name: str, values: list[int]) -> list[dict]:
     rows = []
     for value in values:
         try:
-            res = _kernel(ref, replace(ref[3].settings, **{param: value}), name)
+            res = _kernel(ref, ref[3].settings.with_options(**{param: value}), name)
         except AttentionConfigError:
             continue
         row = {param: value, "max_abs": res["max_abs"], "kl": res["kl"], "cos": res["cos"]}

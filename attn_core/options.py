@@ -71,7 +71,7 @@ class Option:
             raise AttentionConfigError(self.name, "whole_number", low=low, high=high)
         if self.type == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise AttentionConfigError(self.name, "out_of_range", value=value, low=low, high=high)
-        if not (math.isfinite(value) and low <= value <= high):
+        if not ((isinstance(value, int) or math.isfinite(value)) and low <= value <= high):
             raise AttentionConfigError(self.name, "out_of_range", value=value, low=low, high=high)
         return value
 
@@ -190,22 +190,32 @@ def values_from(source, names: Iterable[str] | None = None) -> dict[str, Any]:
     return out
 
 
-def _flag_type(option: Option):
+def _flag_type(option: Option, strict: bool):
     def parse(text: str):
         try:
             return option.parse(text)
         except AttentionConfigError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
+            if strict or err.code == "whole_number" or option.type in ("choice", "bool"):
+                raise argparse.ArgumentTypeError(str(err)) from None
+            return int(text) if option.type == "int" else float(text)  # the caller's own check says it
 
     parse.__name__ = option.type  # argparse names the type in its message
     return parse
 
 
-def add_flags(parser: argparse.ArgumentParser, names: Iterable[str] | None = None, defaults: dict | None = None):
+def add_flags(
+    parser: argparse.ArgumentParser,
+    names: Iterable[str] | None = None,
+    defaults: dict | None = None,
+    *,
+    strict: bool = True,
+):
     """Add a flag per option (all, or ``names``; one the parser already has is skipped) with
     ``dest`` = the option's name; a bad value is refused by argparse with one line (the engine's
     message: what is wrong and what to pick). ``defaults`` override the flags' defaults (None
-    when absent: the caller's own settings fill in)."""
+    when absent: the caller's own settings fill in). ``strict=False``: a number out of range is
+    let through for the caller's own check (``config.validate`` raises the same message, and
+    the command returns 2 instead of argparse's exit)."""
     taken = {s for a in parser._actions for s in a.option_strings} | {a.dest for a in parser._actions}
     defaults = defaults or {}
     for name in OPTIONS if names is None else names:
@@ -217,6 +227,6 @@ def add_flags(parser: argparse.ArgumentParser, names: Iterable[str] | None = Non
             parser.add_argument(o.cli, dest=o.name, action="store_true", default=defaults.get(name), help=o.help)
             continue
         parser.add_argument(
-            o.cli, dest=o.name, type=_flag_type(o), default=defaults.get(name), help=o.help or None, **extra
+            o.cli, dest=o.name, type=_flag_type(o, strict), default=defaults.get(name), help=o.help or None, **extra
         )
     return parser

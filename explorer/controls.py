@@ -21,15 +21,16 @@ widget's own defaults), about one switch in eight in Chromium.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import streamlit as st
 
 from attn_core import Settings
-from attn_core.config import INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, TUTORIAL_SENTENCE
+from attn_core.config import FIELDS, INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, TUTORIAL_SENTENCE
 from attn_core.masks import MASK_MODES
+from attn_core.options import OPTIONS, Option
 
 from . import widgets
 from .i18n import label, t
@@ -120,68 +121,117 @@ def _needs(option: str, *masks: str):
     return shown
 
 
-SIDEBAR: tuple[Control, ...] = (
-    Control("sentence", "area", TUTORIAL_SENTENCE, "sec_input"),
-    Control("source", "text", DEFAULT_SOURCE, "sec_input"),
-    Control("heads", "int", DEFAULTS.heads, "sec_dims", **_limit("heads")),
-    Control("layout", "radio", DEFAULTS.layout, "sec_dims", options=LAYOUTS, fmt="opt_layout_"),
-    Control("d_model", "int", DEFAULTS.d_model, "sec_dims", **_limit("d_model")),
-    Control("d_q", "int", DEFAULTS.d_q, "sec_dims", row="dims", **_limit("d_q")),
-    Control("d_k", "int", DEFAULTS.d_k, "sec_dims", row="dims", **_limit("d_k")),
-    Control("d_v", "int", DEFAULTS.d_v, "sec_dims", row="dims", **_limit("d_v")),
-    Control("score", "choice", DEFAULTS.score, "sec_scores", options=SCORES),
-    Control("temperature", "float", DEFAULTS.temperature, "sec_scores", low=0.01, high=100.0, step=0.1),
-    Control("kernel", "choice", DEFAULTS.kernel, "sec_variant", options=live_variants(), fmt="kernel_"),
-    Control(
-        "mask", "choice", DEFAULTS.mask, "sec_variant", options=MASK_MODES, shown=lambda v: not _kernel(v).pattern
-    ),
-    Control(
-        "causal",
-        "switch",
-        DEFAULTS.causal,
-        "sec_variant",
-        shown=lambda v: v["mask"] != "causal" and not _kernel(v).always_causal,
-    ),
-    Control(
-        "window",
-        "int",
-        DEFAULTS.window,
-        "sec_variant",
-        shown=_needs("window", "sliding_window", "dilated", "global_window"),
-        **_limit("window"),
-    ),
-    Control(
-        "dilation", "int", DEFAULTS.dilation, "sec_variant", shown=_needs("dilation", "dilated"), **_limit("dilation")
-    ),
-    Control(
-        "global_tokens",
-        "int",
-        DEFAULTS.global_tokens,
-        "sec_variant",
-        shown=_needs("global_tokens", "global_window"),
-        **_limit("global_tokens"),
-    ),
-    Control("block", "int", DEFAULTS.block, "sec_variant", shown=_needs("block", "block"), **_limit("block")),
-    Control("features", "int", DEFAULTS.features, "sec_variant", shown=_needs("features"), **_limit("features")),
-    Control("proj_k", "int", DEFAULTS.proj_k, "sec_variant", shown=_needs("proj_k"), **_limit("proj_k")),
-    Control("pos", "choice", DEFAULTS.pos, "sec_model", options=POSITIONS),
-    Control("init", "radio", DEFAULTS.init, "sec_model", options=INITS),
-    Control("seed", "int", DEFAULTS.seed, "sec_model", **_limit("seed")),
-    Control("dropout_on", "switch", False, "sec_model", title="dropout"),
-    Control(
-        "dropout",
-        "slider",
-        0.1,
-        "sec_model",
-        low=0.05,
-        high=0.9,
-        step=0.05,
-        shown=lambda v: v["dropout_on"],
-        title="dropout_p",
-    ),
-    Control("residual_norm", "switch", DEFAULTS.residual_norm, "sec_model"),
-)
-BY_NAME = {c.name: c for c in SIDEBAR}
+_KINDS = {"int": "int", "float": "float", "bool": "switch", "choice": "choice"}
+
+
+def option_control(o: Option) -> Control:
+    """The sidebar row of a kernel option (``attn_core.options``): its widget, limits, default and
+    label from the option's row; a variant-section option is shown when the chosen variant takes it
+    (or the mask uses it), the model section's always."""
+    limits = {"low": o.low, "high": o.high} if o.type in ("int", "float") else {}
+    return Control(
+        o.name,
+        _KINDS[o.type],
+        o.default,
+        o.section,
+        options=tuple(o.choices),
+        shown=_needs(o.name, *o.masks) if o.section == "sec_variant" else None,
+        title="" if o.label_key == o.name else o.label_key,
+        **limits,
+    )
+
+
+def _option_rows(section: str) -> tuple[Control, ...]:
+    return tuple(option_control(o) for o in OPTIONS.values() if o.section == section)
+
+
+def _sidebar() -> tuple[Control, ...]:
+    anchored = ("sec_variant", "sec_model")
+    return (
+        Control("sentence", "area", TUTORIAL_SENTENCE, "sec_input"),
+        Control("source", "text", DEFAULT_SOURCE, "sec_input"),
+        Control("heads", "int", DEFAULTS.heads, "sec_dims", **_limit("heads")),
+        Control("layout", "radio", DEFAULTS.layout, "sec_dims", options=LAYOUTS, fmt="opt_layout_"),
+        Control("d_model", "int", DEFAULTS.d_model, "sec_dims", **_limit("d_model")),
+        Control("d_q", "int", DEFAULTS.d_q, "sec_dims", row="dims", **_limit("d_q")),
+        Control("d_k", "int", DEFAULTS.d_k, "sec_dims", row="dims", **_limit("d_k")),
+        Control("d_v", "int", DEFAULTS.d_v, "sec_dims", row="dims", **_limit("d_v")),
+        Control("score", "choice", DEFAULTS.score, "sec_scores", options=SCORES),
+        Control("temperature", "float", DEFAULTS.temperature, "sec_scores", low=0.01, high=100.0, step=0.1),
+        Control("kernel", "choice", DEFAULTS.kernel, "sec_variant", options=live_variants(), fmt="kernel_"),
+        Control(
+            "mask", "choice", DEFAULTS.mask, "sec_variant", options=MASK_MODES, shown=lambda v: not _kernel(v).pattern
+        ),
+        Control(
+            "causal",
+            "switch",
+            DEFAULTS.causal,
+            "sec_variant",
+            shown=lambda v: v["mask"] != "causal" and not _kernel(v).always_causal,
+        ),
+        *_option_rows("sec_variant"),  # window, dilation, global_tokens, block, features, proj_k, and new ones
+        Control("pos", "choice", DEFAULTS.pos, "sec_model", options=POSITIONS),
+        Control("init", "radio", DEFAULTS.init, "sec_model", options=INITS),
+        *_option_rows("sec_model"),  # seed
+        Control("dropout_on", "switch", False, "sec_model", title="dropout"),
+        Control(
+            "dropout",
+            "slider",
+            0.1,
+            "sec_model",
+            low=0.05,
+            high=0.9,
+            step=0.05,
+            shown=lambda v: v["dropout_on"],
+            title="dropout_p",
+        ),
+        Control("residual_norm", "switch", DEFAULTS.residual_norm, "sec_model"),
+        *(option_control(o) for o in OPTIONS.values() if o.section and o.section not in anchored),
+    )
+
+
+_BUILT: dict[tuple, tuple[Control, ...]] = {}
+
+
+def sidebar_rows() -> tuple[Control, ...]:
+    """The sidebar's rows for the options registered now (built once per set of options)."""
+    from attn_core.kernels import KERNELS
+
+    key = (tuple(OPTIONS.values()), tuple(KERNELS))
+    if key not in _BUILT:
+        _BUILT.clear()
+        _BUILT[key] = _sidebar()
+    return _BUILT[key]
+
+
+class _Rows(Sequence):
+    """``SIDEBAR``: the table as it is now (an option registered later has its row)."""
+
+    def __getitem__(self, i):
+        return sidebar_rows()[i]
+
+    def __len__(self) -> int:
+        return len(sidebar_rows())
+
+
+class _ByName(Mapping):
+    def __getitem__(self, name: str) -> Control:
+        return {c.name: c for c in sidebar_rows()}[name]
+
+    def __iter__(self):
+        return (c.name for c in sidebar_rows())
+
+    def __len__(self) -> int:
+        return len(sidebar_rows())
+
+
+def extra_options(values: dict) -> tuple:
+    """The drawn values of kernel options that ``Settings`` has no field for (``Settings.extra``)."""
+    return tuple((name, values[name]) for name in OPTIONS if name not in FIELDS and name in values)
+
+
+SIDEBAR: Sequence[Control] = _Rows()
+BY_NAME: Mapping[str, Control] = _ByName()
 LANG = Control("lang", "radio", "en", options=("en", "zh"), title="language")
 PALETTE = Control("palette", "radio", "standard", options=("standard", "safe"), fmt="palette_")  # kept by a reset
 

@@ -15,7 +15,19 @@ from attn_core.config import LIMITS
 from attn_core.tokenize import split_words
 
 from .cache import bounded
-from .controls import DEFAULT_SOURCE, DEFAULTS, LANG, PALETTE, SIDEBAR, draw, forget, pin_choices, reset, url_value
+from .controls import (
+    DEFAULT_SOURCE,
+    DEFAULTS,
+    LANG,
+    PALETTE,
+    SIDEBAR,
+    draw,
+    extra_options,
+    forget,
+    pin_choices,
+    reset,
+    url_value,
+)
 from .i18n import LANGS, error_text, t
 from .safe import md
 
@@ -70,6 +82,7 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
         causal=bool(v["causal"]) and v["mask"] != "causal",
         pad_to=pad_to,
         dropout=float(v["dropout"]) if v["dropout_on"] else 0.0,
+        extra=extra_options(v),
     )
     st.session_state["settings"] = settings.to_dict()
     st.session_state["source_text"] = v["source"]

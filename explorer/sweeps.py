@@ -22,6 +22,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 from attn_core import bench
+from attn_core.options import OPTIONS
 
 from .server import active_sessions
 
@@ -69,6 +70,13 @@ class Job:
         return len(self.cfg.kernels) * len(self.cfg.lengths)
 
 
+def option_flags(sh: bench.Shape) -> list[str]:
+    """Every kernel option the shape carries, as the bench CLI's flags (attn_core.options): each
+    kernel in the child gets its own (dilation, global tokens and block too, not the window alone)."""
+    values = bench.shape_options(sh)
+    return [arg for name, value in values.items() if name in OPTIONS for arg in (OPTIONS[name].cli, str(value))]
+
+
 def command(cfg: bench.SweepConfig) -> list[str]:
     sh = cfg.shape
     cmd = [
@@ -87,12 +95,7 @@ def command(cfg: bench.SweepConfig) -> list[str]:
         str(sh.heads),
         "--d-head",
         str(sh.d_head),
-        "--window",
-        str(sh.window),
-        "--features",
-        str(sh.features),
-        "--proj-k",
-        str(sh.proj_k),
+        *option_flags(sh),
         "--device",
         cfg.device,
         "--dtype",

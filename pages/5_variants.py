@@ -1,11 +1,10 @@
 """Variants: efficient kernels side by side with full attention on the current sentence."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
+from attn_core.options import OPTIONS
 from explorer import figures as fig
 from explorer import performer_gap, variants, widgets
 from explorer.boot import run_through_app
@@ -32,13 +31,13 @@ picked = widgets.multiselect(
     key="var_kernels",
     max_selections=4,
 )
-c = st.columns(5)
-window = widgets.number(c[0], t("window"), 1, 512, 1, key="var_window")
-dilation = widgets.number(c[1], t("dilation"), 1, 64, 2, key="var_dilation")
-block = widgets.number(c[2], t("block"), 1, 512, 2, key="var_block")
-features = widgets.number(c[3], t("features"), 1, 1024, 16, key="var_features")
-proj_k = widgets.number(c[4], t("proj_k"), 1, 512, 3, key="var_proj_k")
-s = replace(settings, window=window, dilation=dilation, block=block, features=features, proj_k=proj_k)
+inputs = [o for o in OPTIONS.values() if o.page is not None]  # the page's own value of these options
+chosen = {
+    o.name: widgets.number(col, t(o.label_key), o.low, o.page[1], o.page[0], key=f"var_{o.name}")
+    for col, o in zip(st.columns(len(inputs)), inputs)
+}
+s = settings.with_options(**chosen)
+window = s.window
 
 
 if len(picked) < 2:
@@ -95,7 +94,7 @@ if sweepable:
     name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
     param = KERNELS[name].sweep
     # at most 24 points, spread evenly on a log scale: each point is a full comparison
-    values = curve_points(L) if param != "features" else (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    values = OPTIONS[param].sweep or curve_points(L)
     rows = variants.curve(s.key(), name, values)
     if rows:
         chart(
@@ -106,9 +105,9 @@ if sweepable:
                     t("kl"): [r["kl"] for r in rows],
                     t("uniform_line"): [r["uniform_max_abs"] for r in rows],
                 },
-                title=t("curve", p=t(param)),
-                x_title=t(param),
-                log_x=param == "features",
+                title=t("curve", p=t(OPTIONS[param].label_key)),
+                x_title=t(OPTIONS[param].label_key),
+                log_x=OPTIONS[param].log,
             ),
             "var_curve_chart",
         )

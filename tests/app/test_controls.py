@@ -3,6 +3,7 @@
 import pytest
 
 from attn_core import Settings
+from attn_core.options import OPTIONS
 from explorer.controls import DEFAULTS, PAGE, SIDEBAR, Control
 
 # What a control needs in the link to be shown at all.
@@ -111,9 +112,10 @@ def test_reset_clears_every_control_and_the_url(app):
 
 def test_the_table_knows_every_field_a_user_can_set():
     """A new Settings field a user should reach needs a row; the engine-only ones are named here."""
-    engine_only = {"pad_to", "max_tokens", "max_bytes"}
+    engine_only = {"pad_to", "max_tokens", "max_bytes", "extra"}  # extra: options beyond the fields, each a row
     names = {c.name for c in SIDEBAR}
     assert set(Settings.__dataclass_fields__) - engine_only <= names
+    assert {o.name for o in OPTIONS.values() if o.section} <= names  # every kernel option the sidebar draws
     for c in SIDEBAR:
         assert c.parse(c.to_url(c.default)) == c.default, c.name  # the URL text round-trips
     assert set(PAGE) >= {"focus", "step", "head_steps", "cross_head", "rm_layer", "rm_head", "rm_step"}
