@@ -32,44 +32,92 @@ def causal(L: int, S: int, device=None) -> torch.Tensor:
     return j <= i
 
 
-# The patterns as predicates on query and key positions (tensors i, j of any broadcastable shape):
-# the (L, S) masks below and FlexAttention's mask_mod (kernels.flex_attention) share them.
-def allows_sliding_window(i, j, *, window: int):
-    return (i - j).abs() <= window
+# The patterns as predicate factories (as transformers' masking_utils writes them): each binds its
+# own options, checks them, and returns ``(i, j) -> bool tensor`` on query and key positions (tensors
+# of any broadcastable shape). The (L, S) masks below, the sparse kernels' patterns and
+# FlexAttention's mask_mod (kernels.flex) all call these, so each pattern is written once.
+Predicate = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def allows_dilated(i, j, *, window: int, dilation: int):
-    d = i - j
-    return (d.abs() <= window * dilation) & (d % dilation == 0)
+def causal_rule() -> Predicate:
+    return lambda i, j: j <= i
 
 
-def allows_global_window(i, j, *, window: int, global_tokens: int):
-    return allows_sliding_window(i, j, window=window) | (i < global_tokens) | (j < global_tokens)
+def sliding_window_rule(window: int) -> Predicate:
+    """|i - j| <= window: each token sees ``window`` neighbours on each side."""
+    check_positive("window", window)
+    return lambda i, j: (i - j).abs() <= window
 
 
-def allows_block(i, j, *, block_size: int):
-    return (i // block_size) == (j // block_size)
+def dilated_rule(window: int, dilation: int) -> Predicate:
+    """Every ``dilation``-th neighbour, ``window`` of them on each side."""
+    check_positive("window", window)
+    check_positive("dilation", dilation)
+
+    def allows(i, j):
+        d = i - j
+        return (d.abs() <= window * dilation) & (d % dilation == 0)
+
+    return allows
+
+
+def global_window_rule(window: int, global_tokens: int) -> Predicate:
+    """A sliding window, plus the first ``global_tokens`` tokens that attend to and are attended by all."""
+    check_positive("window", window)
+    if global_tokens < 0:
+        raise AttentionConfigError("global_tokens", "not_negative", value=global_tokens)
+    band = sliding_window_rule(window)
+    return lambda i, j: band(i, j) | (i < global_tokens) | (j < global_tokens)
+
+
+def block_rule(block: int) -> Predicate:
+    """Tokens attend only inside their own block of ``block`` positions."""
+    check_positive("block", block)
+    return lambda i, j: (i // block) == (j // block)
+
+
+PATTERNS: dict[str, tuple[Callable[..., Predicate], tuple[str, ...]]] = {  # name -> (factory, its option names)
+    "sliding_window": (sliding_window_rule, ("window",)),
+    "dilated": (dilated_rule, ("window", "dilation")),
+    "global_window": (global_window_rule, ("window", "global_tokens")),
+    "block": (block_rule, ("block",)),
+}
+
+
+def rule(name: str, *, causal: bool = False, **opts) -> Predicate:
+    """The predicate of pattern ``name`` bound to its options (the kernels' option names; others
+    are ignored), AND-ed with j <= i when ``causal``."""
+    factory, names = PATTERNS[name]
+    allows = factory(*(opts[n] for n in names))
+    if not causal:
+        return allows
+    return lambda i, j: allows(i, j) & (j <= i)
+
+
+def pattern_mask(name: str, L: int, S: int, *, causal: bool = False, device=None, **opts) -> torch.Tensor:
+    """The (L, S) bool mask of pattern ``name`` with its options."""
+    return rule(name, causal=causal, **opts)(*_grid(L, S, device))
 
 
 def sliding_window(L: int, S: int, *, window: int, device=None) -> torch.Tensor:
     """|i - j| <= window: each token sees ``window`` neighbours on each side."""
-    return allows_sliding_window(*_grid(L, S, device), window=window)
+    return pattern_mask("sliding_window", L, S, window=window, device=device)
 
 
 def dilated(L: int, S: int, *, window: int, dilation: int, device=None) -> torch.Tensor:
     """Every ``dilation``-th neighbour, ``window`` of them on each side."""
-    return allows_dilated(*_grid(L, S, device), window=window, dilation=dilation)
+    return pattern_mask("dilated", L, S, window=window, dilation=dilation, device=device)
 
 
 def global_window(L: int, S: int, *, window: int, global_tokens: int, device=None) -> torch.Tensor:
     """Longformer/BigBird: a sliding window, plus the first ``global_tokens`` tokens that
     attend to everything and are attended by everything."""
-    return allows_global_window(*_grid(L, S, device), window=window, global_tokens=global_tokens)
+    return pattern_mask("global_window", L, S, window=window, global_tokens=global_tokens, device=device)
 
 
 def block(L: int, S: int, *, block_size: int, device=None) -> torch.Tensor:
     """Block-local: tokens attend only inside their own block of ``block_size``."""
-    return allows_block(*_grid(L, S, device), block_size=block_size)
+    return pattern_mask("block", L, S, block=block_size, device=device)
 
 
 def padding(lengths: list[int], L: int | None = None, S: int | None = None, device=None) -> torch.Tensor:
@@ -129,25 +177,16 @@ def build_mask(
     device=None,
 ) -> torch.Tensor:
     """The (L, S) mask for one of ``MASK_MODES``; ``padding`` masks keys at or after ``n_real``."""
+    if mode not in MASK_MODES:
+        raise AttentionConfigError("mask", "unknown_choice", value=mode, options=", ".join(MASK_MODES))
+    if mode in PATTERNS:
+        opts = {"window": window, "dilation": dilation, "global_tokens": global_tokens, "block": block_size}
+        return pattern_mask(mode, L, S, causal=also_causal and mode != "causal", device=device, **opts)
     builders: dict[str, Callable[[], torch.Tensor]] = {
         "none": lambda: full(L, S, device),
         "causal": lambda: causal(L, S, device),
         "padding": lambda: padding([S if n_real is None else n_real], L, S, device)[0],
-        "sliding_window": lambda: sliding_window(L, S, window=window, device=device),
-        "dilated": lambda: dilated(L, S, window=window, dilation=dilation, device=device),
-        "global_window": lambda: global_window(L, S, window=window, global_tokens=global_tokens, device=device),
-        "block": lambda: block(L, S, block_size=block_size, device=device),
     }
-    if mode not in builders:
-        raise AttentionConfigError("mask", "unknown_choice", value=mode, options=", ".join(MASK_MODES))
-    if mode in ("sliding_window", "dilated", "global_window"):
-        check_positive("window", window)
-    if mode == "dilated":
-        check_positive("dilation", dilation)
-    if mode == "global_window" and global_tokens < 0:
-        raise AttentionConfigError("global_tokens", "not_negative", value=global_tokens)
-    if mode == "block":
-        check_positive("block", block_size)
     mask = builders[mode]()
     if also_causal and mode != "causal":
         mask = mask & causal(L, S, device)

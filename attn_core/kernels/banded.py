@@ -1,0 +1,183 @@
+"""The shared banded engine of the sparse kernels: queries in blocks, each block's key window a
+strided view, scores made a cache-sized chunk at a time (no L x L tensor), partial softmaxes merged
+by their log-sum-exp."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+
+def _merge(out_a, lse_a, out_b, lse_b):
+    """Combine two partial softmax results over disjoint key sets (flash-attention style)."""
+    lse = torch.logaddexp(lse_a, lse_b)
+    safe = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
+    wa = torch.exp(lse_a - safe).nan_to_num(0.0).unsqueeze(-1)
+    wb = torch.exp(lse_b - safe).nan_to_num(0.0).unsqueeze(-1)
+    return out_a * wa + out_b * wb, lse
+
+
+_CHUNK_BYTES = {"cpu": 1 << 20, "default": 256 << 20}  # scores per step: cache-sized on the CPU, few launches on a GPU
+
+
+def _local(
+    q,
+    k,
+    v,
+    *,
+    block: int,
+    before: int,
+    after: int,
+    scale: float,
+    band: Callable,
+    min_key: int = 0,
+    n_valid=None,
+    need_lse: bool = False,
+):
+    """Blocked local attention: queries in block n see key blocks n-before .. n+after.
+
+    q (N, L, D), k (N, L, D), v (N, L, Dv). ``band(d)`` says which offsets d = i - j are
+    allowed; keys below ``min_key`` or at/after ``n_valid`` ((N,) or int, default L) are not.
+    Key windows are strided views (no copies); scores are made a few blocks at a time, so
+    memory is O(L·d) plus one cache-sized chunk: no L x L tensor, ever. The scale is folded into
+    Q once, the band's -inf bias is added by the score product itself (``baddbmm``) and the
+    softmax is one fused call: each chunk of scores is passed over as few times as possible.
+    Returns out (N, L, Dv) and, with ``need_lse``, the row log-sum-exp (N, L) (-inf for a row
+    with no key; such a row's output is 0), else None.
+    """
+    N, L, D = q.shape
+    Dv = v.shape[-1]
+    nb = -(-L // block)
+    width = (before + 1 + after) * block
+    pad = nb * block - L
+    kp = F.pad(k, (0, 0, before * block, after * block + pad)).contiguous()
+    vp = F.pad(v, (0, 0, before * block, after * block + pad)).contiguous()
+    kw = kp.as_strided((N, nb, width, D), (kp.stride(0), block * D, D, 1))  # (N, nb, width, D) view
+    vw = vp.as_strided((N, nb, width, Dv), (vp.stride(0), block * Dv, Dv, 1))
+
+    c = torch.arange(width, device=q.device) - before * block  # key offset from the block start
+    r = torch.arange(block, device=q.device)
+    bias = torch.zeros(block, width, dtype=q.dtype, device=q.device)
+    bias.masked_fill_(~band(r.view(-1, 1) - c.view(1, -1)), float("-inf"))  # (block, width)
+    limit = torch.as_tensor(L if n_valid is None else n_valid, device=q.device).reshape(-1, 1, 1, 1)
+    lo_edge = min_key + before * block  # blocks before this start may see keys < min_key
+    hi_edge = int(limit.min()) - (1 + after) * block  # blocks after this may see keys >= n_valid
+
+    if not need_lse and q.device.type == "cpu":
+        qb = F.pad(q, (0, 0, 0, pad)).reshape(N, nb, block, D)
+        out = _local_fused(qb, kw, vw, bias, scale, (lo_edge, hi_edge), block, c, min_key, limit)
+        return out.reshape(N, nb * block, Dv)[:, :L], None
+    qb = (F.pad(q, (0, 0, 0, pad)) * scale).reshape(N, nb, block, D)
+    out = torch.empty(N, nb, block, Dv, dtype=q.dtype, device=q.device)
+    lse = torch.empty(N, nb, block, dtype=q.dtype, device=q.device) if need_lse else None
+    per_block = block * width * q.element_size()
+    chunk = _CHUNK_BYTES.get(q.device.type, _CHUNK_BYTES["default"])
+    step = max(1, chunk // per_block)
+
+    # two score buffers reused by every chunk: a fresh megabyte per chunk costs page faults (glibc
+    # maps and unmaps allocations of this size), which made short sequences 30 % slower
+    rows = min(N * nb, step)
+    bufs = [torch.empty(rows, block, width, dtype=q.dtype, device=q.device) for _ in range(2)]
+
+    def edges(n0: int, n1: int, lim) -> torch.Tensor | None:
+        if n0 * block >= lo_edge and n1 * block <= hi_edge:
+            return None
+        j = torch.arange(n0, n1, device=q.device).view(-1, 1, 1) * block + c.view(1, 1, -1)
+        return (j < min_key) | (j >= lim)  # (n, 1, width), or (N, n, 1, width) for a per-sequence limit
+
+    if N * nb <= step:  # short sequences: every block of every sequence in one product
+        masked = edges(0, nb, limit)
+        _softmax_blocks(
+            qb.reshape(N * nb, block, D),
+            kw.reshape(N * nb, width, D),
+            vw.reshape(N * nb, width, Dv),
+            bias,
+            None if masked is None else masked.expand(N, nb, 1, width).reshape(N * nb, 1, width),
+            out.view(N * nb, block, Dv),
+            None if lse is None else lse.view(N * nb, block),
+            bufs,
+        )
+    else:
+        # the few blocks at either end that may see keys outside [min_key, n_valid) apart, the rest in chunks
+        a = min(nb, max(0, -(-lo_edge // block)))
+        b = max(a, min(nb, hi_edge // block))
+        ranges = [(n0, min(end, n0 + step)) for lo, end in ((0, a), (a, b), (b, nb)) for n0 in range(lo, end, step)]
+        for n in range(N):
+            lim = limit[n if limit.shape[0] > 1 else 0, 0, 0]
+            for n0, n1 in ranges:
+                _softmax_blocks(
+                    qb[n, n0:n1],
+                    kw[n, n0:n1],
+                    vw[n, n0:n1],
+                    bias,
+                    edges(n0, n1, lim),
+                    out[n, n0:n1],
+                    None if lse is None else lse[n, n0:n1],
+                    bufs,
+                )
+    out, lse = out.view(N, nb * block, Dv)[:, :L], None if lse is None else lse.view(N, nb * block)[:, :L]
+    return out, lse
+
+
+def _local_fused(qb, kw, vw, bias, scale: float, edges: tuple[int, int], block: int, c, min_key: int, limit):
+    """The blocks on the CPU's fused attention (``scaled_dot_product_attention``, a flash-style
+    kernel: scores, softmax and the weighted sum in one pass over cache-sized tiles, reading the key
+    windows through their strided views, no copies). Each query block is one "head" of the call,
+    its key window that head's keys and ``bias`` (block, width) the band, the same for every block;
+    the few blocks at either end whose windows reach keys outside [min_key, n_valid) get their own
+    call with those keys masked as well. Rows left with no key give 0."""
+    nb = qb.shape[1]
+    lo_edge, hi_edge = edges
+    a = min(nb, max(0, -(-lo_edge // block)))
+    b = max(a, min(nb, hi_edge // block))
+    if a == 0 and b == nb:  # no block reaches past either end
+        return F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias, scale=scale)
+    out = torch.empty(*qb.shape[:-1], vw.shape[-1], dtype=qb.dtype, device=qb.device)
+    if b > a:
+        out[:, a:b] = F.scaled_dot_product_attention(qb[:, a:b], kw[:, a:b], vw[:, a:b], attn_mask=bias, scale=scale)
+    for n0, n1 in ((0, a), (b, nb)):
+        if n1 <= n0:
+            continue
+        j = torch.arange(n0, n1, device=qb.device).view(-1, 1, 1) * block + c.view(1, 1, -1)  # (n, 1, width)
+        outside = (j < min_key) | (j >= limit)  # (N or 1, n, 1, width)
+        mask = bias.masked_fill(outside, float("-inf"))  # (N or 1, n, block, width)
+        part = F.scaled_dot_product_attention(qb[:, n0:n1], kw[:, n0:n1], vw[:, n0:n1], attn_mask=mask, scale=scale)
+        out[:, n0:n1] = part.nan_to_num_(0.0)  # a row with no key: 0, not NaN
+    return out
+
+
+def _softmax_blocks(qs, ks, vs, bias, masked, out, lse, bufs) -> None:
+    """softmax(bias + Q Kᵀ) V for a batch of query blocks and their key windows, into ``out``
+    (and the row log-sum-exp into ``lse`` when given); ``bufs``: two score buffers to reuse."""
+    n = qs.shape[0]
+    s = torch.baddbmm(bias, qs, ks.transpose(-1, -2), out=bufs[0][:n])  # (n, block, width)
+    if masked is not None:
+        s.masked_fill_(masked, float("-inf"))
+    if lse is None:
+        p = torch.ops.aten._softmax.out(s, -1, False, out=bufs[1][:n])  # torch.softmax, into the buffer
+        if masked is not None:  # a row left with no key (past the end, before min_key) gives 0, not NaN
+            p.nan_to_num_(0.0)
+        torch.bmm(p, vs, out=out)
+        return
+    m = torch.logsumexp(s, dim=-1, keepdim=True)  # -inf for a row with no key
+    safe = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    torch.bmm(s.sub_(safe).exp_(), vs, out=out)
+    if lse is not None:
+        lse.copy_(m.squeeze(-1))
+
+
+def _band(window: int, causal: bool) -> Callable:
+    return (lambda d: (d >= 0) & (d <= window)) if causal else (lambda d: d.abs() <= window)
+
+
+def _block_for(window: int, length: int, device: torch.device | str = "cpu") -> tuple[int, int]:
+    """Block size and look-around for a window: blocks of about w/2 (at least 16) keep the wasted
+    part of each key window small while the matrix products stay large; on the CPU's fused kernel
+    (which tiles the products itself) about w/4, wasting less of each window: 288 keys scored per
+    query for w = 128 instead of 320 (257 are allowed)."""
+    cpu = torch.device(device).type == "cpu"
+    block = max(16, min(64, (window // 4 if cpu else window // 2) or 1), 1)
+    block = min(block, max(length, 1))
+    return block, -(-window // block)

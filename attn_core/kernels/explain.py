@@ -1,0 +1,239 @@
+"""A variant's own steps, for Step by step and the JSON export.
+
+``explain(q, k, v, *, causal, scale, **opts) -> Explained`` (q (H, L, D), one sentence): the
+intermediates a variant computes on its efficient path, named for what they are, with its output
+from the variant's own function. The Step-by-step page draws them; the JSON export records them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from .. import masks
+
+
+@dataclass(frozen=True)
+class Stage:
+    key: str  # the catalogue's vs_<key> (its title) and vs_<key>_note (what to look at, quoting ``facts``)
+    formula: str  # LaTeX
+    code: str  # the PyTorch lines, with this input's shapes
+    tensors: dict  # name -> (H or 1, rows, cols); NaN where the variant computes nothing
+    labels: dict = field(default_factory=dict)  # name -> how the chart names it (math, language-neutral)
+    facts: dict = field(default_factory=dict)  # numbers the note quotes
+
+
+@dataclass(frozen=True)
+class Explained:
+    stages: tuple[Stage, ...]
+    output: torch.Tensor  # (H, L, Dv): the variant's own function on this input
+    weights: torch.Tensor  # (H, L, S): the matrix the output amounts to, for display (out = weights @ v)
+
+    def tensors(self) -> dict:
+        return {name: t for st in self.stages for name, t in st.tensors.items()}
+
+
+# What the rows and columns of each named intermediate are: a query or key token, a feature, a
+# dimension of d or d_v, one of Linformer's k rows, or nothing (a single row or column).
+AXES = {
+    "pattern": ("query", "key"),
+    "band_scores": ("query", "key"),
+    "band_weights": ("query", "key"),
+    "amounts_to": ("query", "key"),
+    "omega": ("feature", "d"),
+    "phi_q": ("query", "feature"),
+    "phi_k": ("key", "feature"),
+    "state": ("feature", "dv"),
+    "normaliser": ("", "feature"),
+    "numerator": ("query", "dv"),
+    "denominator": ("query", ""),
+    "half_1": ("query", "dv"),
+    "half_2": ("query", "dv"),
+    "uniform_out": ("query", "dv"),
+    "output": ("query", "dv"),
+    "E": ("k", "key"),
+    "F": ("k", "key"),
+    "K_proj": ("k", "d"),
+    "V_proj": ("k", "dv"),
+    "scores_Lk": ("query", "k"),
+    "weights_Lk": ("query", "k"),
+}
+
+
+def _shape(t: torch.Tensor) -> str:
+    return str(tuple(t.shape))
+
+
+def _explain_sparse(pattern: Callable, fn: Callable):
+    """The pairs the pattern allows, scored one by one (no L x S product), a softmax over each
+    row's pairs and the weighted sum of their values."""
+
+    def explain(q, k, v, *, causal: bool, scale: float, **opts) -> Explained:
+        H, L, _ = q.shape
+        S, Dv = k.shape[1], v.shape[-1]
+        allowed = pattern(L, S, causal, **opts)
+        i, j = allowed.nonzero(as_tuple=True)  # the pairs computed
+        s = (q[:, i] * k[:, j]).sum(-1) * scale  # (H, pairs)
+        rows = i.expand(H, -1)
+        top = torch.full((H, L), float("-inf"), dtype=q.dtype).scatter_reduce(1, rows, s, "amax")
+        e = torch.exp(s - top[:, i])
+        total = torch.zeros(H, L, dtype=q.dtype).index_add_(1, i, e)
+        w = e / total[:, i].clamp_min(torch.finfo(q.dtype).tiny)
+        mixed = torch.zeros(H, L, Dv, dtype=q.dtype).index_add_(1, i, w.unsqueeze(-1) * v[:, j])
+
+        def dense(values: torch.Tensor, fill: float) -> torch.Tensor:
+            out = torch.full((H, L, S), fill, dtype=q.dtype)
+            out[:, i, j] = values
+            return out
+
+        pairs = int(i.numel())
+        weights = dense(w, 0.0)
+        out = fn(q[None], k[None], v[None], causal=causal, scale=scale, **opts)[0]
+        stages = (
+            Stage(
+                "pattern",
+                r"\mathcal{A} = \{(i, j) : \text{the pattern allows } j \text{ for } i\}",
+                f"allowed = pattern({L}, {S})   # bool {_shape(allowed)}\ni, j = allowed.nonzero(as_tuple=True)"
+                f"   # {pairs} pairs, not {L * S}",
+                {"pattern": allowed.to(q.dtype).unsqueeze(0)},
+                {"pattern": "pattern"},
+                {"pairs": pairs, "all": L * S, "share": 100.0 * pairs / max(L * S, 1)},
+            ),
+            Stage(
+                "band_scores",
+                r"e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_k}}\quad (i, j) \in \mathcal{A}",
+                f"e = (Q[i] * K[j]).sum(-1) * {scale:.4g}   # {pairs} scores, one per allowed pair",
+                {"band_scores": dense(s, float("nan"))},
+                {"band_scores": "e_ij"},
+                {"pairs": pairs},
+            ),
+            Stage(
+                "band_softmax",
+                r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{(i, j') \in \mathcal{A}} \exp(e_{ij'})}",
+                "alpha = exp(e - row_max[i]) / row_sum[i]   # a softmax over each row's allowed pairs only\n"
+                f"out = zeros({L}, {Dv}).index_add_(0, i, alpha[:, None] * V[j])   # {_shape(out[0])}",
+                {"band_weights": dense(w, float("nan"))},
+                {"band_weights": "α_ij"},
+                {"max_diff": float((mixed - out).abs().max()) if out.numel() else 0.0},
+            ),
+        )
+        return Explained(stages, out, weights)
+
+    return explain
+
+
+def prefix_state(phi_k: torch.Tensor, v: torch.Tensor, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Causal linear attention's running state after position ``i``: Σ_{j≤i} φ(k_j) v_jᵀ and Σ_{j≤i} φ(k_j)."""
+    return phi_k[:, : i + 1].transpose(-2, -1) @ v[:, : i + 1], phi_k[:, : i + 1].sum(1)
+
+
+def _explain_features(pair: Callable, fn: Callable, *, omega: Callable | None = None, finish: Callable | None = None):
+    """φ(Q) and φ(K), the d × d_v state Σ φ(k_j) v_jᵀ and the normaliser Σ φ(k_j), then the output:
+    (φ(Q) (φ(K)ᵀ V)) in that order, so no L x S matrix is formed. Random features (Performer): the
+    two halves read out apart, then their mean shrunk toward uniform attention by λ: ``omega(opts, d,
+    dtype)`` draws the features, ``finish(stages, q, k, v, out, ...)`` appends those steps and
+    returns the weights (both given for random features only)."""
+    random_features = omega is not None
+
+    def explain(q, k, v, *, causal: bool, scale: float, **opts) -> Explained:
+        phi_q, phi_k = pair(q, k, scale=scale, **opts)
+        _H, L, m = phi_q.shape
+        Dv = v.shape[-1]
+        state = phi_k.transpose(-2, -1) @ v  # (H, m, Dv)
+        z = phi_k.sum(1)  # (H, m)
+        a = phi_q @ phi_k.transpose(-2, -1)  # display only: what the output amounts to
+        if causal:
+            a = a.tril()
+        weights = a / a.sum(-1, keepdim=True).clamp_min(1e-30)
+        if causal:
+            num, den = a @ v, a.sum(-1, keepdim=True)
+        else:
+            num, den = phi_q @ state, phi_q @ z.unsqueeze(-1)
+        out = fn(q[None], k[None], v[None], causal=causal, scale=scale, **opts)[0]
+        stages = []
+        if random_features:
+            drawn = omega(opts, q.shape[-1], q.dtype)
+            stages.append(
+                Stage(
+                    "random_features",
+                    r"\omega \in \mathbb{R}^{m \times d},\ \text{rows orthogonal in blocks of } d",
+                    f"omega = orthogonal_features({m}, {q.shape[-1]}, seed={opts['seed']})   # {_shape(drawn)}",
+                    {"omega": drawn.unsqueeze(0)},
+                    {"omega": "ω"},
+                    {"m": m, "d": q.shape[-1]},
+                )
+            )
+        feature = (
+            r"\phi(x) = \exp\!\left(A\|\omega\|^2 + \sqrt{1-4A}\,\omega x - \tfrac{\|x\|^2}{2}\right) > 0"
+            if random_features
+            else r"\phi(x) = \mathrm{elu}(x) + 1 > 0"
+        )
+        make = "performer_features(Q, omega, a=A)" if random_features else "F.elu(Q) + 1"
+        stages.append(
+            Stage(
+                "features",
+                feature,
+                f"phi_q = {make}   # {_shape(phi_q[0])}\nphi_k = {make.replace('Q', 'K')}   # {_shape(phi_k[0])}",
+                {"phi_q": phi_q, "phi_k": phi_k},
+                {"phi_q": "φ(Q)", "phi_k": "φ(K)"},
+                {"m": m},
+            )
+        )
+        prefix = r"\sum_{j \le i}" if causal else r"\sum_j"
+        stages.append(
+            Stage(
+                "prefix_state" if causal else "state",
+                rf"S = {prefix} \phi(k_j) v_j^\top \in \mathbb{{R}}^{{{m} \times {Dv}}},\quad z = {prefix} \phi(k_j)",
+                (
+                    "S_i = S_{i-1} + outer(phi_k[i], V[i]);  z_i = z_{i-1} + phi_k[i]   # one state, updated per token"
+                    if causal
+                    else f"S = phi_k.T @ V   # {_shape(state[0])}: d × d_v, whatever L is\nz = phi_k.sum(0)   # ({m},)"
+                ),
+                {"state": state, "normaliser": z.unsqueeze(1)},
+                {"state": "S = Σ φ(k_j) v_jᵀ", "normaliser": "z = Σ φ(k_j)"},
+                {"m": m, "dv": Dv, "L": L},
+            )
+        )
+        if random_features:
+            weights = finish(stages, q, k, v, out, causal=causal, scale=scale, **opts)
+        else:
+            stages.append(
+                Stage(
+                    "normalise",
+                    r"o_i = \frac{\phi(q_i)^\top S}{\phi(q_i)^\top z}",
+                    f"num = phi_q @ S   # {_shape(num[0])}\nden = phi_q @ z   # ({L},)\nout = num / den[:, None]"
+                    f"   # {_shape(out[0])}: O(L·m·d_v), never L × L",
+                    {"numerator": num, "denominator": den},
+                    {"numerator": "φ(Q)ᵀ S", "denominator": "φ(Q)ᵀ z"},
+                    {"max_diff": float((num / den.clamp_min(1e-30) - out).abs().max())},
+                )
+            )
+        facts = {"L": L}
+        if random_features:  # how good the approximation is on this sentence, beside the trivial baseline
+            s = (q @ k.transpose(-2, -1)) * scale
+            allowed = masks.causal(L, k.shape[1]) if causal else masks.full(L, k.shape[1])
+            exact = torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
+            uniform = allowed.to(q.dtype) / allowed.sum(-1, keepdim=True)
+            facts["error"] = float((weights - exact).norm() / exact.norm())
+            facts["uniform"] = float((uniform - exact).norm() / exact.norm())
+        stages.append(
+            Stage(
+                "amounts_to",
+                (
+                    r"\alpha = U + \lambda\,(\bar\alpha - U)"
+                    if random_features
+                    else r"\alpha_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_{j'} \phi(q_i)\cdot\phi(k_{j'})}"
+                ),
+                "alpha = (phi_q @ phi_k.T) / den[:, None]   # for display only: the efficient path never makes it"
+                if not random_features
+                else "alpha = U + lam * (alpha_mean - U)   # for display only: the efficient path never makes it",
+                {"amounts_to": weights},
+                {"amounts_to": "α"},
+                facts,
+            )
+        )
+        return Explained(tuple(stages), out, weights)
+
+    return explain

@@ -1,0 +1,103 @@
+"""FlexAttention: PyTorch's compiled ``flex_attention`` running the same patterns (``masks.PATTERNS``) as a mask_mod."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from .. import masks
+from ..errors import AttentionConfigError
+from .base import _check_pattern
+from .explain import _explain_sparse
+from .full import _softmax_weights
+from .registry import register
+from .sparse import _banded_bytes, _pattern_flops
+
+_FLEX: dict[str, Callable] = {}
+
+
+def flex_unavailable() -> str | None:
+    """Why FlexAttention cannot run here (None when it can): it needs torch.compile, and on the CPU a C++ compiler."""
+    import shutil
+
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention  # noqa: F401
+    except ImportError:
+        return f"torch {torch.__version__} has no FlexAttention"
+    if not torch.cuda.is_available() and not (shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")):
+        return "no C++ compiler for torch.compile on the CPU"
+    return None
+
+
+def _flex_mask_mod(pattern: str, causal: bool, opts: dict):
+    """FlexAttention's ``mask_mod``: the pattern's predicate (``masks.rule``, its options checked)."""
+    allows = masks.rule(pattern, causal=causal, **opts)
+
+    def mask_mod(b, h, i, j):
+        return allows(i, j)
+
+    return mask_mod
+
+
+def flex_attention(
+    q,
+    k,
+    v,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+    pattern: str = "sliding_window",
+    window: int = 2,
+    dilation: int = 2,
+    global_tokens: int = 1,
+    block: int = 2,
+):
+    """FlexAttention: PyTorch's ``flex_attention`` with this app's mask patterns (sliding window,
+    dilated, global + window, block) written as a ``mask_mod`` and compiled by ``torch.compile``
+    into a block-sparse kernel. What a practitioner would use for a sparse pattern today. The
+    first call at a shape compiles (seconds); the benchmark reports that apart from the run time."""
+    from torch.nn.attention.flex_attention import create_block_mask
+    from torch.nn.attention.flex_attention import flex_attention as flex
+
+    opts = {"window": window, "dilation": dilation, "global_tokens": global_tokens, "block": block}
+    mask_mod = _flex_mask_mod(pattern, causal, opts)  # checks the pattern's options
+    if "fn" not in _FLEX:
+        _FLEX["fn"] = torch.compile(flex, dynamic=False)
+    L, S = q.shape[-2], k.shape[-2]
+    mask = create_block_mask(mask_mod, None, None, L, S, device=q.device.type)
+    return _FLEX["fn"](q, k, v, block_mask=mask, scale=scale)
+
+
+def _check_flex(L: int, S: int, *, causal: bool, cross: bool, **opts) -> None:
+    why = flex_unavailable()
+    if why:
+        raise AttentionConfigError("kernel", "flex_unavailable", reason=why)
+    _check_pattern("flex")(L, S, causal=causal, cross=cross)
+
+
+def _flex_pattern(L: int, S: int, causal: bool, *, pattern: str = "sliding_window", **opts) -> torch.Tensor:
+    i, j = torch.arange(L).view(-1, 1), torch.arange(S).view(1, -1)
+    return _flex_mask_mod(pattern, causal, opts)(None, None, i, j)
+
+
+register(
+    "flex",
+    flex_attention,
+    label="FlexAttention (compiled)",
+    family="sparse",
+    formula=r"\mathrm{softmax}_{\mathrm{mask\_mod}(i,j)}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
+    time="O(L·w·d)",
+    memory="O(L·w)",
+    paper="PyTorch FlexAttention (He et al. 2024); the patterns as above",
+    pattern=_flex_pattern,
+    weights=_softmax_weights(_flex_pattern),
+    explain=_explain_sparse(_flex_pattern, flex_attention),
+    check=_check_flex,
+    flops=_pattern_flops(None),
+    peak_bytes=_banded_bytes,
+    options=("pattern", "window", "dilation", "global_tokens", "block"),
+    sweep="window",
+    compiled=True,
+    teaching=False,
+)
