@@ -33,7 +33,7 @@ from explorer.urlcheck import show_notices
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
 pages = [st.Page(home, title=t("page_home"), icon=":material/home:", default=True, url_path="home")]
-pages += [st.Page(p.file, title=t(f"page_{p.key}"), icon=p.icon, url_path=p.url_path) for p in PAGES]
+pages += [st.Page(p.file, title=t(f"page.{p.key}"), icon=p.icon, url_path=p.url_path) for p in PAGES]
 nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()

@@ -27,7 +27,7 @@ import torch
 from .config import Settings
 from .errors import AttentionConfigError
 from .kernels import KERNELS
-from .notebook_text import NOTEBOOK, PAGE, SOFTMAX_STAGES, WEIGHTED_SUM
+from .notebook_text import SOFTMAX_STAGES, WEIGHTED_SUM, has, text
 from .trace import Trace, param_count, run_trace
 
 LANGS = ("en", "zh")
@@ -36,12 +36,6 @@ MAX_NUMBERS = 2**20  # the app's values one notebook may carry (4 MiB as float32
 SPARSE = ("sliding_window", "dilated", "global_window", "block", "flex")
 FEATURE_MAPS = ("linear_elu", "causal_linear", "performer")
 KNOWN = ("full", "sdpa", *SPARSE, *FEATURE_MAPS, "linformer")  # the variants whose steps this module writes
-
-
-def text(key: str, lang: str, **params) -> str:
-    en, zh = PAGE[key] if key in PAGE else NOTEBOOK[key]
-    s = zh if lang == "zh" else en
-    return s.format(**params) if params else s
 
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#!|<>~$:&])")
@@ -774,10 +768,11 @@ def _multihead_code(t: Trace) -> str:
 
 
 def _title(page: str, t: Trace, lang: str) -> str:
-    key = {"steps": "page_steps", "multihead": "page_multihead", "cross": "page_cross"}[page]
+    key = {"steps": "page.steps", "multihead": "page.multihead", "cross": "page.cross"}[page]
     title = text(key, lang)
     if t.settings.kernel != "full":
-        title += " — " + text(f"kernel_{t.settings.kernel}", lang) if f"kernel_{t.settings.kernel}" in PAGE else ""
+        name = f"kernel.{t.settings.kernel}.label"
+        title += " — " + text(name, lang) if has(name) else ""
     return "# " + title
 
 
@@ -823,12 +818,12 @@ def trace_notebook(
             text(
                 "nb_intro",
                 lang,
-                page=text(f"page_{'steps' if page == 'steps' else page}", lang),
+                page=text(f"page.{'steps' if page == 'steps' else page}", lang),
                 tok=quoted(tok),
                 head=h,
             ),
             text("cross_intro", lang, L=L, S=S) if t.is_cross else "",
-            text("variant_steps", lang, name=text(f"kernel_{s.kernel}", lang)) if t.variant is not None else "",
+            text("variant_steps", lang, name=text(f"kernel.{s.kernel}.label", lang)) if t.variant is not None else "",
             _settings_md(s, lang),
         ),
         _md("## 0 " + text("nb_setup", lang)),
@@ -869,13 +864,13 @@ def trace_notebook(
         stages = {st.key: st for st in t.variant.stages}
         for n, (key, code) in enumerate(_variant_stages(t)):
             st = stages[key]
-            notes = [text(f"vs_{key}_note", lang, **st.facts)]
+            notes = [text(f"vs.{key}.note", lang, **st.facts)]
             if "error" in st.facts:
                 notes.append(text("vs_error", lang, **st.facts))
                 if st.facts["error"] >= st.facts["uniform"]:
                     notes.append(text("vs_no_better", lang))
-            head_md = f"## 5.{n + 1} " + text(f"vs_{key}", lang)
-            intro = text("nb_variant", lang, name=text(f"kernel_{s.kernel}", lang)) if n == 0 else ""
+            head_md = f"## 5.{n + 1} " + text(f"vs.{key}.title", lang)
+            intro = text("nb_variant", lang, name=text(f"kernel.{s.kernel}.label", lang)) if n == 0 else ""
             cells += [_md(head_md, intro, _tex(st.formula), " ".join(notes)), Cell("code", code)]
     kern = KERNELS[s.kernel]
     cells += [
@@ -891,7 +886,7 @@ def trace_notebook(
     proj = text("mh_proj", lang) if t.projected is not None else ""
     cells += [
         _md(
-            "## " + text("page_multihead", lang),
+            "## " + text("page.multihead", lang),
             text("mh_intro", lang, proj=proj),
             _tex(
                 r"\mathrm{MultiHead}(X) = \mathrm{Concat}(z^{(1)}, \dots, z^{(h)})"
@@ -1025,8 +1020,8 @@ def _model_cells(pre, ht, enc, tensors, lists, *, sentence, lang, focus, spec, p
     diff = ht.max_diff if ht.max_diff is not None else float("nan")
     cells = [
         _md(
-            "# " + text("page_model", lang) + f" — {text('rm_apart', lang)}",
-            text("nb_intro", lang, page=text("page_model", lang), tok=quoted(tok), head=head),
+            "# " + text("page.model", lang) + f" — {text('rm_apart', lang)}",
+            text("nb_intro", lang, page=text("page.model", lang), tok=quoted(tok), head=head),
             text("rm_apart_intro", lang, l=layer, h=head),
             f"- {text('nb_settings', lang)}: sentence {quoted(sentence)}, layer {layer}, head {head}, "
             f"pad_to {pad_to}, model {quoted(name)}",

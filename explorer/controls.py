@@ -54,7 +54,7 @@ class Control:
     high: float | None = None
     step: float = 1
     options: tuple = ()
-    fmt: str = "opt_"  # a choice's labels: the catalogue key prefix of each option
+    fmt: str = "opt."  # a choice's labels: the catalogue key prefix of each option
     shown: Callable[[dict], bool] | None = None  # given the values drawn before it; None = always
     row: str = ""  # consecutive controls with the same row share one line of columns
     title: str = ""  # the catalogue key of its label, when not its name
@@ -151,14 +151,22 @@ def _sidebar() -> tuple[Control, ...]:
         Control("sentence", "area", TUTORIAL_SENTENCE, "sec_input"),
         Control("source", "text", DEFAULT_SOURCE, "sec_input"),
         Control("heads", "int", DEFAULTS.heads, "sec_dims", **_limit("heads")),
-        Control("layout", "radio", DEFAULTS.layout, "sec_dims", options=LAYOUTS, fmt="opt_layout_"),
+        Control("layout", "radio", DEFAULTS.layout, "sec_dims", options=LAYOUTS, fmt="opt.layout."),
         Control("d_model", "int", DEFAULTS.d_model, "sec_dims", **_limit("d_model")),
         Control("d_q", "int", DEFAULTS.d_q, "sec_dims", row="dims", **_limit("d_q")),
         Control("d_k", "int", DEFAULTS.d_k, "sec_dims", row="dims", **_limit("d_k")),
         Control("d_v", "int", DEFAULTS.d_v, "sec_dims", row="dims", **_limit("d_v")),
         Control("score", "choice", DEFAULTS.score, "sec_scores", options=SCORES),
         Control("temperature", "float", DEFAULTS.temperature, "sec_scores", low=0.01, high=100.0, step=0.1),
-        Control("kernel", "choice", DEFAULTS.kernel, "sec_variant", options=live_variants(), fmt="kernel_"),
+        Control(
+            "kernel",
+            "choice",
+            DEFAULTS.kernel,
+            "sec_variant",
+            options=live_variants(),
+            fmt="kernel.{}.label",
+            title="kernel_title",
+        ),
         Control(
             "mask", "choice", DEFAULTS.mask, "sec_variant", options=MASK_MODES, shown=lambda v: not _kernel(v).pattern
         ),
@@ -233,7 +241,9 @@ def extra_options(values: dict) -> tuple:
 SIDEBAR: Sequence[Control] = _Rows()
 BY_NAME: Mapping[str, Control] = _ByName()
 LANG = Control("lang", "radio", "en", options=("en", "zh"), title="language")
-PALETTE = Control("palette", "radio", "standard", options=("standard", "safe"), fmt="palette_")  # kept by a reset
+PALETTE = Control(  # kept by a reset
+    "palette", "radio", "standard", options=("standard", "safe"), fmt="palette.", title="palette_title"
+)
 
 
 def _note(name: str) -> None:
@@ -360,15 +370,15 @@ def _lab_rows() -> tuple[Control, ...]:
         return {"low": low, "high": high}
 
     return (
-        Control("lab_task", "choice", "reverse", options=tuple(TASKS), fmt="lab_task_"),
+        Control("lab_task", "choice", "reverse", options=tuple(TASKS), fmt="lab.task."),
         Control("lab_length", "int", 8, **lim("length")),  # the default: the task's own, passed when drawn
         Control("lab_layers", "int", 1, **lim("layers")),
-        Control("lab_pos", "choice", "sidebar", options=("sidebar", "rope", "alibi"), fmt="lab_pos_"),
+        Control("lab_pos", "choice", "sidebar", options=("sidebar", "rope", "alibi"), fmt="lab.pos."),
         Control("lab_mlp", "switch", True),
         Control("lab_lr", "float", 3e-3, low=1e-5, high=1.0, step=1e-4),
         Control("lab_batch", "int", 64, **lim("batch")),
         Control("lab_steps", "int", 800, **lim("steps")),  # the default: the task's budget, passed when drawn
-        Control("lab_b", "choice", "off", options=("off", *PRESETS), fmt="lab_b_"),
+        Control("lab_b", "choice", "off", options=("off", *PRESETS), fmt="lab.b."),
     )
 
 

@@ -21,5 +21,5 @@ def home() -> None:
         overview()
     for page in PAGES:
         with st.container(border=True):
-            st.page_link(page.file, label=t(f"page_{page.key}"), icon=":material/arrow_forward:")
-            st.caption(t(f"home_{page.key}"))
+            st.page_link(page.file, label=t(f"page.{page.key}"), icon=":material/arrow_forward:")
+            st.caption(t(f"home.{page.key}"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .controls import NOTICES, STEPS
-from .i18n import STRINGS, t
+from .i18n import STRINGS, step_key, t
 from .safe import md
 
 PARAM = "present"
@@ -139,5 +139,5 @@ def narration(step: str, trace, head: int, focus: int) -> str:
         allowed=int(trace.mask.sum()),
         total=trace.mask.numel(),
     )
-    key = f"present_{step}"
-    return t(key, **facts) if key in STRINGS else t("present_variant_step", step=t(step), **facts)
+    key = f"present.{step}"
+    return t(key, **facts) if key in STRINGS else t("present_variant_step", step=t(step_key(step)), **facts)

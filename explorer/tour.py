@@ -91,17 +91,17 @@ def banner() -> None:
         return
     n = TOUR.index(lesson)
     with st.container(border=True):
-        st.markdown(f"**{t('tour_lesson', n=n + 1, total=len(TOUR))} · {t(f'tour_{key}')}**")
-        st.markdown(t(f"tour_{key}_q"))
+        st.markdown(f"**{t('tour_lesson', n=n + 1, total=len(TOUR))} · {t(f'tour.{key}.title')}**")
+        st.markdown(t(f"tour.{key}.q"))
         cols = st.columns(2)
         if n > 0:
-            page_link(TOUR[n - 1], label=t("tour_back", title=t(f"tour_{TOUR[n - 1].key}")), container=cols[0])
+            page_link(TOUR[n - 1], label=t("tour_back", title=t(f"tour.{TOUR[n - 1].key}.title")), container=cols[0])
         if n + 1 < len(TOUR):
-            page_link(TOUR[n + 1], label=t("tour_next", title=t(f"tour_{TOUR[n + 1].key}")), container=cols[1])
+            page_link(TOUR[n + 1], label=t("tour_next", title=t(f"tour.{TOUR[n + 1].key}.title")), container=cols[1])
 
 
 def overview() -> None:
     """The tour on the start page: every lesson, in order, one click each."""
     st.caption(t("tour_intro"))
     for n, lesson in enumerate(TOUR):
-        page_link(lesson, label=f"{n + 1}. {t(f'tour_{lesson.key}')}")
+        page_link(lesson, label=f"{n + 1}. {t(f'tour.{lesson.key}.title')}")

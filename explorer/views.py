@@ -184,7 +184,7 @@ def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: lis
 
     st.latex(stage.formula)
     st.code(stage.code, language="python")
-    st.caption(t(f"vs_{stage.key}_note", **stage.facts))
+    st.caption(t(f"vs.{stage.key}.note", **stage.facts))
     if "error" in stage.facts:
         (st.warning if stage.facts["error"] >= stage.facts["uniform"] else st.info)(
             t("vs_error", **stage.facts)

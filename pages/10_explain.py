@@ -35,7 +35,7 @@ from explorer.state import current_settings
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_explain"))
+st.title(t("page.explain"))
 st.caption(t("ex_intro"))
 MODEL = pt.BUNDLED
 try:

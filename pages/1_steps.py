@@ -33,7 +33,7 @@ if presenting:  # the walk's own row names the page's step and holds the way out
     walk_row = st.container()
 else:
     title, toggle = st.columns([5, 1], vertical_alignment="bottom")
-    title.title(t("page_steps"))
+    title.title(t("page.steps"))
     with toggle:
         present.toggle()  # ?present=1: large type, Back / Next with the arrow keys, a narration per step
 settings = current_settings()

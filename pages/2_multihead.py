@@ -13,7 +13,7 @@ from explorer.views import chart, focus_select, predict_then_reveal
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_multihead"))
+st.title(t("page.multihead"))
 settings = current_settings()
 trace = current_trace(settings)
 if trace is None:
@@ -127,7 +127,7 @@ if trace.projected is not None or s.residual_norm:
 
 st.subheader(t("params"))
 n = param_count(s)
-st.dataframe({t(f"pc_{k}"): [v] for k, v in n.items()}, hide_index=True)
+st.dataframe({t(f"pc.{k}"): [v] for k, v in n.items()}, hide_index=True)
 if s.layout == "standard":
     st.info(t("params_formula", f=n["formula_4d2"], n=n["total"], b=n["biases"]))
 else:

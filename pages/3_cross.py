@@ -12,7 +12,7 @@ from explorer.views import chart, focus_select, predict_then_reveal
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_cross"))
+st.title(t("page.cross"))
 settings = cross_settings(current_settings())
 trace = current_trace(settings)
 if trace is None:

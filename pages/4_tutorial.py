@@ -22,7 +22,7 @@ def _row(v) -> str:
 
 w = _walk()
 tr = w.trace
-st.title(t("page_tutorial"))
+st.title(t("page.tutorial"))
 st.caption(t("tut_intro"))
 
 st.subheader(t("tut_s1"))

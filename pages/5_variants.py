@@ -17,7 +17,7 @@ from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_variants"))
+st.title(t("page.variants"))
 st.caption(t("var_intro"))
 settings = current_settings()
 names = [k for k, spec in KERNELS.items() if spec.teaching]

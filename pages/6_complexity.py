@@ -17,7 +17,7 @@ from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_complexity"))
+st.title(t("page.complexity"))
 st.caption(t("cx_intro"))
 
 devices = bench.available_devices()
@@ -75,7 +75,7 @@ if job is not None and job.active and b2.button(t("cx_stop"), key="cx_stop"):
 def shown(frame: pd.DataFrame) -> pd.DataFrame:
     """A table as the page shows it: kernels by their names, headers in the UI's language."""
     frame = frame.assign(kernel=frame["kernel"].map(kernel_label)) if "kernel" in frame else frame
-    return frame.rename(columns={c: t(f"cx_col_{c}") for c in frame.columns if c in bench.CSV_COLUMNS})
+    return frame.rename(columns={c: t(f"cx_col.{c}") for c in frame.columns if c in bench.CSV_COLUMNS})
 
 
 @st.fragment(run_every=1.0)
@@ -140,7 +140,7 @@ st.subheader(t("cx_slopes"))
 slopes = {k: bench.fit_slope(*bench.fit_range(rows, k)) for k in names}
 st.dataframe(
     {
-        t("cx_col_kernel"): [kernel_label(k) for k in slopes],
+        t("cx_col.kernel"): [kernel_label(k) for k in slopes],
         t("cx_col_slope"): [None if v is None else round(v, 2) for v in slopes.values()],
     },
     hide_index=True,
@@ -162,7 +162,7 @@ if base:
     # one type per column: the lengths as text beside "never"
     st.dataframe(
         {
-            t("cx_col_kernel"): [kernel_label(k) for k in cross],
+            t("cx_col.kernel"): [kernel_label(k) for k in cross],
             t("cx_from", base=kernel_label(base)): [str(v) if v else t("cx_never") for v in cross.values()],
         },
         hide_index=True,

@@ -28,7 +28,7 @@ from explorer.views import (
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_model"))
+st.title(t("page.model"))
 st.caption(t("rm_intro"))
 settings = current_settings()
 with st.expander(t("rm_settings")):

@@ -19,7 +19,7 @@ from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_lab"))
+st.title(t("page.lab"))
 st.caption(t("lab_intro"))
 SIDEBAR_POS = ("none", "sinusoidal", "learned")  # the sidebar's positional encodings; RoPE and ALiBi are the Lab's
 IDEAL_MEANS = {  # what each task's ideal pattern means, under its chart
@@ -93,9 +93,9 @@ with st.expander(t("lab_presets"), expanded=True):
     cols = st.columns(len(engine.PRESETS))
     for col, name in zip(cols, engine.PRESETS):
         col.button(
-            t(f"lab_title_{name}"), key=f"lab_preset_{name}", on_click=apply_preset, args=(name,), width="stretch"
+            t(f"lab.title.{name}"), key=f"lab_preset_{name}", on_click=apply_preset, args=(name,), width="stretch"
         )
-        col.caption(t(f"lab_preset_{name}"))
+        col.caption(t(f"lab.preset.{name}"))
         col.caption(md(measured(name)))
 
 s = current_settings()
@@ -104,11 +104,11 @@ task = draw(PAGE["lab_task"], c[0])
 spec = engine.TASKS[task]
 length = draw(PAGE["lab_length"], c[1], default=spec.length, high=min(spec.high, engine.LAB_LIMITS["length"][1]))
 layers = draw(PAGE["lab_layers"], c[2])
-pos_label = label("lab_pos_")
+pos_label = label("lab.pos.")
 
 
 def pos_name(value: str) -> str:
-    return t("lab_pos_sidebar", pos=label("opt_")(s.pos)) if value == "sidebar" else pos_label(value)
+    return t("lab_pos_sidebar", pos=label()(s.pos)) if value == "sidebar" else pos_label(value)
 
 
 lab_pos = draw(PAGE["lab_pos"], c[3], format_func=pos_name)
@@ -125,8 +125,8 @@ st.caption(
         d_model=s.d_model,
         d_k=s.d_k,
         d_v=s.d_v,
-        score=label("opt_")(s.score),
-        pos=label("opt_")(s.pos),
+        score=label()(s.score),
+        pos=label()(s.pos),
         seed=s.seed,
         kernel=kernel_label(s.kernel),
     )
@@ -247,7 +247,7 @@ def status_line(name: str, run) -> str:
         return t("lab_queued", name=name, n=RUNS.position(run))
     last = run.snaps[-1] if run.snaps else None
     acc = f"{last.val_acc:.1%}" if last else "–"
-    return t(f"lab_state_{run.state}", name=name, step=last.step if last else 0, total=run.cfg.steps, acc=acc)
+    return t(f"lab.state.{run.state}", name=name, step=last.step if last else 0, total=run.cfg.steps, acc=acc)
 
 
 def failure(name: str, run) -> str:
@@ -373,7 +373,7 @@ def live() -> None:
                 ideal,
                 labels,
                 labels,
-                title=t("lab_ideal", task=t(f"lab_task_{task}")),
+                title=t("lab_ideal", task=t(f"lab.task.{task}")),
                 x_title=t("lab_ideal_x"),
                 y_title=t("lab_ideal_y"),
                 height=420,

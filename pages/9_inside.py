@@ -17,7 +17,7 @@ from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page_inside"))
+st.title(t("page.inside"))
 st.caption(t("in_intro"))
 settings = current_settings()
 name = pt.BUNDLED

@@ -1,18 +1,22 @@
-"""The UI's catalogue: every string in both languages with the same placeholders; every key the
-code uses exists; no key is unused; every engine error code has its Chinese text."""
+"""The UI's catalogue, walked structurally from its files (explorer/locales/<lang>.toml): both languages have
+the same keys and placeholders; every key the code uses exists and every key is used, either literally or as a
+table whose dotted prefix the code builds a key from; a key defined twice is a clear error; every engine error
+code has its Chinese text."""
 
 import re
 import string
 from pathlib import Path
 
-from attn_core.config import INITS, LAYOUTS, POSITIONS, SCORES
+import pytest
+
+from attn_core import locales
 from attn_core.errors import MESSAGES, AttentionConfigError
 from attn_core.kernels import KERNELS
-from attn_core.masks import MASK_MODES
 from explorer.i18n import ERRORS_ZH, STRINGS, t
-from explorer.pages import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
+EN, ZH = locales.strings("en"), locales.strings("zh")
+ERRORS = "error."  # zh.toml's [error.<code>] tables: the Chinese of attn_core/errors.py's MESSAGES
 
 
 def fields(text: str) -> set[str]:
@@ -20,22 +24,84 @@ def fields(text: str) -> set[str]:
 
 
 def source(*folders: str) -> str:
-    """The code of these folders (and app.py), the catalogue itself left out."""
-    files = [ROOT / "app.py"] + [
-        p for f in folders for p in (ROOT / f).rglob("*.py") if p.name != "i18n.py" and "catalogue" not in p.parts
-    ]
+    """The code of these folders and app.py."""
+    files = [ROOT / "app.py"] + [p for f in folders for p in sorted((ROOT / f).rglob("*.py"))]
     return "\n".join(p.read_text() for p in files)
 
 
-def test_every_string_exists_in_both_languages_with_the_same_placeholders():
-    for key, (en, zh) in STRINGS.items():
+CODE = source("explorer", "pages", "attn_core")
+LITERAL = re.compile(r"""(?<![\w.])f?(["'])([a-z][a-z0-9_]*\.[^"'\n]*)\1""")  # a string with a dot: "pc.total"
+
+
+def templates(code: str) -> dict[str, re.Pattern]:
+    """The keys the code builds, as patterns: f"pc.{k}" -> pc\\.[a-z0-9_]+, "kernel.{}.label" (a format pattern),
+    "opt." (a prefix that ``label()`` appends a value to)."""
+    out = {}
+    for _, text in LITERAL.findall(code):
+        parts = re.split(r"\{[^{}]*\}", text)
+        if len(parts) == 1 and not text.endswith("."):
+            continue  # a literal, not a family
+        if len(parts) == 1:
+            parts = [text, ""]
+        out[text] = re.compile(r"[a-z0-9_]+".join(re.escape(p) for p in parts))
+    return out
+
+
+def unused(keys, code: str) -> list[str]:
+    """Keys neither quoted in the code nor built by one of its templates."""
+    made = list(templates(code).values())
+    return [k for k in keys if f'"{k}"' not in code and f"'{k}'" not in code and not any(p.fullmatch(k) for p in made)]
+
+
+def test_both_languages_have_the_same_keys():
+    zh = {k for k in ZH if not k.startswith(ERRORS)}
+    assert set(EN) == zh, (sorted(set(EN) - zh), sorted(zh - set(EN)))
+
+
+def test_every_string_has_the_same_placeholders_in_both_languages():
+    for key, (en, zh) in STRINGS.items():  # the locale files and any feature module's STRINGS
         assert en.strip() and zh.strip(), key
         assert fields(en) == fields(zh), key
 
 
+def test_a_chinese_text_equal_to_its_english_is_a_symbol_or_a_name():
+    for key, en in EN.items():
+        if ZH[key] == en:
+            assert not re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", en), (key, en)  # English words left untranslated
+
+
 def test_every_key_the_code_uses_exists():
-    used = set(re.findall(r"""\bt\(\s*["']([a-z0-9_]+)["']""", source("explorer", "pages")))
+    used = set(re.findall(r"""\bt\(\s*["']([a-z0-9_.]+)["']""", CODE))
     assert used and not used - set(STRINGS), sorted(used - set(STRINGS))
+    built = {
+        text: p for text, p in templates(CODE).items() if re.search(rf"""\bt\(\s*f?["']{re.escape(text)}""", CODE)
+    }
+    assert {"pc.{k}", "cx_col.{c}", "tour.{key}.q"} <= set(built), sorted(built)
+    empty = [text for text, p in built.items() if not any(p.fullmatch(k) for k in STRINGS)]
+    assert not empty, empty  # a family the code builds keys of, with no table in the catalogue
+
+
+def test_no_key_is_unused():
+    assert not unused(EN, CODE), unused(EN, CODE)
+
+
+def test_the_checks_catch_a_broken_catalogue():
+    """Each detector above, pointed once at a broken input."""
+    assert unused(["pc.total", "pc.gone", "nobody_uses_this"], 't(f"pc.{k}")\nt("pc.total")') == ["nobody_uses_this"]
+    assert unused(["opt.rope", "opt.layout.rope"], 'label("opt.")') == ["opt.layout.rope"]  # one level per prefix
+    assert unused(["kernel.full.label"], 'fmt="kernel.{}.label"') == []
+    assert fields("{n} of {total}") != fields("共 {n} 个")
+    with pytest.raises(locales.LocaleError, match="en.toml: .*line 4"):
+        locales.parse('a = "x"\n[pc]\ntotal = "y"\ntotal = "z"\n', "en.toml")  # a key defined twice
+    with pytest.raises(locales.LocaleError, match="pc.total is a int"):
+        locales.parse("[pc]\ntotal = 3\n")
+
+
+def test_every_kernel_label_is_a_registered_kernel_and_has_both_languages():
+    labels = {k.split(".")[1] for k in EN if k.startswith("kernel.")}
+    assert labels and labels <= set(KERNELS), sorted(labels - set(KERNELS))
+    for name in labels:
+        assert locales.kernel_label(name, "en") and locales.kernel_label(name, "zh")
 
 
 def variant_stages() -> list:
@@ -63,49 +129,15 @@ def test_every_variant_step_has_a_title_and_a_note_that_its_numbers_fill():
     assert {"pattern", "features", "prefix_state", "projections", "random_features"} <= {s.key for s in stages}
     for stage in stages:
         for language in ("en", "zh"):
-            assert t(f"vs_{stage.key}", language=language)
-            assert t(f"vs_{stage.key}_note", language=language, **stage.facts)
-
-
-def _control_titles() -> set[str]:
-    """A control's label is its name (or its ``title``) in the catalogue."""
-    from explorer.controls import PAGE, SIDEBAR
-
-    return {c.title or c.name for c in (*SIDEBAR, *PAGE.values())}
-
-
-def test_no_key_is_unused():
-    code = source("explorer", "pages")
-    dynamic = {f"opt_{v}" for v in (*SCORES, *MASK_MODES, *POSITIONS, *INITS)} | {f"opt_layout_{v}" for v in LAYOUTS}
-    dynamic |= {f"vs_{s.key}{end}" for s in variant_stages() for end in ("", "_note")}
-    from attn_core.lab import POSITIONS as LAB_POS
-    from attn_core.lab import PRESETS, TASKS
-
-    dynamic |= {f"lab_b_{p}" for p in ("off", *PRESETS)} | {
-        f"lab_{k}_{p}" for p in PRESETS for k in ("preset", "title")
-    }
-    from explorer.controls import PAGE, PALETTE
-
-    dynamic |= {f"{PALETTE.fmt}{k}" for k in PALETTE.options}
-    dynamic |= {f"present_{step}" for step in PAGE["step"].options}  # a narration per step
-    dynamic |= {f"lab_task_{k}" for k in TASKS} | {f"lab_pos_{k}" for k in LAB_POS}
-    dynamic |= {f"lab_state_{k}" for k in ("queued", "running", "paused", "done", "diverged", "stopped", "failed")}
-    dynamic |= {name for name in STRINGS if name.startswith("lab_") and name in _control_titles()}
-    from explorer.tour import TOUR
-
-    dynamic |= {f"tour_{lesson.key}{end}" for lesson in TOUR for end in ("", "_q")}
-    dynamic |= {f"{prefix}_{p.key}" for p in PAGES for prefix in ("page", "home")} | {f"kernel_{k}" for k in KERNELS}
-    from attn_core.bench import CSV_COLUMNS
-    from attn_core.config import Settings
-    from attn_core.trace import param_count
-
-    dynamic |= {f"pc_{k}" for k in param_count(Settings())} | {f"cx_col_{c}" for c in CSV_COLUMNS}
-    unused = [k for k in STRINGS if k not in dynamic and f'"{k}"' not in code and f"'{k}'" not in code]
-    assert not unused, unused
+            assert t(f"vs.{stage.key}.title", language=language)
+            assert t(f"vs.{stage.key}.note", language=language, **stage.facts)
 
 
 def test_every_engine_error_has_its_chinese_text_with_the_same_placeholders():
     assert set(ERRORS_ZH) == set(MESSAGES)
+    assert {k for k in ZH if k.startswith(ERRORS)} == {
+        f"{ERRORS}{c}.{p}" for c in MESSAGES for p in ("message", "fix")
+    }
     for code, (message, fix) in MESSAGES.items():
         zh_message, zh_fix = ERRORS_ZH[code]
         assert fields(message) | fields(fix) == fields(zh_message) | fields(zh_fix), code

@@ -13,8 +13,9 @@ from explorer.pages import PAGES
 
 ENGLISH = {en.strip() for en, zh in STRINGS.values() if en.strip() != zh.strip()}
 AXIS_WORDS = {STRINGS[key][0] for key in AXES.values()}
-# a key with an underscore is not a word of running text (unless it is a symbol shown as such: d_model)
-KEYS = {k for k in STRINGS if "_" in k and k not in STRINGS[k][0]}
+# a key with an underscore or a dot is not a word of running text (unless it is a symbol shown as such: d_model)
+KEYS = {k for k in STRINGS if ("_" in k or "." in k) and k not in STRINGS[k][0]}
+WORD = r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*"  # a dotted key is one word
 
 
 def _chart_texts(spec: dict) -> list[str]:
@@ -46,7 +47,7 @@ def english_in(texts: dict[str, list[str]]) -> list[str]:
     for kind, items in texts.items():
         for text in items:
             plain = re.sub(r"<[^>]+>|%\{[^}]*\}", " ", text)
-            words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", plain))
+            words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", plain)) | set(re.findall(WORD, plain))
             if kind in ("chart", "table", "button") and text.strip() in ENGLISH:
                 found.append(f"{kind}: {text!r}")
             elif kind == "chart" and words & AXIS_WORDS:
@@ -57,7 +58,12 @@ def english_in(texts: dict[str, list[str]]) -> list[str]:
 
 
 def raw_keys_in(texts: dict[str, list[str]]) -> list[str]:
-    return [t for items in texts.values() for t in items if set(re.findall(r"[A-Za-z0-9_]+", t)) & KEYS]
+    return [
+        t
+        for items in texts.values()
+        for t in items
+        if set(re.findall(r"[A-Za-z0-9_]+", t) + re.findall(WORD, t)) & KEYS
+    ]
 
 
 QUERY = {"heads": "2", "sentence": "Attention learns what to read"}
@@ -82,6 +88,6 @@ def test_the_detector_finds_english_and_keys():
     none = {"chart": [], "table": [], "caption": [], "button": []}
     assert english_in({**none, "chart": ["query %{y}<br>key %{x}<br>value %{z:.6g}"]})
     assert english_in({**none, "chart": [STRINGS["tut_heads_title"][0]]})
-    assert english_in({**none, "table": [STRINGS["pc_total"][0]]})
-    assert english_in({**none, "caption": ["kernel_linear_elu"]}) and raw_keys_in({"table": ["pc_total"]})
+    assert english_in({**none, "table": [STRINGS["pc.total"][0]]})
+    assert english_in({**none, "caption": ["kernel.linear_elu.label"]}) and raw_keys_in({"table": ["pc.total"]})
     assert not english_in({**none, "chart": ["查询 %{y}<br>键 %{x}"], "table": ["合计", "4·d_model²"]})

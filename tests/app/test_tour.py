@@ -12,8 +12,8 @@ def test_every_lesson_opens_its_page_with_its_question(app, lesson, lang):
     at = app(FILES[lesson.page], query=params(lesson) | {"lang": lang})
     assert not at.exception, [e.value for e in at.exception]
     shown = " ".join(m.value for m in at.markdown)
-    assert t(f"tour_{lesson.key}", language=lang) in shown
-    assert t(f"tour_{lesson.key}_q", language=lang).split("*")[0][:30] in shown
+    assert t(f"tour.{lesson.key}.title", language=lang) in shown
+    assert t(f"tour.{lesson.key}.q", language=lang).split("*")[0][:30] in shown
     settings = at.session_state["settings"]
     for name, value in lesson.params.items():
         if name in settings:

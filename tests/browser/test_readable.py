@@ -62,7 +62,7 @@ def _label(kernel: str, lang: str) -> str:
     from attn_core.kernels import KERNELS
     from explorer.i18n import STRINGS
 
-    key = f"kernel_{kernel}"
+    key = f"kernel.{kernel}.label"
     return STRINGS[key][lang == "zh"] if key in STRINGS else KERNELS[kernel].label
 
 

@@ -350,17 +350,25 @@ def test_text_cells_in_both_languages(name):
         assert page_text("mask_count", language=lang, n=n, total=total) in joined  # the page's sentence
         if trace.variant is not None:
             for stage in trace.variant.stages:
-                assert page_text(f"vs_{stage.key}_note", language=lang, **stage.facts) in joined
+                assert page_text(f"vs.{stage.key}.note", language=lang, **stage.facts) in joined
 
 
 def test_the_page_texts_are_the_pages():
-    """The notebook's copies of the pages' sentences are still what the pages say."""
+    """Every sentence the notebook quotes is what the pages say: the same key of the same catalogue."""
+    import re
+    from pathlib import Path
+
     from attn_core import notebook_text
-    from explorer.i18n import STRINGS
+    from explorer.i18n import t
     from explorer.views import SOFTMAX_STAGES, WEIGHTED_SUM
 
-    for key, value in notebook_text.PAGE.items():
-        assert STRINGS[key] == value, key
+    code = Path(nbk.__file__).read_text()
+    keys = set(re.findall(r"""\btext\(\s*["']([a-z0-9_.]+)["']""", code))
+    keys |= set(re.findall(r'"(page\.[a-z]+)"', code))  # the title's page, chosen from a dict
+    assert {"st_tokens", "mask_count", "nb_intro", "page.steps", "page.model"} <= keys, sorted(keys)
+    for key in keys:
+        for lang in ("en", "zh"):
+            assert notebook_text.text(key, lang) == t(key, language=lang), (key, lang)
     assert notebook_text.SOFTMAX_STAGES == SOFTMAX_STAGES and notebook_text.WEIGHTED_SUM == WEIGHTED_SUM
 
 
