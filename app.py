@@ -18,7 +18,7 @@ st.set_page_config(
 
 from attn_core import AttentionConfigError
 from explorer import figures as fig
-from explorer import server
+from explorer import server, session
 from explorer.home import home
 from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
@@ -41,7 +41,7 @@ tour_arrive()  # a lesson of the tour opens with its own settings
 poll_check()  # ?lesson= and ?teacher= (predict-then-reveal)
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
 settings, slots = sidebar_ui(hidden, locked)
-fig.begin_run(st.session_state.get("palette", "standard"), presenting)
+fig.begin_run(session.palette_choice(), presenting)
 if presenting:
     present.style()
 try:

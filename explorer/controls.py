@@ -32,14 +32,14 @@ from attn_core.config import FIELDS, INITS, LAYOUTS, LIMITS, POSITIONS, SCORES, 
 from attn_core.masks import MASK_MODES
 from attn_core.options import OPTIONS, Option
 
-from . import widgets
+from . import session, widgets
 from .i18n import label, t
 
 MAX_TEXT = 1000  # characters of a sentence (it travels in the URL; 1000 CJK characters are ~9 KB)
 DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
 DEFAULTS = Settings()
-NOTICES = "_url_notices"  # session-state key: the parameters fixed since the link was opened
-CHOICES: set[str] = set()  # names of every choice drawn in this process (plain strings)
+NOTICES = session.NOTICES  # session-state key: the parameters fixed since the link was opened
+CHOICES = session.TRANSLATED  # names of every choice drawn in this process (see session.translated)
 
 
 @dataclass(frozen=True)
@@ -246,50 +246,39 @@ PALETTE = Control(  # kept by a reset
 )
 
 
-def _note(name: str) -> None:
-    st.session_state.setdefault(NOTICES, []).append(name)
-
-
 def url_value(c: Control, options=None, high=None) -> Any:
     """The link's value for ``c``, or its default (a value that cannot be used is dropped, with a notice)."""
-    raw = st.query_params.get(c.name)
+    raw = session.url(c.name)
     if raw is None:
         return c.default
     value = c.parse(raw, options, high)
     if value is None:
-        del st.query_params[c.name]
-        _note(c.name)
+        session.drop_url(c.name)
+        session.notice(c.name)
         return c.default
     if c.kind in ("text", "area") and value != raw:
-        st.query_params[c.name] = value
-        _note(c.name)
+        session.set_url(c.name, value)
+        session.notice(c.name)
     return value
 
 
 def sync_url(c: Control, value: Any) -> None:
     """``?name=value`` for a non-default value, nothing for the default; written only on change
-    (every write to st.query_params is a message to the browser)."""
-    text, current = c.to_url(value), st.query_params.get(c.name)
+    (every write to the URL is a message to the browser)."""
+    text = c.to_url(value)
     if text == c.to_url(c.default):
-        if current is not None:
-            del st.query_params[c.name]
-    elif current != text:
-        st.query_params[c.name] = text
+        session.drop_url(c.name)
+    else:
+        session.set_url(c.name, text)
 
 
 def forget(c: Control) -> None:
     """A control that is not shown: its value leaves the session and the URL."""
-    st.session_state.pop(c.name, None)
-    if st.query_params.get(c.name) is not None:
-        del st.query_params[c.name]
+    session.forget(c.name)
+    session.drop_url(c.name)
 
 
-def pin_choices() -> None:
-    """A callback for changes that relabel drawn choices (see the module's docstring)."""
-    for name in CHOICES:
-        value = st.session_state.get(name)
-        if value is not None:
-            st.session_state[name] = value
+pin_choices = session.pin_translated  # a callback for changes that relabel drawn choices (see the docstring)
 
 
 def draw(
@@ -320,7 +309,7 @@ def draw(
         if not kind:
             widgets.notify(title)
     if not widgets.same(value, kept):
-        st.session_state[name] = value  # tells the browser too (a reset, a clamped value, a link's value)
+        session.put(name, value)  # tells the browser too (a reset, a clamped value, a link's value)
     common = dict(key=name, disabled=disabled, **kwargs)
     if c.kind == "int":
         value = container.number_input(title, int(low), int(high), int(value), step=1, **common)
@@ -335,7 +324,7 @@ def draw(
     elif c.kind == "text":
         value = container.text_input(title, value, max_chars=MAX_TEXT, **common)
     else:
-        CHOICES.add(name)
+        session.translated(name)
         widget = container.radio if c.kind == "radio" else container.selectbox
         index = options.index(value)
         value = widget(title, options, index, format_func=format_func or label(c.fmt), **common)
@@ -403,10 +392,9 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
 def reset() -> None:
     """Back to the tutorial's settings, in the session and in the URL (a button's callback); a
     lesson link's hidden and locked settings keep the link's values."""
-    kept = {n for p in ("hide", "lock") for n in (st.query_params.get(p) or "").split(",")}
+    kept = {n for p in ("hide", "lock") for n in (session.url(p) or "").split(",")}
     for c in SIDEBAR:
         if c.name in kept:
             continue
-        st.session_state.pop(c.name, None)
-        if st.query_params.get(c.name) is not None:
-            del st.query_params[c.name]
+        session.forget(c.name)
+        session.drop_url(c.name)

@@ -10,11 +10,11 @@ import functools
 import html
 import math
 import os
-import threading
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from . import session
 from .safe import plot
 
 # Plotly checks every property of every trace and layout as a figure is built: ~0.6 ms of a heatmap's
@@ -81,35 +81,34 @@ PALETTES = {
         colorway=list(OKABE_ITO),
     ),
 }
-_run = threading.local()  # each script run has a thread of its own, a fragment's rerun too
 
 
 def begin_run(palette: str, large: bool) -> None:
     """How this run draws: its palette, large text (presenter mode), no focus token yet. app.py
     calls it; a fragment's rerun, which does not run app.py, gets the same from the session."""
-    _run.palette = palette if palette in PALETTES else "standard"
-    _run.large = bool(large)
-    _run.focus = None
+    ctx = session.run_context()  # one per script run (explorer.session)
+    ctx.palette = palette if palette in PALETTES else "standard"
+    ctx.large = bool(large)
+    ctx.focus = None
 
 
 def _current() -> tuple[str, bool]:
-    if not hasattr(_run, "palette"):
+    ctx = session.run_context()
+    if ctx.palette is None:
         from streamlit.runtime.scriptrunner import get_script_run_ctx
 
         if get_script_run_ctx() is None:  # outside a script run: a test, the CLI
             return "standard", False
-        import streamlit as st
-
         from .present import on
 
-        begin_run(st.session_state.get("palette", "standard"), on())
-    return _run.palette, _run.large
+        begin_run(session.palette_choice(), on())
+    return ctx.palette, ctx.large
 
 
 def use_focus(label: str | None) -> None:
     """The focus token's label ("1 is"): every heatmap built next whose rows are tokens outlines it."""
     _current()
-    _run.focus = label
+    session.run_context().focus = label
 
 
 def _palette() -> dict:
@@ -238,7 +237,7 @@ def heatmap(
 
     x, y = list(x), list(y)
     x_title, y_title = axis_name(x_title), axis_name(y_title)
-    marked = getattr(_run, "focus", None)
+    marked = session.run_context().focus
     if focus is None and marked in y:
         focus = y.index(marked)
     alt = _matrix_fact(z, x, y, x_title, y_title, focus, weights)

@@ -3,11 +3,9 @@ Option values stay language-neutral; labels go through ``label()`` in a ``format
 
 from __future__ import annotations
 
-import threading
-
-import streamlit as st
-
 from attn_core import locales
+
+from . import session
 
 LANGS = {"en": "English", "zh": "简体中文"}
 
@@ -37,23 +35,20 @@ def error_text(err) -> tuple[str, str]:
     return err.message, err.fix
 
 
-_run = threading.local()  # each script run has its own thread
-
-
 def begin_run() -> str:
     """Read the language once for this script run (app.py calls it first): ``t()`` is called
     a hundred times a run, and each read of session state takes a lock."""
-    _run.lang = None
-    _run.lang = lang()
-    return _run.lang
+    ctx = session.begin_run()  # the run context (explorer.session): its language, read once
+    ctx.lang = lang()
+    return ctx.lang
 
 
 def lang() -> str:
     """The language: the switch's value once drawn, else the URL's ?lang=, else English."""
-    cached = getattr(_run, "lang", None)
+    cached = session.run_context().lang
     if cached:
         return cached
-    value = st.session_state.get("lang") or st.query_params.get("lang", "en")
+    value = session.lang_choice()
     return value if isinstance(value, str) and value in LANGS else "en"  # the session's value is the browser's
 
 

@@ -13,25 +13,25 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from . import widgets
-from .controls import BY_NAME, CHOICES, NOTICES, SIDEBAR
+from . import session, widgets
+from .controls import BY_NAME, SIDEBAR
 from .i18n import t
 
 PARAMS = ("hide", "lock")
 
 
 def _names(param: str) -> frozenset[str]:
-    raw = st.query_params.get(param)
+    raw = session.url(param)
     if raw is None:
         return frozenset()
     parts = [p.strip() for p in raw.split(",") if p.strip()]
     good = [p for p in parts if p in BY_NAME]
     if not good or len(good) != len(parts):  # a name no setting has (or none): dropped, the parameter named
-        st.session_state.setdefault(NOTICES, []).append(param)
+        session.notice(param)
         if good:
-            st.query_params[param] = ",".join(dict.fromkeys(good))
+            session.set_url(param, ",".join(dict.fromkeys(good)))
         else:
-            del st.query_params[param]
+            session.drop_url(param)
     return frozenset(good)
 
 
@@ -43,7 +43,7 @@ def read() -> tuple[frozenset[str], frozenset[str]]:
 
 def link(hide: list[str], lock: list[str]) -> str:
     """This view's link with these settings hidden and locked."""
-    params = {k: v for k, v in st.query_params.to_dict().items() if k not in PARAMS}
+    params = {k: v for k, v in session.url_params().items() if k not in PARAMS}
     if hide:
         params["hide"] = ",".join(hide)
     if lock:
@@ -61,7 +61,7 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
 
     with st.sidebar.expander(t("lesson_link"), icon=":material/school:"):
         st.caption(t("lesson_help"))
-        CHOICES.update(("lesson_hide", "lesson_lock"))  # labels in the UI's language: re-pinned on a switch
+        session.translated("lesson_hide", "lesson_lock")  # labels in the UI's language: re-pinned on a switch
         hide = widgets.multiselect(
             st, t("lesson_hide"), names, default=sorted(hidden), format_func=title, key="lesson_hide"
         )

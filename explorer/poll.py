@@ -164,15 +164,13 @@ def valid_code(code: str | None) -> bool:
 def check_url() -> None:
     """``?lesson=`` and ``?teacher=`` checked before anything is drawn: a malformed one is dropped
     from the link and named in the sidebar's notice (never an error)."""
-    import streamlit as st
+    from . import session
 
-    from .controls import NOTICES
-
-    code = st.query_params.get("lesson")
+    code = session.url("lesson")
     if code is not None and not valid_code(code):
-        del st.query_params["lesson"]
-        st.session_state.setdefault(NOTICES, []).append("lesson")
-    teacher = st.query_params.get("teacher")
+        session.drop_url("lesson")
+        session.notice("lesson")
+    teacher = session.url("teacher")
     if teacher is not None and teacher not in ("0", "1", "true", "false"):
-        del st.query_params["teacher"]
-        st.session_state.setdefault(NOTICES, []).append("teacher")
+        session.drop_url("teacher")
+        session.notice("teacher")

@@ -14,9 +14,10 @@ import io
 import streamlit as st
 
 from . import figures as fig
-from . import poll
+from . import poll, session, widgets
 from .i18n import t
 from .poll import PollUnavailable
+from .views import chart
 
 PENDING = "_poll_pending"
 
@@ -48,18 +49,16 @@ def submit(code: str, question: tuple, token: int, tok: str, labels: list[str]) 
     """The learner's answer to the lesson's count (kept to send later when the store is down)."""
     meta = {"label": describe(question, tok), "tokens": list(labels)}
     if _send(code, question, token, meta):
-        st.session_state.pop(PENDING, None)
+        session.pop(PENDING)
     else:
-        st.session_state[PENDING] = (code, question, token, meta)
+        session.put(PENDING, (code, question, token, meta))
 
 
 def class_count(code: str, question: tuple, labels: list[str], truth: int) -> None:
     """After the reveal: the class's answers to this question (or the notice that nobody counts now)."""
-    from .views import chart
-
-    pending = st.session_state.get(PENDING)
+    pending = session.get(PENDING)
     if pending is not None and _send(*pending):
-        st.session_state.pop(PENDING, None)
+        session.pop(PENDING)
     try:
         counts = poll.POLLS.tally(code, question, len(labels))
     except PollUnavailable:
@@ -81,8 +80,6 @@ def lesson_csv(code: str) -> str:
 
 
 def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok: str) -> None:
-    from .views import chart
-
     st.subheader(t("predict_teacher", code=code))
 
     @st.fragment(run_every=2.0)  # the histogram follows the answers without reloading
@@ -118,3 +115,57 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
     if not shown:  # the projector shows the class's answers, not the weights, until the answer is shown
         st.caption(t("predict_teacher_hidden"))
         st.stop()
+
+
+def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> None:
+    """Predict mode: the learner picks the key that ``tok`` will attend to most (``row``: its
+    weights), then reveals the truth with the answer marked. ``question``: plain values naming what
+    is asked (the page, its settings, the head, the focus); the same question on every session is
+    one tally. With ``?lesson=CODE`` the answers of every session that opened the lesson are
+    tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
+    the answer is in."""
+    code = session.url("lesson")  # checked by poll.check_url before the page ran
+    code = code if poll.valid_code(code) else None
+    teacher = session.url("teacher") in ("1", "true")
+    row = [float(w) for w in row]
+    truth = max(range(len(row)), key=row.__getitem__)
+    labels = fig.labels(k_words)
+    if teacher and code:
+        teacher_view(code, question, truth, labels, tok)
+        return
+    state = session.get("_predict")
+    if not state or state.get("q") != question:
+        state = {"q": question, "answer": None}
+        session.put("_predict", state)
+    if state["answer"] is None:
+        st.info(t("predict_ask", tok=tok), icon=":material/psychology_alt:")
+        pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked
+            st,
+            t("predict_pick"),
+            range(len(k_words)),
+            format_func=lambda j: labels[j],
+            horizontal=True,
+            default=None,
+            key="predict_pick",
+        )
+        if st.button(
+            t("predict_reveal"), type="primary", disabled=pick is None, key="predict_reveal", shortcut="Enter"
+        ):
+            state["answer"] = int(pick)
+            if code:
+                submit(code, question, int(pick), tok, labels)
+            st.rerun()
+        st.stop()  # the weights stay hidden until the answer is in
+    right = state["answer"] == truth
+    (st.success if right else st.warning)(
+        t(
+            "predict_right" if right else "predict_wrong",
+            tok=tok,
+            mine=labels[state["answer"]],
+            truth=labels[truth],
+            w=row[truth],
+        ),
+        icon=":material/check_circle:" if right else ":material/lightbulb:",
+    )
+    if code:
+        class_count(code, question, labels, truth)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .controls import NOTICES, STEPS
+from . import session
+from .controls import STEPS
 from .i18n import STRINGS, step_key, t
 from .safe import md
 
@@ -34,18 +35,18 @@ html { font-size: 21px !important; }
 
 def read() -> bool:
     """Whether this run presents (a bad value is dropped, with a notice)."""
-    raw = st.query_params.get(PARAM)
+    raw = session.url(PARAM)
     if raw is None or raw.lower() in OFF:
         return False
     if raw.lower() in ON:
         return True
-    del st.query_params[PARAM]
-    st.session_state.setdefault(NOTICES, []).append(PARAM)
+    session.drop_url(PARAM)
+    session.notice(PARAM)
     return False
 
 
 def on() -> bool:
-    return (st.query_params.get(PARAM) or "").lower() in ON
+    return (session.url(PARAM) or "").lower() in ON
 
 
 def style() -> None:
@@ -55,13 +56,13 @@ def style() -> None:
 
 def _start() -> None:
     """Presenting starts at the first step, unless the link names one."""
-    st.query_params[PARAM] = "1"
-    if st.query_params.get("step") is None:
-        st.session_state["step"] = FIRST
+    session.set_url(PARAM, "1")
+    if session.url("step") is None:
+        session.put("step", FIRST)
 
 
 def _stop() -> None:
-    del st.query_params[PARAM]
+    session.drop_url(PARAM)
 
 
 def toggle() -> None:
@@ -80,7 +81,7 @@ def walk(steps: list[str], step: str, label, narration: str | None, key: str = "
     i = steps.index(step)
 
     def go(j: int) -> None:
-        st.session_state[key] = steps[j]
+        session.put(key, steps[j])
 
     name = label(step).split(" ", 1)[-1]  # "3 Scores" -> "Scores": the heading numbers it
     # one row (where the walk stands, Back, Next, leave), then the narration: the step's chart follows

@@ -15,6 +15,7 @@ import threading
 from attn_core import pretrained as pt
 
 from .cache import bounded
+from .heap import freeze_heap
 
 MODELS_ENV = "ATTN_EXPLORER_MODELS"
 
@@ -52,8 +53,6 @@ class _Loader:
             result = err
         except Exception as err:  # noqa: BLE001 - any failure of a background load becomes a message on the page
             result = pt.ModelUnavailable("model_load_failed", spec=name, reason=type(err).__name__)
-        from .server import freeze_heap
-
         freeze_heap()  # transformers and the weights are long-lived too: keep them out of every gc pass
         with self.lock:
             self.done[name] = result

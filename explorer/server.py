@@ -14,17 +14,12 @@
 
 from __future__ import annotations
 
-import gc
 import threading
+
+from .heap import freeze_heap
 
 _lock = threading.Lock()
 _prepared = False
-
-
-def freeze_heap() -> None:
-    """Collect once, then move every object alive into the permanent generation."""
-    gc.collect()
-    gc.freeze()
 
 
 def prepare() -> None:

@@ -1,7 +1,7 @@
 """Sidebar controls (drawn once, in app.py) and the cached trace every page reads.
 
 Widgets -> a plain ``Settings`` -> ``attn_core.run_trace`` (cached on plain values) -> figures.
-Only plain values live in ``st.session_state``; tensors stay in the resource cache.
+Only plain values live in the session (``explorer.session``); tensors stay in the resource cache.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from attn_core import AttentionConfigError, Settings, Trace, run_trace
 from attn_core.config import LIMITS
 from attn_core.tokenize import split_words
 
+from . import session
 from .cache import bounded
 from .controls import (
     DEFAULT_SOURCE,
@@ -84,8 +85,7 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
         dropout=float(v["dropout"]) if v["dropout_on"] else 0.0,
         extra=extra_options(v),
     )
-    st.session_state["settings"] = settings.to_dict()
-    st.session_state["source_text"] = v["source"]
+    session.save_settings(settings.to_dict(), v["source"])
     return settings, slots
 
 
@@ -126,7 +126,7 @@ def trace_for(settings: Settings) -> Trace:
 
 
 def current_settings() -> Settings:
-    data = st.session_state.get("settings")
+    data = session.saved_settings()
     return Settings.from_dict(data) if data else DEFAULTS
 
 
@@ -134,7 +134,7 @@ def cross_settings(settings: Settings) -> Settings:
     """Queries from the second sentence, keys and values from the first."""
     return replace(
         settings,
-        sentence=st.session_state.get("source_text", DEFAULT_SOURCE),
+        sentence=session.source_text(DEFAULT_SOURCE),
         source=settings.sentence,
         pad_to=0,
         mask="none" if settings.mask == "padding" else settings.mask,

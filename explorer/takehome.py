@@ -19,6 +19,7 @@ import streamlit as st
 from attn_core import AttentionConfigError, Settings
 from attn_core import notebook as nbk
 
+from . import session
 from .cache import COMPUTING
 from .i18n import error_text, lang, t
 from .safe import md
@@ -104,9 +105,9 @@ def _button(label: str, data: Callable[[], bytes], file_name: str, mime: str, ke
 def _focus(n: int, focus: int | None) -> int:
     """The page's focus token, else the one the pages share (its control's value, or the link's ``focus``)."""
     if focus is None:
-        focus = st.session_state.get("focus")
+        focus = session.get("focus")
     if not isinstance(focus, int):
-        raw = st.query_params.get("focus", "")
+        raw = session.url("focus") or ""
         focus = int(raw) if isinstance(raw, str) and raw.isdigit() and len(raw) < 6 else 1
     return min(max(focus, 0), n - 1)
 

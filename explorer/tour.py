@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from .controls import BY_NAME, NOTICES, PAGE
+from . import session
+from .controls import BY_NAME, PAGE
 from .i18n import lang, t
 from .pages import PAGES
 
@@ -70,24 +71,23 @@ def arrive() -> None:
     """A lesson just opened (a link followed inside a session): every setting starts from the
     lesson's link, as on a fresh visit, not from what this session had before. Before any control
     is drawn."""
-    key = st.query_params.get("tour")
-    if key is None or key == st.session_state.get("_tour_at"):
+    key = session.url("tour")
+    if key is None or key == session.get("_tour_at"):
         return
-    st.session_state["_tour_at"] = key
+    session.put("_tour_at", key)
     if key in BY_KEY:
-        for name in (*BY_NAME, *PAGE):
-            st.session_state.pop(name, None)
+        session.forget(*BY_NAME, *PAGE)
 
 
 def banner() -> None:
     """The current lesson's question above the page, with the next lesson (nothing without ?tour=)."""
-    key = st.query_params.get("tour")
+    key = session.url("tour")
     if key is None:
         return
     lesson = BY_KEY.get(key)
     if lesson is None:  # an unknown lesson: dropped with a notice
-        del st.query_params["tour"]
-        st.session_state.setdefault(NOTICES, []).append("tour")
+        session.drop_url("tour")
+        session.notice("tour")
         return
     n = TOUR.index(lesson)
     with st.container(border=True):

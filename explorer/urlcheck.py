@@ -8,11 +8,7 @@ kept here, to be shown until the user changes a setting. A value is never echoed
 
 from __future__ import annotations
 
-import streamlit as st
-
-from .controls import NOTICES
-
-SHOWN_WITH = "_url_notices_settings"  # the settings when the notice was first shown
+from . import session
 
 
 def show_notices(slot) -> None:
@@ -20,19 +16,12 @@ def show_notices(slot) -> None:
     from .i18n import t
     from .safe import md
 
-    names = notices()
+    names = session.notices_to_show()  # none once the user has changed a setting since: it has done its job
     if not names:
-        return
-    now = st.session_state.get("settings")
-    first = st.session_state.get(SHOWN_WITH)
-    if first is None:
-        st.session_state[SHOWN_WITH] = now
-    elif first != now:  # the user has changed a setting since: the notice has done its job
-        st.session_state[NOTICES], st.session_state[SHOWN_WITH] = [], None
         return
     slot.warning(t("url_fixed", names=", ".join(md(n) for n in dict.fromkeys(names))), icon=":material/link_off:")
 
 
 def notices() -> list[str]:
     """The parameters of this run's URL that could not be used (names only: a value is never echoed)."""
-    return list(st.session_state.get(NOTICES) or [])
+    return session.notices()

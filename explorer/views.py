@@ -14,7 +14,6 @@ import streamlit as st
 from attn_core.export import matrix_csv
 
 from . import figures as fig
-from . import widgets
 from .i18n import t
 from .safe import md
 
@@ -237,59 +236,3 @@ def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: lis
             feats,
             dims,
         )
-
-
-def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> None:
-    """Predict mode: the learner picks the key that ``tok`` will attend to most (``row``: its
-    weights), then reveals the truth with the answer marked. ``question``: plain values naming what
-    is asked (the page, its settings, the head, the focus); the same question on every session is
-    one tally. With ``?lesson=CODE`` the answers of every session that opened the lesson are
-    tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
-    the answer is in."""
-    from . import poll_view
-    from .poll import valid_code
-
-    code = st.query_params.get("lesson")  # checked by poll.check_url before the page ran
-    code = code if valid_code(code) else None
-    teacher = st.query_params.get("teacher") in ("1", "true")
-    row = [float(w) for w in row]
-    truth = max(range(len(row)), key=row.__getitem__)
-    labels = fig.labels(k_words)
-    if teacher and code:
-        poll_view.teacher_view(code, question, truth, labels, tok)
-        return
-    state = st.session_state.get("_predict")
-    if not state or state.get("q") != question:
-        state = st.session_state["_predict"] = {"q": question, "answer": None}
-    if state["answer"] is None:
-        st.info(t("predict_ask", tok=tok), icon=":material/psychology_alt:")
-        pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked
-            st,
-            t("predict_pick"),
-            range(len(k_words)),
-            format_func=lambda j: labels[j],
-            horizontal=True,
-            default=None,
-            key="predict_pick",
-        )
-        if st.button(
-            t("predict_reveal"), type="primary", disabled=pick is None, key="predict_reveal", shortcut="Enter"
-        ):
-            state["answer"] = int(pick)
-            if code:
-                poll_view.submit(code, question, int(pick), tok, labels)
-            st.rerun()
-        st.stop()  # the weights stay hidden until the answer is in
-    right = state["answer"] == truth
-    (st.success if right else st.warning)(
-        t(
-            "predict_right" if right else "predict_wrong",
-            tok=tok,
-            mine=labels[state["answer"]],
-            truth=labels[truth],
-            w=row[truth],
-        ),
-        icon=":material/check_circle:" if right else ":material/lightbulb:",
-    )
-    if code:
-        poll_view.class_count(code, question, labels, truth)

@@ -30,6 +30,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from . import session
 from .i18n import t
 
 MISSING = object()  # the session has no value for the key yet
@@ -48,7 +49,7 @@ def is_option(value: Any, options: Sequence) -> bool:
 def stored(key: str) -> Any:
     """The session's value for ``key``, ``MISSING`` (also for None) or ``BROKEN``."""
     try:
-        value = st.session_state.get(key)
+        value = session.get(key)
     except Exception:  # noqa: BLE001 - a browser value that fails to deserialize is data, not a crash
         return BROKEN
     return MISSING if value is None else value
@@ -56,7 +57,7 @@ def stored(key: str) -> Any:
 
 def _write(key: str, value: Any) -> None:
     with contextlib.suppress(StreamlitAPIException):  # already drawn this run: corrected after drawing
-        st.session_state[key] = value
+        session.put(key, value)
 
 
 def notify(title: str) -> None:

@@ -11,7 +11,7 @@ from attn_core.explain.references import SHAPLEY_MAX
 from attn_core.explain.sentence import REMOVALS
 from explorer import explain_runs as runs
 from explorer import figures as fig
-from explorer import real
+from explorer import real, session
 from explorer.boot import run_through_app
 from explorer.explain_more import pair_shapley_view, pair_view, table_view
 from explorer.explain_views import (
@@ -118,8 +118,8 @@ def shapley_part(text: str, removal: str, words: int) -> None:
         return
     asked = (text, removal)
     if st.button(t("ex_shapley_button", n=2**words), key="ex_shapley_go"):
-        st.session_state["ex_shapley_for"] = list(asked)
-    if tuple(st.session_state.get("ex_shapley_for") or ()) == asked:
+        session.put("ex_shapley_for", list(asked))
+    if tuple(session.get("ex_shapley_for") or ()) == asked:
         with st.spinner(t("ex_computing")):
             shap = runs.shapley(MODEL, text, removal)
         if shap is not None:
@@ -152,8 +152,8 @@ def pair_section() -> None:
     st.markdown(f"**{t('ex_shapley')}**")
     asked = (a, b)
     if st.button(t("ex_pair_shapley_button"), key="ex_pair_shapley_go"):
-        st.session_state["ex_pair_shapley_for"] = list(asked)
-    if tuple(st.session_state.get("ex_pair_shapley_for") or ()) == asked:
+        session.put("ex_pair_shapley_for", list(asked))
+    if tuple(session.get("ex_pair_shapley_for") or ()) == asked:
         pair_shapley_view(runs.pair_shapley(MODEL, a, b, "attention"))
 
 

@@ -11,6 +11,7 @@ from explorer import present, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, step_label, t
+from explorer.poll_view import predict_then_reveal
 from explorer.safe import md
 from explorer.state import current_settings, current_trace
 from explorer.views import (
@@ -20,7 +21,6 @@ from explorer.views import (
     mask_step,
     matrix_chart,
     output_step,
-    predict_then_reveal,
     scores_step,
     softmax_step,
     variant_step,

@@ -4,12 +4,13 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
-from explorer import takehome, widgets
+from explorer import session, takehome, widgets
 from explorer.boot import run_through_app
-from explorer.controls import CHOICES, PAGE, draw
+from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, t
+from explorer.poll_view import predict_then_reveal
 from explorer.state import current_settings, current_trace
-from explorer.views import chart, focus_select, predict_then_reveal
+from explorer.views import chart, focus_select
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -30,11 +31,11 @@ PICKED = "_mh_heads_picked"  # the learner chose the heads shown: a new head cou
 
 
 def _four_heads() -> None:
-    st.session_state["heads"] = 4
+    session.put("heads", 4)
 
 
 def _picked() -> None:
-    st.session_state[PICKED] = True
+    session.put(PICKED, True)
 
 
 if s.heads == 1:  # the page's point is invisible with one head: one click to see several
@@ -42,9 +43,9 @@ if s.heads == 1:  # the page's point is invisible with one head: one click to se
     left.info(t("mh_one_head"), icon=":material/hub:")
     right.button(t("mh_show_four"), on_click=_four_heads, key="mh_show_four", type="primary", width="stretch")
 default = list(range(min(s.heads, MAX_SHOWN)))
-if not st.session_state.get(PICKED) and widgets.stored("mh_heads") not in (widgets.MISSING, default):
-    st.session_state["mh_heads"] = default  # not chosen by the learner: the heads shown follow the head count
-CHOICES.add("mh_heads")  # its labels follow the language: a switch re-pins the heads chosen (see controls)
+if not session.get(PICKED) and widgets.stored("mh_heads") not in (widgets.MISSING, default):
+    session.put("mh_heads", default)  # not chosen by the learner: the heads shown follow the head count
+session.translated("mh_heads")  # its labels follow the language: a switch re-pins the heads chosen (see controls)
 shown = widgets.multiselect(  # a head gone, a stale label: dropped (none left: the default); see explorer/widgets
     st,
     t("heads_to_show"),

@@ -6,9 +6,8 @@ from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
 from attn_core.options import OPTIONS
 from explorer import figures as fig
-from explorer import performer_gap, variants, widgets
+from explorer import performer_gap, session, variants, widgets
 from explorer.boot import run_through_app
-from explorer.controls import CHOICES
 from explorer.i18n import error_text, kernel_label, t
 from explorer.safe import md
 from explorer.state import current_settings
@@ -21,7 +20,7 @@ st.title(t("page.variants"))
 st.caption(t("var_intro"))
 settings = current_settings()
 names = [k for k, spec in KERNELS.items() if spec.teaching]
-CHOICES.update(("var_kernels", "var_curve"))  # labels in the UI's language: re-pinned on a switch (see controls)
+session.translated("var_kernels", "var_curve")  # labels in the UI's language: re-pinned on a switch (see controls)
 picked = widgets.multiselect(
     st,
     t("var_pick"),

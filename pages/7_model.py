@@ -12,6 +12,7 @@ from explorer import real, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
+from explorer.poll_view import predict_then_reveal
 from explorer.safe import md
 from explorer.state import current_settings
 from explorer.views import (
@@ -21,7 +22,6 @@ from explorer.views import (
     mask_step,
     matrix_chart,
     output_step,
-    predict_then_reveal,
     scores_step,
     softmax_step,
 )

@@ -7,7 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import lab as engine
 from explorer import figures as fig
-from explorer import lab_record
+from explorer import lab_config, lab_record, session
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, kernel_label, label, t
@@ -21,7 +21,6 @@ run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page.lab"))
 st.caption(t("lab_intro"))
-SIDEBAR_POS = ("none", "sinusoidal", "learned")  # the sidebar's positional encodings; RoPE and ALiBi are the Lab's
 IDEAL_MEANS = {  # what each task's ideal pattern means, under its chart
     "reverse": "lab_ideal_reverse",
     "sort": "lab_ideal_sort",
@@ -34,19 +33,9 @@ IDEAL_MEANS = {  # what each task's ideal pattern means, under its chart
 def apply_preset(name: str) -> None:
     """A preset's A settings into the sidebar and the Lab's controls, its B as the comparison."""
     shared, a, _ = engine.PRESETS[name]
-    cfg = engine.LabConfig(**shared, **a).resolved()
-    sidebar = {"heads": cfg.heads, "d_model": cfg.d_model, "d_k": cfg.d_k, "d_q": cfg.d_k, "d_v": cfg.d_v}
-    sidebar |= {"score": cfg.score, "kernel": cfg.kernel, "mask": "none", "layout": "tutorial", "temperature": 1.0}
-    sidebar |= {"dropout_on": False}  # the seed stays the sidebar's: the command line below names it
-    page = {"lab_task": cfg.task, "lab_length": cfg.length, "lab_layers": cfg.layers}
-    if cfg.pos in SIDEBAR_POS:
-        sidebar["pos"], page["lab_pos"] = cfg.pos, "sidebar"
-    else:
-        page["lab_pos"] = cfg.pos
-    page |= {"lab_mlp": cfg.mlp, "lab_lr": cfg.lr, "lab_batch": cfg.batch, "lab_steps": cfg.steps, "lab_b": name}
-    for key, value in (sidebar | page).items():
-        st.session_state[key] = value
-    st.session_state["lab_playing"] = True
+    values = lab_config.to_controls(engine.LabConfig(**shared, **a).resolved())  # the seed stays the sidebar's
+    for key, value in (values | {"lab_b": name, "lab_playing": True}).items():
+        session.put(key, value)
 
 
 def measured(name: str) -> str:
@@ -100,10 +89,11 @@ with st.expander(t("lab_presets"), expanded=True):
 
 s = current_settings()
 c = st.columns(5)
-task = draw(PAGE["lab_task"], c[0])
-spec = engine.TASKS[task]
-length = draw(PAGE["lab_length"], c[1], default=spec.length, high=min(spec.high, engine.LAB_LIMITS["length"][1]))
-layers = draw(PAGE["lab_layers"], c[2])
+page = {"lab_task": draw(PAGE["lab_task"], c[0])}
+spec = engine.TASKS[page["lab_task"]]
+high = min(spec.high, engine.LAB_LIMITS["length"][1])
+page["lab_length"] = draw(PAGE["lab_length"], c[1], default=spec.length, high=high)
+page["lab_layers"] = draw(PAGE["lab_layers"], c[2])
 pos_label = label("lab.pos.")
 
 
@@ -111,12 +101,12 @@ def pos_name(value: str) -> str:
     return t("lab_pos_sidebar", pos=label()(s.pos)) if value == "sidebar" else pos_label(value)
 
 
-lab_pos = draw(PAGE["lab_pos"], c[3], format_func=pos_name)
-mlp = draw(PAGE["lab_mlp"], c[4])
+page["lab_pos"] = draw(PAGE["lab_pos"], c[3], format_func=pos_name)
+page["lab_mlp"] = draw(PAGE["lab_mlp"], c[4])
 c = st.columns(4)
-lr = draw(PAGE["lab_lr"], c[0], format="%.5f")
-batch = draw(PAGE["lab_batch"], c[1])
-steps = draw(PAGE["lab_steps"], c[2], default=spec.steps)
+page["lab_lr"] = draw(PAGE["lab_lr"], c[0], format="%.5f")
+page["lab_batch"] = draw(PAGE["lab_batch"], c[1])
+page["lab_steps"] = draw(PAGE["lab_steps"], c[2], default=spec.steps)
 b_choice = draw(PAGE["lab_b"], c[3])
 st.caption(
     t(
@@ -132,27 +122,7 @@ st.caption(
     )
 )
 
-cfg = engine.LabConfig(
-    task=task,
-    length=length,
-    layers=layers,
-    heads=s.heads,
-    d_model=s.d_model,
-    d_k=s.d_k,
-    d_v=s.d_v,
-    score=s.score,
-    temperature=s.temperature,
-    pos=s.pos if lab_pos == "sidebar" else lab_pos,
-    mask=s.mask,
-    kernel=s.kernel,
-    window=min(s.window, engine.LAB_LIMITS["window"][1]),
-    dropout=s.dropout,
-    mlp=mlp,
-    lr=lr,
-    batch=batch,
-    steps=steps,
-    seed=s.seed,
-)
+cfg = lab_config.from_controls(s, page)
 configs = {"A": cfg}
 if b_choice != "off":
     b_own = engine.PRESETS[b_choice][2]
@@ -190,22 +160,22 @@ with st.expander(t("lab_cli")):
     st.code("\n".join(f"# {k}\n{cli_line(k, v)}" for k, v in configs.items()), language="bash")
 
 me = session_id()
-playing = st.session_state.get("lab_playing", False)
+playing = session.get("lab_playing", False)
 # the runs this session watched before: if the settings changed, it leaves them (the last watcher stops a run)
 keys = sorted((name, c_.key()) for name, c_ in configs.items())
-for name, items in st.session_state.get("lab_watching", []):
+for name, items in session.get("lab_watching", []):
     if (name, items) not in keys:
         old = RUNS.get(engine.LabConfig(**dict(items)), me)
         if old is not None:
             RUNS.leave(old, me)
-st.session_state["lab_watching"] = keys
+session.put("lab_watching", keys)
 
 b1, b2, b3, b4 = st.columns(4)
 if b1.button(
     t("lab_play"), icon=":material/play_arrow:", type="primary", key="lab_play", shortcut="p", width="stretch"
 ):
     playing = True
-    st.session_state["lab_left"] = []
+    session.put("lab_left", [])
     for c_ in configs.values():
         RUNS.resume(RUNS.start(c_, me))
 if b2.button(t("lab_pause"), icon=":material/pause:", key="lab_pause", width="stretch"):
@@ -216,7 +186,7 @@ if b2.button(t("lab_pause"), icon=":material/pause:", key="lab_pause", width="st
             RUNS.pause(run)
 if b3.button(t("lab_step"), icon=":material/skip_next:", key="lab_step", width="stretch"):
     playing = False
-    st.session_state["lab_left"] = []
+    session.put("lab_left", [])
     for c_ in configs.values():
         RUNS.step(RUNS.get(c_, me) or RUNS.start(c_, me))
 if b4.button(t("lab_reset"), icon=":material/restart_alt:", key="lab_reset", width="stretch"):
@@ -225,15 +195,15 @@ if b4.button(t("lab_reset"), icon=":material/restart_alt:", key="lab_reset", wid
         run = RUNS.get(c_, me)
         if run is not None:
             RUNS.leave(run, me)
-    st.session_state["lab_watching"] = []
-    st.session_state["lab_left"] = keys
+    session.put("lab_watching", [])
+    session.put("lab_left", keys)
 if playing:  # like a playground: a changed setting while playing starts its run at once (a failed one waits)
     for c_ in configs.values():
         run = RUNS.get(c_, me)
         if run is None or run.state == "stopped":
             RUNS.start(c_, me)
-st.session_state["lab_playing"] = playing
-left = set(st.session_state.get("lab_left", []))  # runs this session reset: not shown, not watched
+session.put("lab_playing", playing)
+left = set(session.get("lab_left", []))  # runs this session reset: not shown, not watched
 
 probe_x, probe_y, _ = engine.probe(configs["A"])
 ideal = engine.ideal(configs["A"])
@@ -373,14 +343,14 @@ def live() -> None:
                 ideal,
                 labels,
                 labels,
-                title=t("lab_ideal", task=t(f"lab.task.{task}")),
+                title=t("lab_ideal", task=t(f"lab.task.{cfg.task}")),
                 x_title=t("lab_ideal_x"),
                 y_title=t("lab_ideal_y"),
                 height=420,
             ),
             "lab_ideal",
         )
-        st.caption(t(IDEAL_MEANS[task]) + " " + t("lab_ideal_ticks"))
+        st.caption(t(IDEAL_MEANS[cfg.task]) + " " + t("lab_ideal_ticks"))
         st.caption(t("lab_probe", x=probe_x.tolist(), y=probe_y.tolist()))
     shared = axes(runs)
     with right:

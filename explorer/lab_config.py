@@ -1,0 +1,52 @@
+"""The Lab's configuration and the controls that hold it: one table, read both ways.
+
+A ``LabConfig`` takes most of its fields from the shared sidebar (the dimensions, the score, the
+variant, the seed...) and the rest from the Lab page's own controls (task, length, layers, the
+positional encoding when it is the Lab's own, MLP, learning rate, batch, steps). ``from_controls``
+builds the config from both; ``to_controls`` is a preset applied: the session values that make
+the sidebar and the page show that config. Fields only read (``READ_ONLY``) keep the sidebar's
+value when a preset is applied: the seed (the command line under the page names it) and the
+window (the Lab's limit is lower than the sidebar's).
+"""
+
+from __future__ import annotations
+
+from attn_core.config import Settings
+from attn_core.lab import LAB_LIMITS, LabConfig
+
+SIDEBAR = ("heads", "d_model", "d_k", "d_v", "score", "temperature", "mask", "kernel", "dropout", "seed", "window")
+READ_ONLY = ("seed", "window")  # read from the sidebar, never written by a preset
+PAGE = {  # LabConfig field -> the Lab page's control (explorer.controls.PAGE)
+    "task": "lab_task",
+    "length": "lab_length",
+    "layers": "lab_layers",
+    "mlp": "lab_mlp",
+    "lr": "lab_lr",
+    "batch": "lab_batch",
+    "steps": "lab_steps",
+}
+SIDEBAR_POS = ("none", "sinusoidal", "learned")  # the sidebar's positional encodings; RoPE and ALiBi are the Lab's
+
+
+def from_controls(s: Settings, page: dict) -> LabConfig:
+    """The config the sidebar's settings ``s`` and the page's control values ``page`` (by control
+    name, ``lab_pos`` included) describe."""
+    shared = {f: getattr(s, f) for f in SIDEBAR}
+    shared["window"] = min(s.window, LAB_LIMITS["window"][1])
+    own = {f: page[key] for f, key in PAGE.items()}
+    pos = s.pos if page["lab_pos"] == "sidebar" else page["lab_pos"]
+    return LabConfig(**shared, **own, pos=pos)
+
+
+def to_controls(cfg: LabConfig) -> dict:
+    """The session values (by control name) that show ``cfg`` in the sidebar and on the page."""
+    values = {f: getattr(cfg, f) for f in SIDEBAR if f not in READ_ONLY and f != "dropout"}
+    values |= {"d_q": cfg.d_k, "layout": "tutorial", "dropout_on": cfg.dropout > 0}
+    if cfg.dropout > 0:
+        values["dropout"] = cfg.dropout
+    values |= {key: getattr(cfg, f) for f, key in PAGE.items()}
+    if cfg.pos in SIDEBAR_POS:
+        values["pos"], values["lab_pos"] = cfg.pos, "sidebar"
+    else:
+        values["lab_pos"] = cfg.pos
+    return values
