@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 
 from .kernels import KERNELS, kernel_options
+from .options import OPTIONS, add_flags, values_from
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 DEFAULT_KERNELS = ("full", "sdpa", "sliding_window", "linear_elu", "causal_linear", "performer", "linformer")
@@ -132,6 +133,21 @@ class Shape:
     dilation: int = 2
     global_tokens: int = 1
     block: int = 2
+    extra: tuple = ()  # kernel options registered beyond these fields (attn_core.options): (name, value) pairs
+
+    def __post_init__(self) -> None:
+        pairs = self.extra.items() if isinstance(self.extra, dict) else self.extra
+        object.__setattr__(self, "extra", tuple(sorted((str(k), v) for k, v in pairs)))
+
+    def __getattr__(self, name: str):  # an extra option reads like a field (a FLOP model's ``sh.stride``)
+        for key, value in object.__getattribute__(self, "extra"):
+            if key == name:
+                return value
+        raise AttributeError(name)
+
+
+def fields_of_shape() -> set[str]:
+    return {f.name for f in fields(Shape)}
 
 
 def estimate_flops(kernel: str, L: int, sh: Shape) -> float:
@@ -348,7 +364,7 @@ def _options(kernel: str, cfg: SweepConfig) -> dict:
 def shape_options(sh: Shape) -> dict:
     """The kernel options a shape carries (the same values the FLOP models read)."""
     names = ("window", "features", "proj_k", "dilation", "global_tokens", "block")
-    return {name: getattr(sh, name) for name in names}
+    return {**{name: getattr(sh, name) for name in names}, **dict(sh.extra)}
 
 
 def _skip_reason(kernel: str, L: int, cfg: SweepConfig, est: int, budget: int) -> str | None:
@@ -560,6 +576,7 @@ def add_cli(sub) -> None:
     p.add_argument("--global-tokens", type=int, default=Shape.global_tokens, dest="global_tokens")
     p.add_argument("--block", type=int, default=Shape.block, help="block-local attention's block size")
     p.add_argument("--causal", action="store_true")
+    add_flags(p, [n for n in OPTIONS if n != "seed"])  # every other kernel option (attn_core.options)
     p.add_argument("--device", choices=["cpu", "cuda", "mps"], default=None)
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32")
     p.add_argument("--min-run-time", type=float, default=0.3, dest="min_run_time")
@@ -593,6 +610,7 @@ def cmd_bench(args) -> int:
             dilation=args.dilation,
             global_tokens=args.global_tokens,
             block=args.block,
+            extra=values_from(args, [n for n in OPTIONS if n not in fields_of_shape() and n != "seed"]),
         ),
         device=args.device or best_device(),
         dtype=args.dtype,
