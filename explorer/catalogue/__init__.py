@@ -1,6 +1,7 @@
-"""The catalogue's feature files: each module here holds ``STRINGS`` (key -> (English, 简体中文)) for
-one feature, and may hold ``ERRORS_ZH`` (an engine error code -> its Chinese message and fix).
-``explorer.i18n`` merges them into the one catalogue; a key defined twice is an error."""
+"""A bridge for feature modules written before the catalogue became data: a module here may still hold
+``STRINGS`` (key -> (English, 简体中文)) and ``ERRORS_ZH`` (an engine error code -> its Chinese message and fix);
+``explorer.i18n`` merges them after explorer/locales/<lang>.toml, and a key defined twice is an error. New strings
+belong in the locale files; this package holds none today."""
 
 from __future__ import annotations
 

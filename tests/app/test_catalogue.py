@@ -82,7 +82,21 @@ def test_every_key_the_code_uses_exists():
 
 
 def test_no_key_is_unused():
-    assert not unused(EN, CODE), unused(EN, CODE)
+    assert not unused(STRINGS, CODE), unused(STRINGS, CODE)  # the locale files' keys and any feature module's
+
+
+def test_a_key_the_chinese_file_lacks_shows_in_english(monkeypatch):
+    from explorer import i18n
+
+    files = {
+        "en": {"only_en": "Only {n}", "both": "Both"},
+        "zh": {"both": "都有", "error.x.message": "消息", "error.x.fix": "修复"},
+    }
+    monkeypatch.setattr(locales, "strings", files.get)
+    strings, errors = i18n._catalogue()
+    assert strings == {"only_en": ("Only {n}", "Only {n}"), "both": ("Both", "都有")} and errors == {
+        "x": ("消息", "修复")
+    }
 
 
 def test_the_checks_catch_a_broken_catalogue():
