@@ -17,20 +17,18 @@ and ``KEEP_BYTES`` of snapshots, the oldest dropped first.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import torch
 
 from attn_core.lab import LabConfig, check_memory, validate
 
-from .sweeps import ROOT, JsonLines, _lowest_priority
+from .jobs import Idle, Jobs, JsonLines, spawn
 
 SLOTS = 2  # trainings at once: one per core of the machine this was measured on
 KEEP = 32  # finished runs kept
@@ -93,44 +91,27 @@ class Run:
 WORKER = [sys.executable, "-m", "attn_core", "train", "--serve"]
 
 
-class Runs:
+class Runs(Jobs):
+    """The server's Lab runs (see the module's docstring), on the shared job skeleton."""
+
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.runs: OrderedDict[LabConfig, Run] = OrderedDict()
-        self.queue: list[Run] = []
-        self.slots = threading.Semaphore(SLOTS)
-        self.idle: list[tuple[subprocess.Popen, float]] = []  # workers waiting for a run, since when
-        self.reaper: threading.Thread | None = None
+        super().__init__(SLOTS, "lab-run")
+        self.workers = Idle(lambda: IDLE_S, "lab-reaper")
 
-    def _reap(self) -> None:
-        """End the workers that have waited for a run longer than IDLE_S; stop when none is left."""
-        while True:
-            time.sleep(min(IDLE_S / 4, 10.0))
-            with self.lock:
-                old = [(p, t) for p, t in self.idle if time.time() - t > IDLE_S]
-                self.idle = [(p, t) for p, t in self.idle if (p, t) not in old]
-                if not self.idle:
-                    self.reaper = None
-            for proc, _ in old:
-                proc.terminate()
-            if self.reaper is None:
-                return
+    @property
+    def runs(self):  # the runs by their settings (the skeleton's jobs)
+        return self.jobs
 
-    def _worker(self) -> subprocess.Popen:
-        with self.lock:
-            while self.idle:
-                proc, _ = self.idle.pop()
-                if proc.poll() is None:
-                    return proc
-        return subprocess.Popen(
-            _lowest_priority(WORKER),
-            cwd=ROOT,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+    @property
+    def idle(self) -> list[tuple[subprocess.Popen, float]]:
+        """The workers waiting for a run, since when."""
+        return self.workers.waiting
+
+    def keep(self) -> tuple[int, int]:
+        return KEEP, KEEP_BYTES
+
+    def give_up(self, run: Run) -> bool:
+        return run.state != "queued" or run.abandoned()
 
     def get(self, cfg: LabConfig, session: str = "") -> Run | None:
         """The run for these settings, if any (``session`` is marked as watching it)."""
@@ -151,16 +132,8 @@ class Runs:
                 run.watchers[session] = time.time()
                 return run
             run = Run(cfg, watchers={session: time.time()})
-            self.runs[cfg] = run
-            self._forget_old()
-            self.queue.append(run)
-        threading.Thread(target=self._run, args=(run,), name="lab-run", daemon=True).start()
+            self.add(cfg, run)
         return run
-
-    def position(self, run: Run) -> int:
-        """How many runs wait before this one (0: it is not waiting)."""
-        with self.lock:
-            return self.queue.index(run) + 1 if run in self.queue else 0
 
     def pause(self, run: Run) -> None:
         """Suspend a running run and give its slot back (another run may train meanwhile)."""
@@ -185,12 +158,11 @@ class Runs:
         threading.Thread(target=self._continue, args=(run,), name="lab-resume", daemon=True).start()
 
     def _continue(self, run: Run) -> None:
-        while not self.slots.acquire(timeout=0.5):
-            if run.state != "queued" or run.abandoned():
-                with self.lock:
-                    run.resuming = False
-                self.stop(run)
-                return
+        if not self.wait_for_slot(run):
+            with self.lock:
+                run.resuming = False
+            self.stop(run)
+            return
         with self.lock:
             run.resuming = False
             if run in self.queue:
@@ -207,18 +179,6 @@ class Runs:
         run.pause_at_next = True
         self.resume(run)
 
-    def stop(self, run: Run) -> None:
-        """Stop a run: its worker is ended (a new one starts for the next run)."""
-        with self.lock:
-            if run in self.queue:
-                self.queue.remove(run)
-            if run.active:
-                run.state = "stopped"
-            proc = run.proc
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGCONT)  # a paused worker must wake to end
-            proc.terminate()
-
     def leave(self, run: Run, session: str) -> None:
         """``session`` no longer watches ``run``; the last one to leave stops it."""
         with self.lock:
@@ -227,43 +187,10 @@ class Runs:
         if last and run.active:
             self.stop(run)
 
-    def _forget_old(self) -> None:
-        """Drop the oldest finished runs beyond ``KEEP`` runs or ``KEEP_BYTES`` of snapshots."""
-        finished = [(c, r.nbytes) for c, r in self.runs.items() if not r.active]
-        total = sum(b for _, b in finished)
-        for i, (cfg, nbytes) in enumerate(finished):
-            if len(finished) - i <= KEEP and total <= KEEP_BYTES:
-                break
-            del self.runs[cfg]
-            total -= nbytes
+    def _worker(self) -> subprocess.Popen:
+        return self.workers.take() or spawn(WORKER, stdin=True)
 
-    def kept_bytes(self) -> int:
-        with self.lock:
-            return sum(r.nbytes for r in self.runs.values() if not r.active)
-
-    def _run(self, run: Run) -> None:
-        while not self.slots.acquire(timeout=0.5):  # wait for a slot, unless the run was stopped or abandoned
-            if run.state != "queued" or run.abandoned():
-                self.stop(run)
-                return
-        with self.lock:
-            if run.state != "queued":
-                self.slots.release()
-                return
-            self.queue.remove(run)
-            run.state = "running"
-            run.holds_slot = True
-        try:
-            self._train(run)
-        finally:
-            with self.lock:
-                give = run.holds_slot
-                run.holds_slot = False
-                self._forget_old()
-            if give:
-                self.slots.release()
-
-    def _train(self, run: Run) -> None:
+    def execute(self, run: Run) -> None:
         try:
             proc = self._worker()
             proc.stdin.write(json.dumps(run.cfg.to_dict()) + "\n")
@@ -273,16 +200,8 @@ class Runs:
             return
         run.proc = proc
         threading.Thread(target=self._watch, args=(run,), daemon=True).start()
-        end, lines = None, JsonLines(proc.stdout)
-        for item in lines:
-            if "end" in item:
-                end = item
-                break
-            weights = [torch.tensor(w, dtype=torch.float32) for w in item.pop("weights")]
-            run.snaps.append(Snap(weights=weights, **item))
-            if run.pause_at_next and item["status"] == "running":
-                run.pause_at_next = False
-                self.pause(run)
+        lines = JsonLines(proc.stdout)
+        end = self._snapshots(run, lines)
         run.proc = None
         with self.lock:
             if run in self.queue:  # it ended (buffered lines) while it waited to resume
@@ -292,12 +211,23 @@ class Runs:
                 proc.wait(timeout=2.0)
             except subprocess.TimeoutExpired:
                 pass
+        self._ended(run, proc, end, lines)
+
+    def _snapshots(self, run: Run, lines: JsonLines) -> dict | None:
+        """Read the worker's snapshots into ``run`` until its end line (returned; None if it died)."""
+        for item in lines:
+            if "end" in item:
+                return item
+            weights = [torch.tensor(w, dtype=torch.float32) for w in item.pop("weights")]
+            run.snaps.append(Snap(weights=weights, **item))
+            if run.pause_at_next and item["status"] == "running":
+                run.pause_at_next = False
+                self.pause(run)
+        return None
+
+    def _ended(self, run: Run, proc: subprocess.Popen, end: dict | None, lines: JsonLines) -> None:
         if end is not None and end["end"] == "ok" and run.state in ("running", "paused", "queued"):
-            with self.lock:
-                self.idle.append((proc, time.time()))  # the worker goes back to wait for the next run
-                if self.reaper is None:
-                    self.reaper = threading.Thread(target=self._reap, name="lab-reaper", daemon=True)
-                    self.reaper.start()
+            self.workers.give(proc)  # the worker goes back to wait for the next run
             run.state = run.snaps[-1].status if run.snaps else "failed"
         elif run.state in ("running", "paused", "queued"):
             ended = f"the worker ended (exit status {proc.returncode})"

@@ -11,42 +11,19 @@ had while it ran, since timings taken under load are not comparable with a quiet
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
-from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 from attn_core import bench
 from attn_core.options import OPTIONS
 
+from .jobs import ROOT, Jobs, JsonLines, lowest_priority, spawn  # noqa: F401 - ROOT, JsonLines: their old home
 from .server import active_sessions
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEEP = 16  # finished sweeps kept per server (each is a few dozen rows)
-
-
-class JsonLines:
-    """The JSON objects a child process prints, one a line, as they come; any other line (a
-    warning, a traceback's last line) is kept as ``last_other``: the reason, if the child fails."""
-
-    def __init__(self, stream) -> None:
-        self.stream, self.last_other = stream, ""
-
-    def __iter__(self):
-        for line in self.stream:
-            try:
-                item = json.loads(line)
-            except ValueError:
-                item = None
-            if isinstance(item, dict):
-                yield item
-            else:
-                self.last_other = line.strip() or self.last_other
 
 
 @dataclass
@@ -60,6 +37,7 @@ class Job:
     ended: float | None = None
     message: str = ""
     proc: subprocess.Popen | None = None
+    holds_slot: bool = False
 
     @property
     def active(self) -> bool:
@@ -106,24 +84,20 @@ def command(cfg: bench.SweepConfig) -> list[str]:
     return cmd + (["--causal"] if sh.causal else [])
 
 
-def _lowest_priority(cmd: list[str]) -> list[str]:
-    """The command under ``nice -n 19`` where there is one: the server's reruns come first."""
-    nice = shutil.which("nice")
-    return [nice, "-n", "19", *cmd] if nice else cmd
+_lowest_priority = lowest_priority  # its old name
 
 
-class Runner:
-    """The server's sweeps: a queue, one worker thread, one child process at a time."""
+class Runner(Jobs):
+    """The server's sweeps: a queue, one child process at a time, in the order they were asked for."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.jobs: OrderedDict[bench.SweepConfig, Job] = OrderedDict()
-        self.queue: deque[Job] = deque()
-        self.worker: threading.Thread | None = None
+        super().__init__(1, "sweeps")
 
-    def get(self, cfg: bench.SweepConfig) -> Job | None:
-        with self.lock:
-            return self.jobs.get(cfg)
+    def keep(self) -> tuple[int, None]:
+        return KEEP, None
+
+    def first_in_line(self) -> bool:
+        return True
 
     def submit(self, cfg: bench.SweepConfig) -> Job:
         """The job for this configuration: the running, queued or finished one if there is one."""
@@ -133,13 +107,7 @@ class Runner:
             if job is not None and job.state in ("queued", "running", "done"):
                 return job
             job = Job(cfg)
-            self.jobs[cfg] = job
-            self.jobs.move_to_end(cfg)
-            self._forget_old()
-            self.queue.append(job)
-            if self.worker is None or not self.worker.is_alive():
-                self.worker = threading.Thread(target=self._work, name="sweeps", daemon=True)
-                self.worker.start()
+            self.add(cfg, job)
             return job
 
     def position(self, job: Job) -> int:
@@ -150,41 +118,17 @@ class Runner:
             running = any(j.state == "running" for j in self.jobs.values())
             return self.queue.index(job) + running
 
-    def stop(self, job: Job) -> None:
-        with self.lock:
-            if job in self.queue:
-                self.queue.remove(job)
-                job.state, job.ended = "stopped", time.time()
-            proc = job.proc
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
+    def stopped(self, job: Job) -> None:
+        """A queued sweep is stopped at once; a running one when its child has ended (``execute``)."""
+        if job.state == "queued":
+            job.state, job.ended = "stopped", time.time()
 
-    def _forget_old(self) -> None:
-        finished = [c for c, j in self.jobs.items() if not j.active]
-        for cfg in finished[: max(0, len(finished) - KEEP)]:
-            del self.jobs[cfg]
+    def on_start(self, job: Job) -> None:
+        job.started = time.time()
 
-    def _work(self) -> None:
-        while True:
-            with self.lock:
-                if not self.queue:
-                    self.worker = None
-                    return
-                job = self.queue.popleft()
-                job.state, job.started = "running", time.time()
-            self._run(job)
-
-    def _run(self, job: Job) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+    def execute(self, job: Job) -> None:
         try:
-            proc = subprocess.Popen(
-                _lowest_priority(command(job.cfg)),
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,  # one pipe, read to the end: a chatty child can never block on a full one
-                text=True,
-            )
+            proc = spawn(command(job.cfg))
         except OSError as err:
             job.state, job.message, job.ended = "failed", str(err), time.time()
             return

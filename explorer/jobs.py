@@ -1,0 +1,223 @@
+"""Background work outside the server process: the one skeleton behind the Lab's runs
+(``explorer.lab_runs``) and the Complexity page's sweeps (``explorer.sweeps``).
+
+A job is keyed by its plain configuration: identical requests from any session are one job.
+``Jobs`` keeps them (the finished ones bounded, in count and in bytes, the oldest dropped first),
+queues them for a bounded number of slots (each job waits in a thread of its own, and gives up
+when ``give_up`` says so), runs ``execute`` in its slot, and stops one on request (its child
+process is ended). Children run at the lowest CPU priority (``spawn``): the server's reruns come
+first, and a child's output is read as JSON lines (``JsonLines``). ``Idle`` keeps children that
+can be reused, each ended after waiting too long.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class JsonLines:
+    """The JSON objects a child process prints, one a line, as they come; any other line (a
+    warning, a traceback's last line) is kept as ``last_other``: the reason, if the child fails."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.last_other = stream, ""
+
+    def __iter__(self):
+        for line in self.stream:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                item = None
+            if isinstance(item, dict):
+                yield item
+            else:
+                self.last_other = line.strip() or self.last_other
+
+
+def lowest_priority(cmd: list[str]) -> list[str]:
+    """The command under ``nice -n 19`` where there is one: the server's reruns come first."""
+    nice = shutil.which("nice")
+    return [nice, "-n", "19", *cmd] if nice else cmd
+
+
+def spawn(cmd: list[str], *, stdin: bool = False) -> subprocess.Popen:
+    """A child at the lowest priority in the project's folder, unbuffered; its stderr joins its
+    stdout (one pipe, read to the end: a chatty child can never block on a full one)."""
+    return subprocess.Popen(
+        lowest_priority(cmd),
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        stdin=subprocess.PIPE if stdin else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+class Idle:
+    """Children waiting to be reused; one that has waited longer than ``idle_s()`` seconds is ended
+    (its memory returned). A reaper thread runs while any waits."""
+
+    def __init__(self, idle_s: Callable[[], float], name: str) -> None:
+        self.idle_s, self.name = idle_s, name
+        self.lock = threading.Lock()
+        self.waiting: list[tuple[subprocess.Popen, float]] = []  # each child and since when it waits
+        self.reaper: threading.Thread | None = None
+
+    def take(self) -> subprocess.Popen | None:
+        """A live waiting child, or None."""
+        with self.lock:
+            while self.waiting:
+                proc, _ = self.waiting.pop()
+                if proc.poll() is None:
+                    return proc
+        return None
+
+    def give(self, proc: subprocess.Popen) -> None:
+        with self.lock:
+            self.waiting.append((proc, time.time()))
+            if self.reaper is None:
+                self.reaper = threading.Thread(target=self._reap, name=self.name, daemon=True)
+                self.reaper.start()
+
+    def _reap(self) -> None:
+        while True:
+            time.sleep(min(self.idle_s() / 4, 10.0))
+            with self.lock:
+                old = [(p, t) for p, t in self.waiting if time.time() - t > self.idle_s()]
+                self.waiting = [(p, t) for p, t in self.waiting if (p, t) not in old]
+                if not self.waiting:
+                    self.reaper = None
+            for proc, _ in old:
+                proc.terminate()
+            if self.reaper is None:
+                return
+
+
+class Jobs:
+    """The skeleton. A job has ``state`` ("queued", "running", ...; ``active`` while it may still
+    run), ``proc`` (its child, while one runs) and ``nbytes`` (what it keeps). Subclasses give
+    ``execute`` and may change ``give_up``, ``stopped``, ``keep``, ``first_in_line``, ``on_start``."""
+
+    def __init__(self, slots: int, name: str) -> None:
+        self.lock = threading.Lock()
+        self.jobs: OrderedDict[Hashable, object] = OrderedDict()
+        self.queue: list = []
+        self.slots = threading.Semaphore(slots)
+        self.name = name
+
+    # ---- what a subclass decides ----
+
+    def execute(self, job) -> None:
+        raise NotImplementedError
+
+    def give_up(self, job) -> bool:
+        """A queued job stops waiting for a slot (it was stopped meanwhile)."""
+        return job.state != "queued"
+
+    def keep(self) -> tuple[int, int | None]:
+        """(finished jobs kept, bytes of them kept; None: any)."""
+        return 16, None
+
+    def first_in_line(self) -> bool:
+        """Whether jobs start strictly in the order they were queued."""
+        return False
+
+    def stopped(self, job) -> None:
+        """Mark a job stopped on request (a running one may be marked by ``execute`` when its child ends)."""
+        if job.active:
+            job.state = "stopped"
+
+    # ---- the skeleton ----
+
+    def get(self, key: Hashable):
+        with self.lock:
+            return self.jobs.get(key)
+
+    def add(self, key: Hashable, job) -> None:
+        """Keep ``job`` under ``key`` and queue it (call with the lock held)."""
+        self.jobs[key] = job
+        self.jobs.move_to_end(key)
+        self._forget_old()
+        self.queue.append(job)
+        threading.Thread(target=self._run, args=(job,), name=self.name, daemon=True).start()
+
+    def wait_for_slot(self, job) -> bool:
+        """Wait until ``job`` holds a slot (True), or until it gives up (False)."""
+        while True:
+            if self.give_up(job):
+                return False
+            if self.first_in_line():
+                with self.lock:
+                    ahead = bool(self.queue) and self.queue[0] is not job
+                if ahead:
+                    time.sleep(0.05)
+                    continue
+            if self.slots.acquire(timeout=0.5):
+                return True
+
+    def _run(self, job) -> None:
+        if not self.wait_for_slot(job):
+            self.stop(job)
+            return
+        with self.lock:
+            if job.state != "queued":
+                self.slots.release()
+                return
+            self.queue.remove(job)
+            job.state = "running"
+            job.holds_slot = True
+            self.on_start(job)
+        try:
+            self.execute(job)
+        finally:
+            with self.lock:
+                give = job.holds_slot
+                job.holds_slot = False
+                self._forget_old()
+            if give:
+                self.slots.release()
+
+    def on_start(self, job) -> None:
+        """Called with the lock held as ``job`` takes its slot."""
+
+    def position(self, job) -> int:
+        """How many jobs wait before this one (0: it is not waiting)."""
+        with self.lock:
+            return self.queue.index(job) + 1 if job in self.queue else 0
+
+    def stop(self, job) -> None:
+        """Stop a job: out of the queue, its child ended (woken first, should it be paused)."""
+        with self.lock:
+            if job in self.queue:
+                self.queue.remove(job)
+            self.stopped(job)
+            proc = job.proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)  # a paused child must wake to end
+            proc.terminate()
+
+    def _forget_old(self) -> None:
+        """Drop the oldest finished jobs beyond ``keep()`` (call with the lock held)."""
+        count, max_bytes = self.keep()
+        finished = [(key, getattr(job, "nbytes", 0)) for key, job in self.jobs.items() if not job.active]
+        total = sum(b for _, b in finished)
+        for i, (key, nbytes) in enumerate(finished):
+            if len(finished) - i <= count and (max_bytes is None or total <= max_bytes):
+                break
+            del self.jobs[key]
+            total -= nbytes
+
+    def kept_bytes(self) -> int:
+        with self.lock:
+            return sum(getattr(job, "nbytes", 0) for job in self.jobs.values() if not job.active)
