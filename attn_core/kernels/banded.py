@@ -48,10 +48,29 @@ def _local(
     with no key; such a row's output is 0), else None.
     """
     N, L, D = q.shape
-    Dv = v.shape[-1]
     nb = -(-L // block)
-    width = (before + 1 + after) * block
     pad = nb * block - L
+    kw, vw, c, bias = _windows(q, k, v, nb, block, before, after, pad, band)
+    limit = torch.as_tensor(L if n_valid is None else n_valid, device=q.device).reshape(-1, 1, 1, 1)
+    lo_edge = min_key + before * block  # blocks before this start may see keys < min_key
+    hi_edge = int(limit.min()) - (1 + after) * block  # blocks after this may see keys >= n_valid
+
+    if not need_lse and q.device.type == "cpu":
+        qb = F.pad(q, (0, 0, 0, pad)).reshape(N, nb, block, D)
+        out = _local_fused(qb, kw, vw, bias, scale, (lo_edge, hi_edge), block, c, min_key, limit)
+        return out.reshape(N, nb * block, v.shape[-1])[:, :L], None
+    qb = (F.pad(q, (0, 0, 0, pad)) * scale).reshape(N, nb, block, D)
+    out, lse = _local_chunked(qb, kw, vw, bias, c, (lo_edge, hi_edge), min_key, limit, need_lse)
+    out, lse = out.view(N, nb * block, -1)[:, :L], None if lse is None else lse.view(N, nb * block)[:, :L]
+    return out, lse
+
+
+def _windows(q, k, v, nb: int, block: int, before: int, after: int, pad: int, band: Callable):
+    """Each query block's key and value window as strided views of the padded keys and values
+    (N, nb, width, D) (no copies), the key offsets from the block start and the band's bias."""
+    N, _, D = k.shape
+    Dv = v.shape[-1]
+    width = (before + 1 + after) * block
     kp = F.pad(k, (0, 0, before * block, after * block + pad)).contiguous()
     vp = F.pad(v, (0, 0, before * block, after * block + pad)).contiguous()
     kw = kp.as_strided((N, nb, width, D), (kp.stride(0), block * D, D, 1))  # (N, nb, width, D) view
@@ -61,30 +80,30 @@ def _local(
     r = torch.arange(block, device=q.device)
     bias = torch.zeros(block, width, dtype=q.dtype, device=q.device)
     bias.masked_fill_(~band(r.view(-1, 1) - c.view(1, -1)), float("-inf"))  # (block, width)
-    limit = torch.as_tensor(L if n_valid is None else n_valid, device=q.device).reshape(-1, 1, 1, 1)
-    lo_edge = min_key + before * block  # blocks before this start may see keys < min_key
-    hi_edge = int(limit.min()) - (1 + after) * block  # blocks after this may see keys >= n_valid
+    return kw, vw, c, bias
 
-    if not need_lse and q.device.type == "cpu":
-        qb = F.pad(q, (0, 0, 0, pad)).reshape(N, nb, block, D)
-        out = _local_fused(qb, kw, vw, bias, scale, (lo_edge, hi_edge), block, c, min_key, limit)
-        return out.reshape(N, nb * block, Dv)[:, :L], None
-    qb = (F.pad(q, (0, 0, 0, pad)) * scale).reshape(N, nb, block, D)
-    out = torch.empty(N, nb, block, Dv, dtype=q.dtype, device=q.device)
-    lse = torch.empty(N, nb, block, dtype=q.dtype, device=q.device) if need_lse else None
-    per_block = block * width * q.element_size()
-    chunk = _CHUNK_BYTES.get(q.device.type, _CHUNK_BYTES["default"])
+
+def _local_chunked(qb, kw, vw, bias, c, edges_at: tuple[int, int], min_key: int, limit, need_lse: bool):
+    """The blocks a few at a time (a cache-sized chunk of scores each), with the row log-sum-exp
+    when ``need_lse``: out (N, nb, block, Dv) and lse (N, nb, block) or None. ``qb`` is scaled."""
+    N, nb, block, D = qb.shape
+    width, Dv = kw.shape[2], vw.shape[-1]
+    lo_edge, hi_edge = edges_at
+    out = torch.empty(N, nb, block, Dv, dtype=qb.dtype, device=qb.device)
+    lse = torch.empty(N, nb, block, dtype=qb.dtype, device=qb.device) if need_lse else None
+    per_block = block * width * qb.element_size()
+    chunk = _CHUNK_BYTES.get(qb.device.type, _CHUNK_BYTES["default"])
     step = max(1, chunk // per_block)
 
     # two score buffers reused by every chunk: a fresh megabyte per chunk costs page faults (glibc
     # maps and unmaps allocations of this size), which made short sequences 30 % slower
     rows = min(N * nb, step)
-    bufs = [torch.empty(rows, block, width, dtype=q.dtype, device=q.device) for _ in range(2)]
+    bufs = [torch.empty(rows, block, width, dtype=qb.dtype, device=qb.device) for _ in range(2)]
 
     def edges(n0: int, n1: int, lim) -> torch.Tensor | None:
         if n0 * block >= lo_edge and n1 * block <= hi_edge:
             return None
-        j = torch.arange(n0, n1, device=q.device).view(-1, 1, 1) * block + c.view(1, 1, -1)
+        j = torch.arange(n0, n1, device=qb.device).view(-1, 1, 1) * block + c.view(1, 1, -1)
         return (j < min_key) | (j >= lim)  # (n, 1, width), or (N, n, 1, width) for a per-sequence limit
 
     if N * nb <= step:  # short sequences: every block of every sequence in one product
@@ -99,25 +118,24 @@ def _local(
             None if lse is None else lse.view(N * nb, block),
             bufs,
         )
-    else:
-        # the few blocks at either end that may see keys outside [min_key, n_valid) apart, the rest in chunks
-        a = min(nb, max(0, -(-lo_edge // block)))
-        b = max(a, min(nb, hi_edge // block))
-        ranges = [(n0, min(end, n0 + step)) for lo, end in ((0, a), (a, b), (b, nb)) for n0 in range(lo, end, step)]
-        for n in range(N):
-            lim = limit[n if limit.shape[0] > 1 else 0, 0, 0]
-            for n0, n1 in ranges:
-                _softmax_blocks(
-                    qb[n, n0:n1],
-                    kw[n, n0:n1],
-                    vw[n, n0:n1],
-                    bias,
-                    edges(n0, n1, lim),
-                    out[n, n0:n1],
-                    None if lse is None else lse[n, n0:n1],
-                    bufs,
-                )
-    out, lse = out.view(N, nb * block, Dv)[:, :L], None if lse is None else lse.view(N, nb * block)[:, :L]
+        return out, lse
+    # the few blocks at either end that may see keys outside [min_key, n_valid) apart, the rest in chunks
+    a = min(nb, max(0, -(-lo_edge // block)))
+    b = max(a, min(nb, hi_edge // block))
+    ranges = [(n0, min(end, n0 + step)) for lo, end in ((0, a), (a, b), (b, nb)) for n0 in range(lo, end, step)]
+    for n in range(N):
+        lim = limit[n if limit.shape[0] > 1 else 0, 0, 0]
+        for n0, n1 in ranges:
+            _softmax_blocks(
+                qb[n, n0:n1],
+                kw[n, n0:n1],
+                vw[n, n0:n1],
+                bias,
+                edges(n0, n1, lim),
+                out[n, n0:n1],
+                None if lse is None else lse[n, n0:n1],
+                bufs,
+            )
     return out, lse
 
 

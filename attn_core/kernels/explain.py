@@ -139,101 +139,118 @@ def _explain_features(pair: Callable, fn: Callable, *, omega: Callable | None = 
 
     def explain(q, k, v, *, causal: bool, scale: float, **opts) -> Explained:
         phi_q, phi_k = pair(q, k, scale=scale, **opts)
-        _H, L, m = phi_q.shape
-        Dv = v.shape[-1]
-        state = phi_k.transpose(-2, -1) @ v  # (H, m, Dv)
-        z = phi_k.sum(1)  # (H, m)
         a = phi_q @ phi_k.transpose(-2, -1)  # display only: what the output amounts to
         if causal:
             a = a.tril()
         weights = a / a.sum(-1, keepdim=True).clamp_min(1e-30)
-        if causal:
-            num, den = a @ v, a.sum(-1, keepdim=True)
-        else:
-            num, den = phi_q @ state, phi_q @ z.unsqueeze(-1)
         out = fn(q[None], k[None], v[None], causal=causal, scale=scale, **opts)[0]
         stages = []
         if random_features:
-            drawn = omega(opts, q.shape[-1], q.dtype)
-            stages.append(
-                Stage(
-                    "random_features",
-                    r"\omega \in \mathbb{R}^{m \times d},\ \text{rows orthogonal in blocks of } d",
-                    f"omega = orthogonal_features({m}, {q.shape[-1]}, seed={opts['seed']})   # {_shape(drawn)}",
-                    {"omega": drawn.unsqueeze(0)},
-                    {"omega": "ω"},
-                    {"m": m, "d": q.shape[-1]},
-                )
-            )
-        feature = (
-            r"\phi(x) = \exp\!\left(A\|\omega\|^2 + \sqrt{1-4A}\,\omega x - \tfrac{\|x\|^2}{2}\right) > 0"
-            if random_features
-            else r"\phi(x) = \mathrm{elu}(x) + 1 > 0"
-        )
-        make = "performer_features(Q, omega, a=A)" if random_features else "F.elu(Q) + 1"
-        stages.append(
-            Stage(
-                "features",
-                feature,
-                f"phi_q = {make}   # {_shape(phi_q[0])}\nphi_k = {make.replace('Q', 'K')}   # {_shape(phi_k[0])}",
-                {"phi_q": phi_q, "phi_k": phi_k},
-                {"phi_q": "φ(Q)", "phi_k": "φ(K)"},
-                {"m": m},
-            )
-        )
-        prefix = r"\sum_{j \le i}" if causal else r"\sum_j"
-        stages.append(
-            Stage(
-                "prefix_state" if causal else "state",
-                rf"S = {prefix} \phi(k_j) v_j^\top \in \mathbb{{R}}^{{{m} \times {Dv}}},\quad z = {prefix} \phi(k_j)",
-                (
-                    "S_i = S_{i-1} + outer(phi_k[i], V[i]);  z_i = z_{i-1} + phi_k[i]   # one state, updated per token"
-                    if causal
-                    else f"S = phi_k.T @ V   # {_shape(state[0])}: d × d_v, whatever L is\nz = phi_k.sum(0)   # ({m},)"
-                ),
-                {"state": state, "normaliser": z.unsqueeze(1)},
-                {"state": "S = Σ φ(k_j) v_jᵀ", "normaliser": "z = Σ φ(k_j)"},
-                {"m": m, "dv": Dv, "L": L},
-            )
-        )
+            stages.append(_omega_stage(omega(opts, q.shape[-1], q.dtype), phi_q.shape[-1], q.shape[-1], opts["seed"]))
+        stages.append(_features_stage(phi_q, phi_k, random_features))
+        stages.append(_state_stage(phi_k, v, causal))
         if random_features:
             weights = finish(stages, q, k, v, out, causal=causal, scale=scale, **opts)
         else:
-            stages.append(
-                Stage(
-                    "normalise",
-                    r"o_i = \frac{\phi(q_i)^\top S}{\phi(q_i)^\top z}",
-                    f"num = phi_q @ S   # {_shape(num[0])}\nden = phi_q @ z   # ({L},)\nout = num / den[:, None]"
-                    f"   # {_shape(out[0])}: O(L·m·d_v), never L × L",
-                    {"numerator": num, "denominator": den},
-                    {"numerator": "φ(Q)ᵀ S", "denominator": "φ(Q)ᵀ z"},
-                    {"max_diff": float((num / den.clamp_min(1e-30) - out).abs().max())},
-                )
-            )
-        facts = {"L": L}
+            stages.append(_normalise_stage(phi_q, phi_k, v, a, out, causal))
+        facts = {"L": phi_q.shape[1]}
         if random_features:  # how good the approximation is on this sentence, beside the trivial baseline
-            s = (q @ k.transpose(-2, -1)) * scale
-            allowed = masks.causal(L, k.shape[1]) if causal else masks.full(L, k.shape[1])
-            exact = torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
-            uniform = allowed.to(q.dtype) / allowed.sum(-1, keepdim=True)
-            facts["error"] = float((weights - exact).norm() / exact.norm())
-            facts["uniform"] = float((uniform - exact).norm() / exact.norm())
-        stages.append(
-            Stage(
-                "amounts_to",
-                (
-                    r"\alpha = U + \lambda\,(\bar\alpha - U)"
-                    if random_features
-                    else r"\alpha_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_{j'} \phi(q_i)\cdot\phi(k_{j'})}"
-                ),
-                "alpha = (phi_q @ phi_k.T) / den[:, None]   # for display only: the efficient path never makes it"
-                if not random_features
-                else "alpha = U + lam * (alpha_mean - U)   # for display only: the efficient path never makes it",
-                {"amounts_to": weights},
-                {"amounts_to": "α"},
-                facts,
-            )
-        )
+            facts.update(_against_exact(q, k, weights, causal=causal, scale=scale))
+        stages.append(_amounts_to_stage(weights, facts, random_features))
         return Explained(tuple(stages), out, weights)
 
     return explain
+
+
+def _omega_stage(drawn: torch.Tensor, m: int, d: int, seed: int) -> Stage:
+    return Stage(
+        "random_features",
+        r"\omega \in \mathbb{R}^{m \times d},\ \text{rows orthogonal in blocks of } d",
+        f"omega = orthogonal_features({m}, {d}, seed={seed})   # {_shape(drawn)}",
+        {"omega": drawn.unsqueeze(0)},
+        {"omega": "ω"},
+        {"m": m, "d": d},
+    )
+
+
+def _features_stage(phi_q: torch.Tensor, phi_k: torch.Tensor, random_features: bool) -> Stage:
+    feature = (
+        r"\phi(x) = \exp\!\left(A\|\omega\|^2 + \sqrt{1-4A}\,\omega x - \tfrac{\|x\|^2}{2}\right) > 0"
+        if random_features
+        else r"\phi(x) = \mathrm{elu}(x) + 1 > 0"
+    )
+    make = "performer_features(Q, omega, a=A)" if random_features else "F.elu(Q) + 1"
+    return Stage(
+        "features",
+        feature,
+        f"phi_q = {make}   # {_shape(phi_q[0])}\nphi_k = {make.replace('Q', 'K')}   # {_shape(phi_k[0])}",
+        {"phi_q": phi_q, "phi_k": phi_k},
+        {"phi_q": "φ(Q)", "phi_k": "φ(K)"},
+        {"m": phi_q.shape[-1]},
+    )
+
+
+def _state_stage(phi_k: torch.Tensor, v: torch.Tensor, causal: bool) -> Stage:
+    m, Dv, L = phi_k.shape[-1], v.shape[-1], phi_k.shape[1]
+    state = phi_k.transpose(-2, -1) @ v  # (H, m, Dv)
+    z = phi_k.sum(1)  # (H, m)
+    prefix = r"\sum_{j \le i}" if causal else r"\sum_j"
+    return Stage(
+        "prefix_state" if causal else "state",
+        rf"S = {prefix} \phi(k_j) v_j^\top \in \mathbb{{R}}^{{{m} \times {Dv}}},\quad z = {prefix} \phi(k_j)",
+        (
+            "S_i = S_{i-1} + outer(phi_k[i], V[i]);  z_i = z_{i-1} + phi_k[i]   # one state, updated per token"
+            if causal
+            else f"S = phi_k.T @ V   # {_shape(state[0])}: d × d_v, whatever L is\nz = phi_k.sum(0)   # ({m},)"
+        ),
+        {"state": state, "normaliser": z.unsqueeze(1)},
+        {"state": "S = Σ φ(k_j) v_jᵀ", "normaliser": "z = Σ φ(k_j)"},
+        {"m": m, "dv": Dv, "L": L},
+    )
+
+
+def _normalise_stage(phi_q, phi_k, v, a, out, causal: bool) -> Stage:
+    L = phi_q.shape[1]
+    if causal:
+        num, den = a @ v, a.sum(-1, keepdim=True)
+    else:
+        num, den = phi_q @ (phi_k.transpose(-2, -1) @ v), phi_q @ phi_k.sum(1).unsqueeze(-1)
+    return Stage(
+        "normalise",
+        r"o_i = \frac{\phi(q_i)^\top S}{\phi(q_i)^\top z}",
+        f"num = phi_q @ S   # {_shape(num[0])}\nden = phi_q @ z   # ({L},)\nout = num / den[:, None]"
+        f"   # {_shape(out[0])}: O(L·m·d_v), never L × L",
+        {"numerator": num, "denominator": den},
+        {"numerator": "φ(Q)ᵀ S", "denominator": "φ(Q)ᵀ z"},
+        {"max_diff": float((num / den.clamp_min(1e-30) - out).abs().max())},
+    )
+
+
+def _against_exact(q, k, weights, *, causal: bool, scale: float) -> dict:
+    """The relative distance of the weights, and of uniform attention, from exact softmax attention."""
+    L, S = q.shape[1], k.shape[1]
+    s = (q @ k.transpose(-2, -1)) * scale
+    allowed = masks.causal(L, S) if causal else masks.full(L, S)
+    exact = torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
+    uniform = allowed.to(q.dtype) / allowed.sum(-1, keepdim=True)
+    return {
+        "error": float((weights - exact).norm() / exact.norm()),
+        "uniform": float((uniform - exact).norm() / exact.norm()),
+    }
+
+
+def _amounts_to_stage(weights: torch.Tensor, facts: dict, random_features: bool) -> Stage:
+    return Stage(
+        "amounts_to",
+        (
+            r"\alpha = U + \lambda\,(\bar\alpha - U)"
+            if random_features
+            else r"\alpha_{ij} = \frac{\phi(q_i)\cdot\phi(k_j)}{\sum_{j'} \phi(q_i)\cdot\phi(k_{j'})}"
+        ),
+        "alpha = (phi_q @ phi_k.T) / den[:, None]   # for display only: the efficient path never makes it"
+        if not random_features
+        else "alpha = U + lam * (alpha_mean - U)   # for display only: the efficient path never makes it",
+        {"amounts_to": weights},
+        {"amounts_to": "α"},
+        facts,
+    )

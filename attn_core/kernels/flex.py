@@ -1,4 +1,5 @@
-"""FlexAttention: PyTorch's compiled ``flex_attention`` running the same patterns (``masks.PATTERNS``) as a mask_mod."""
+"""FlexAttention: PyTorch's compiled ``flex_attention`` running the same patterns (``masks.PATTERNS``)
+as a mask_mod."""
 
 from __future__ import annotations
 
@@ -84,7 +85,6 @@ def _flex_pattern(L: int, S: int, causal: bool, *, pattern: str = "sliding_windo
 register(
     "flex",
     flex_attention,
-    label="FlexAttention (compiled)",
     family="sparse",
     formula=r"\mathrm{softmax}_{\mathrm{mask\_mod}(i,j)}\!\left(\frac{q_i k_j^\top}{\sqrt{d_k}}\right)v_j",
     time="O(L·w·d)",

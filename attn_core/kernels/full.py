@@ -1,4 +1,5 @@
-"""Full softmax attention: the materialised matrix and PyTorch's fused SDPA, the reference every variant is compared with."""
+"""Full softmax attention: the materialised matrix and PyTorch's fused SDPA, the reference every
+variant is compared with."""
 
 from __future__ import annotations
 
@@ -74,7 +75,6 @@ _SOFTMAX = r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
 register(
     "full",
     full_attention,
-    label="Full (materialised)",
     family="full",
     formula=_SOFTMAX,
     time="O(L·S·d)",
@@ -90,7 +90,6 @@ register(
 register(
     "sdpa",
     sdpa_attention,
-    label="Full (fused SDPA)",
     family="full",
     formula=_SOFTMAX,
     time="O(L·S·d)",

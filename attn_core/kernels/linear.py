@@ -1,4 +1,5 @@
-"""Linear attention: φ(x) = elu(x) + 1 features, non-causal and causal (chunked prefix sums), and the shared sums Performer reads."""
+"""Linear attention: φ(x) = elu(x) + 1 features, non-causal and causal (chunked prefix sums), and the
+shared sums Performer reads."""
 
 from __future__ import annotations
 
@@ -120,9 +121,9 @@ def _feature_bytes(m: Callable, *, prefix_sums: bool = False):
 register(
     "linear_elu",
     linear_elu_attention,
-    label="Linear (elu+1)",
     family="linear",
-    formula=r"\frac{\phi(q_i)^\top \sum_j \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_j \phi(k_j)},\ \phi(x)=\mathrm{elu}(x)+1",
+    formula=r"\frac{\phi(q_i)^\top \sum_j \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_j \phi(k_j)},"
+    r"\ \phi(x)=\mathrm{elu}(x)+1",
     time="O(L·d²)",
     memory="O(L·d + d²)",
     paper="Katharopoulos et al. 2020, Transformers are RNNs",
@@ -137,7 +138,6 @@ register(
 register(
     "causal_linear",
     causal_linear_attention,
-    label="Causal linear (elu+1)",
     family="linear",
     formula=r"\frac{\phi(q_i)^\top \sum_{j\le i} \phi(k_j) v_j^\top}{\phi(q_i)^\top \sum_{j\le i} \phi(k_j)}",
     time="O(L·d²)",

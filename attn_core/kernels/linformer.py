@@ -93,7 +93,6 @@ def _explain_linformer(q, k, v, *, causal: bool, scale: float, proj_k: int = 64,
 register(
     "linformer",
     linformer_attention,
-    label="Linformer",
     family="low_rank",
     formula=r"\mathrm{softmax}\!\left(\frac{Q (EK)^\top}{\sqrt{d_k}}\right)(FV),\ E,F\in\mathbb{R}^{k\times S}",
     time="O(L·k·d)",

@@ -1,4 +1,5 @@
-"""Performer (FAVOR+ with FAVOR++'s A, antithetic orthogonal features and James-Stein shrinkage toward uniform attention)."""
+"""Performer (FAVOR+ with FAVOR++'s A, antithetic orthogonal features and James-Stein shrinkage toward
+uniform attention)."""
 
 from __future__ import annotations
 
@@ -262,9 +263,9 @@ def _omega(opts: dict, d: int, dtype) -> torch.Tensor:
 register(
     "performer",
     performer_attention,
-    label="Performer (FAVOR+)",
     family="linear",
-    formula=r"\phi(x)=\tfrac{1}{\sqrt m}\exp\!\left(\omega^\top x-\tfrac{\|x\|^2}{2}\right),\ \omega\ \text{orthogonal random}",
+    formula=r"\phi(x)=\tfrac{1}{\sqrt m}\exp\!\left(\omega^\top x-\tfrac{\|x\|^2}{2}\right),"
+    r"\ \omega\ \text{orthogonal random}",
     time="O(L·m·d)",
     memory="O(L·m + m·d)",
     paper="Choromanski et al. 2021, Rethinking Attention with Performers",

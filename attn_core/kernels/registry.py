@@ -52,11 +52,23 @@ KERNELS: dict[str, Kernel] = {}
 
 
 def register(name: str, fn: Callable, **spec) -> Kernel:
-    """Add a variant to the registry (``spec``: the ``Kernel`` fields by keyword)."""
+    """Add a variant to the registry (``spec``: the ``Kernel`` fields by keyword). Its ``label``
+    comes from the catalogue (``kernel.<name>.label`` in explorer/locales/en.toml) unless given."""
     spec.setdefault("check", _check_nothing)
+    if "label" not in spec:
+        spec["label"] = _catalogue_label(name)
     kernel = Kernel(name=name, fn=fn, **spec)
     KERNELS[name] = kernel
     return kernel
+
+
+def _catalogue_label(name: str) -> str:
+    from ..locales import LocaleError, kernel_label
+
+    try:
+        return kernel_label(name)
+    except (KeyError, LocaleError):
+        return name
 
 
 def unregister(name: str) -> None:
