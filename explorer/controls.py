@@ -199,13 +199,14 @@ def _sidebar() -> tuple[Control, ...]:
 
 
 _BUILT: dict[tuple, tuple[Control, ...]] = {}
+_NAMED: dict[str, Any] = {}  # the rows last named, and their names
 
 
 def sidebar_rows() -> tuple[Control, ...]:
     """The sidebar's rows for the options registered now (built once per set of options)."""
     from attn_core.kernels import KERNELS
 
-    key = (tuple(OPTIONS.values()), tuple(KERNELS))
+    key = (tuple((name, id(o)) for name, o in OPTIONS.items()), tuple(KERNELS))  # cheap: run on every access
     if key not in _BUILT:
         _BUILT.clear()
         _BUILT[key] = _sidebar()
@@ -218,13 +219,19 @@ class _Rows(Sequence):
     def __getitem__(self, i):
         return sidebar_rows()[i]
 
+    def __iter__(self):
+        return iter(sidebar_rows())
+
     def __len__(self) -> int:
         return len(sidebar_rows())
 
 
 class _ByName(Mapping):
     def __getitem__(self, name: str) -> Control:
-        return {c.name: c for c in sidebar_rows()}[name]
+        rows = sidebar_rows()
+        if _NAMED.get("rows") is not rows:
+            _NAMED.update(rows=rows, names={c.name: c for c in rows})
+        return _NAMED["names"][name]
 
     def __iter__(self):
         return (c.name for c in sidebar_rows())
