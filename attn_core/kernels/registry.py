@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..options import OPTIONS
 from .base import _check_nothing, _scale
 
 
@@ -55,6 +56,9 @@ def register(name: str, fn: Callable, **spec) -> Kernel:
     """Add a variant to the registry (``spec``: the ``Kernel`` fields by keyword). Its ``label``
     comes from the catalogue (``kernel.<name>.label`` in explorer/locales/en.toml) unless given."""
     spec.setdefault("check", _check_nothing)
+    unknown = [o for o in (*spec.get("options", ()), spec.get("sweep")) if o is not None and o not in OPTIONS]
+    if unknown:  # a new option is registered first (attn_core.options.register_option), then the variant
+        raise ValueError(f"kernel {name}: unknown options {unknown}; register_option(Option(...)) them first")
     if "label" not in spec:
         spec["label"] = _catalogue_label(name)
     kernel = Kernel(name=name, fn=fn, **spec)

@@ -46,30 +46,37 @@ def expected(L: int, stride: int) -> torch.Tensor:  # written out by hand, indep
     return w / w.sum(-1, keepdim=True)
 
 
+SPEC = dict(
+    label="Strided mean (test)",
+    family="linear",
+    formula=r"\frac{1}{|N_i|}\sum_{s \mid i-j} v_j",
+    time="O(L·L/s·d)",
+    memory="O(L·L/s)",
+    paper="a test's own",
+    weights=strided_weights,
+    check=check_strided,
+    flops=lambda L, sh: sh.batch * sh.heads * 2 * L * -(-L // sh.stride) * sh.d_head,
+    peak_bytes=lambda L, sh, db: sh.batch * sh.heads * L * L * db,
+    options=("stride",),
+    sweep="stride",
+    softmax=False,
+)
+
+
 @pytest.fixture
 def strided(monkeypatch):
     register_option(STRIDE)
-    kernels.register(
-        "strided_mean",
-        strided_attention,
-        label="Strided mean (test)",
-        family="linear",
-        formula=r"\frac{1}{|N_i|}\sum_{s \mid i-j} v_j",
-        time="O(L·L/s·d)",
-        memory="O(L·L/s)",
-        paper="a test's own",
-        weights=strided_weights,
-        check=check_strided,
-        flops=lambda L, sh: sh.batch * sh.heads * 2 * L * -(-L // sh.stride) * sh.d_head,
-        peak_bytes=lambda L, sh, db: sh.batch * sh.heads * L * L * db,
-        options=("stride",),
-        sweep="stride",
-        softmax=False,
-    )
+    kernels.register("strided_mean", strided_attention, **SPEC)
     monkeypatch.setitem(i18n.STRINGS, "stride", ("Stride", "步长"))  # its label in the catalogue
     yield "strided_mean"
     kernels.unregister("strided_mean")
     unregister_option("stride")
+
+
+def test_a_variant_cannot_name_an_option_nobody_registered():
+    with pytest.raises(ValueError, match="unknown options"):
+        kernels.register("nameless", strided_attention, **{**SPEC, "options": ("stride_typo",)})
+    assert "nameless" not in kernels.KERNELS
 
 
 def test_the_engine_passes_the_new_option_to_its_kernel(strided):
