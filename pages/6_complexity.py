@@ -125,60 +125,44 @@ def _csv() -> str:
 
 st.download_button(t("cx_csv"), _csv, "attention_benchmark.csv", "text/csv", key="cx_download", on_click="ignore")
 
-series_t = bench.series(rows)
-series_m = bench.series(rows, "peak_bytes", scale=2**-20)  # MiB
-names = list(series_t)
-theory = bench.theory_curves(series_t, cfg.shape)
+result = bench.analyse(rows, cfg.shape, peak_gflops=job.matmul_gflops)  # every number below; the page draws them
 a, b = st.columns(2)
 with a:
-    chart(fig.loglog(series_t, title=t("cx_time"), y_title="ms", theory=theory, label=kernel_label), "cx_time_chart")
+    times = fig.loglog(result.times, title=t("cx_time"), y_title="ms", theory=result.theory, label=kernel_label)
+    chart(times, "cx_time_chart")
     st.caption(t("cx_theory"))
 with b:
-    chart(fig.loglog(series_m, title=t("cx_mem"), y_title="MiB", label=kernel_label), "cx_mem_chart")
+    chart(fig.loglog(result.memory, title=t("cx_mem"), y_title="MiB", label=kernel_label), "cx_mem_chart")
 
 st.subheader(t("cx_slopes"))
-slopes = {k: bench.fit_slope(*bench.fit_range(rows, k)) for k in names}
 st.dataframe(
     {
-        t("cx_col.kernel"): [kernel_label(k) for k in slopes],
-        t("cx_col_slope"): [None if v is None else round(v, 2) for v in slopes.values()],
+        t("cx_col.kernel"): [kernel_label(k) for k in result.slopes],
+        t("cx_col_slope"): [None if v is None else round(v, 2) for v in result.slopes.values()],
     },
     hide_index=True,
 )
-
-noisy = [r for r in rows if r.median_ms and not bench.trustworthy(r)]
-if noisy:
-    st.warning(t("cx_noisy", n=len(noisy)), icon=":material/ssid_chart:")
+if result.noisy:
+    st.warning(t("cx_noisy", n=len(result.noisy)), icon=":material/ssid_chart:")
 
 st.subheader(t("cx_cross"))
-# only trustworthy rows decide; the baseline: the fastest full-attention kernel measured at the longest length
-trusted = bench.series([r for r in rows if bench.trustworthy(r)])
-fulls = [k for k in trusted if KERNELS[k].family == "full"]
-base = min(fulls, key=lambda k: (-trusted[k][0][-1], trusted[k][1][-1])) if fulls else None
-cross = {}
-if base:
-    ref = dict(zip(*trusted[base]))
-    cross = {k: bench.crossover(ref, dict(zip(*trusted[k]))) for k in trusted if KERNELS[k].family != "full"}
-    # one type per column: the lengths as text beside "never"
+if result.baseline:  # one type per column: the lengths as text beside "never"
     st.dataframe(
         {
-            t("cx_col.kernel"): [kernel_label(k) for k in cross],
-            t("cx_from", base=kernel_label(base)): [str(v) if v else t("cx_never") for v in cross.values()],
+            t("cx_col.kernel"): [kernel_label(k) for k in result.crossovers],
+            t("cx_from", base=kernel_label(result.baseline)): [
+                str(v) if v else t("cx_never") for v in result.crossovers.values()
+            ],
         },
         hide_index=True,
     )
 
-peak = job.matmul_gflops
-if peak:  # measured at the end of a sweep that ran to completion
-    st.subheader(t("cx_gflops", peak=peak))
-    st.dataframe(
-        shown(
-            df[df["gflops"].notna()][["kernel", "seq_len", "gflops"]].assign(
-                share=lambda d: (100 * d["gflops"] / peak).round(1)
-            )
-        ).rename(columns={"share": t("cx_col_share")}),
-        hide_index=True,
-    )
-verdict = ", ".join(f"{kernel_label(k)}: L ≥ {v}" for k, v in cross.items() if v) or t("cx_never")
+if result.share is not None:  # the matmul is measured at the end of a sweep that ran to completion
+    st.subheader(t("cx_gflops", peak=job.matmul_gflops))
+    share = pd.DataFrame(result.share, columns=["kernel", "seq_len", "gflops", "share"])
+    share = shown(share.assign(share=share["share"].round(1)))
+    st.dataframe(share.rename(columns={"share": t("cx_col_share")}), hide_index=True)
+verdict = ", ".join(f"{kernel_label(k)}: L ≥ {v}" for k, v in result.verdict) or t("cx_never")
 st.info(t("cx_rule", verdict=verdict))
-st.caption(t("cx_params", d=heads * d_head, p=4 * (heads * d_head) ** 2))
+d_model, params = bench.projection_params(heads, d_head)
+st.caption(t("cx_params", d=d_model, p=params))

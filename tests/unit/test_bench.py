@@ -93,13 +93,13 @@ def test_bad_sweeps_are_refused_clearly(monkeypatch):
     for device in ("tpu", "cuda:99", ""):  # no machine has these
         with pytest.raises(AttentionConfigError, match="not available"):
             bench.validate_sweep(bench.SweepConfig(device=device))
-    monkeypatch.setattr(bench, "available_devices", lambda: ["cpu"])  # a machine without a GPU, on any machine
+    monkeypatch.setattr(bench.devices, "available_devices", lambda: ["cpu"])  # a machine without a GPU, on any machine
     for device in ("cuda", "mps"):
         with pytest.raises(AttentionConfigError, match="not available") as err:
             bench.validate_sweep(bench.SweepConfig(device=device))
         assert "cpu" in str(err.value)  # what can be used instead
     bench.validate_sweep(bench.SweepConfig(device="cpu"))
-    monkeypatch.setattr(bench, "available_devices", lambda: ["cuda", "cpu"])  # and one with a GPU
+    monkeypatch.setattr(bench.devices, "available_devices", lambda: ["cuda", "cpu"])  # and one with a GPU
     bench.validate_sweep(bench.SweepConfig(device="cuda"))
 
 
@@ -161,7 +161,7 @@ def test_slow_first_calls_are_warmed_away_and_every_row_has_at_least_five_sample
         clock["now"] += 0.32 / 2 ** (n - 1) if n <= 6 else 1e-4  # 320, 160, 80, 40, 20, 10 ms, then 0.1 ms
         return full_attention(q, k, v, causal=causal, scale=scale)
 
-    monkeypatch.setattr(bench.time, "perf_counter", lambda: clock["now"])
+    monkeypatch.setattr(time, "perf_counter", lambda: clock["now"])  # the clock every bench module reads
     spec = {f: getattr(KERNELS["full"], f) for f in ("label", "family", "formula", "time", "memory", "paper")}
     spec |= {f: getattr(KERNELS["full"], f) for f in ("weights", "flops", "peak_bytes")}
     register("cold_test", cold_then_fast, **spec)
