@@ -57,6 +57,10 @@ class Shape:
         raise AttributeError(name)
 
 
+def fields_of_shape() -> set[str]:
+    return {f.name for f in fields(Shape)}
+
+
 def estimate_flops(kernel: str, L: int, sh: Shape) -> float:
     """Multiply-adds x 2 of the kernel's main products (softmax and elementwise work left out)."""
     return KERNELS[kernel].flops(L, sh)
