@@ -1,17 +1,18 @@
 """The Lab's training runs, outside the server process, bounded and shared.
 
-A run trains in a worker process (``python -m attn_core train --serve``) at the lowest CPU
-priority: in the server, the training loop would hold the GIL between its small tensor
-operations and every student's rerun would wait. Workers are kept and reused: importing torch
-anew for every run cost ~2 s, more than a preset takes to train. Identical runs (the same settings and seed) are one run, shared by
-every session that asks; at most ``SLOTS`` train at once and the rest wait in a queue, their
-position shown. Pause suspends the child (SIGSTOP) and gives its slot back, so paused runs never
-starve the class; Play re-queues it for a slot and resumes it there; Step lets it reach its next
-snapshot. A run that no session has looked at for ``ORPHAN_S`` seconds (its sessions ended) is
+A run trains in a worker process (``python -m attn_core train --serve``) at the lowest CPU priority:
+in the server, the training loop would hold the GIL between its small tensor operations and every
+student's rerun would wait. Workers are kept and reused: importing torch anew for every run cost ~2
+s, more than a preset takes to train. Identical runs (the same settings and seed) are one run,
+shared by every session that asks; at most ``SLOTS`` train at once and the rest wait in a queue,
+their position shown. Pause suspends the child (SIGSTOP) and gives its slot back, so paused runs
+never starve the class; Play re-queues it for a slot and resumes it there; Step lets it reach its
+next snapshot. A run that no session has looked at for ``ORPHAN_S`` seconds (its sessions ended) is
 stopped. A run's peak memory is estimated before it starts (``lab.check_memory``): settings over
 ``lab.MAX_BYTES`` are refused with the estimate and what to reduce. Snapshots are kept as small
 float tensors in this module (never in session state); finished runs are kept up to ``KEEP`` runs
-and ``KEEP_BYTES`` of snapshots, the oldest dropped first.
+and ``KEEP_BYTES`` of snapshots, the oldest dropped first. The queue, the slots, stopping, the bounded
+keeping and the idle workers are the job skeleton's (``explorer.jobs``).
 """
 
 from __future__ import annotations

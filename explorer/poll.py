@@ -19,47 +19,25 @@ Two stores behind one interface (``answer``, ``tally``, ``export``, ``end``):
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
 import sys
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-MAX_LESSONS = 64
-MAX_QUESTIONS = 32  # per lesson
-MAX_ANSWERS = 1000  # per question: sessions beyond it are not counted (a lecture hall is ~100)
-TIMEOUT_S = 4 * 3600.0
-CODE = re.compile(r"^[A-Za-z0-9-]{1,16}$")
-ENV = "ATTN_EXPLORER_REDIS"
-
-
-class PollUnavailable(Exception):
-    """The shared store cannot be reached now (its calls gave up after a short timeout)."""
-
-
-def question_id(question: tuple) -> str:
-    """A question's name in a shared store: the same plain values give the same id in every process."""
-    text = json.dumps(question, default=str, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def export_rows(questions: list[tuple[dict, list[int]]]) -> list[tuple[str, str, int]]:
-    """(question, key token, count) rows from each question's description and its answers' tokens."""
-    rows = []
-    for meta, tokens in questions:
-        labels = list(meta.get("tokens") or [])
-        n = max([len(labels)] + [t + 1 for t in tokens if t >= 0])
-        counts = [0] * n
-        for token in tokens:
-            if 0 <= token < n:
-                counts[token] += 1
-        label = meta.get("label") or "?"
-        rows += [(label, labels[i] if i < len(labels) else str(i), c) for i, c in enumerate(counts)]
-    return rows
+from .poll_base import (  # noqa: F401 - the limits and helpers both stores share, importable from here as before
+    CODE,
+    ENV,
+    MAX_ANSWERS,
+    MAX_LESSONS,
+    MAX_QUESTIONS,
+    TIMEOUT_S,
+    PollUnavailable,
+    export_rows,
+    question_id,
+    valid_code,
+)
 
 
 @dataclass
@@ -155,10 +133,6 @@ def make_store(url: str | None = None):
 
 
 POLLS = make_store()
-
-
-def valid_code(code: str | None) -> bool:
-    return code is not None and bool(CODE.match(code))
 
 
 def check_url() -> None:

@@ -28,8 +28,8 @@ import os
 import threading
 import time
 
-from . import poll
-from .poll import PollUnavailable, export_rows, question_id
+from . import poll_base as poll
+from .poll_base import PollUnavailable, export_rows, question_id
 
 PREFIX = "ae:poll:"
 TIMEOUT_S = 0.3  # connect and reply

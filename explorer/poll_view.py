@@ -93,7 +93,7 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
         st.caption(t("predict_answers", n=sum(counts), tok=tok))
 
     live()
-    shown = st.toggle(t("predict_show_truth"), key="predict_show_truth")
+    shown = widgets.toggle(st, t("predict_show_truth"), key="predict_show_truth")
     if shown:
         st.info(t("predict_truth", tok=tok, truth=labels[truth]))
     c1, c2 = st.columns(2)

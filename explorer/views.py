@@ -17,7 +17,10 @@ from . import figures as fig
 from .i18n import t
 from .safe import md
 
-SOFTMAX_STAGES = r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i"
+SOFTMAX_STAGES = (
+    r"m_i = \max_j \tilde e_{ij},\quad p_{ij} = e^{\tilde e_{ij} - m_i},\quad "
+    r"Z_i = \sum_j p_{ij},\quad \alpha_{ij} = p_{ij} / Z_i"
+)
 WEIGHTED_SUM = r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j"
 
 
@@ -110,7 +113,10 @@ def softmax_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_pref
     formula and the code go (presenter mode folds them away)."""
     explain.latex(SOFTMAX_STAGES)
     explain.code(
-        "m = scaled.amax(-1, keepdim=True)\np = (scaled - m).exp()   # masked entries -> 0\nZ = p.sum(-1, keepdim=True)\nweights = p / Z",
+        "m = scaled.amax(-1, keepdim=True)\n"
+        "p = (scaled - m).exp()   # masked entries -> 0\n"
+        "Z = p.sum(-1, keepdim=True)\n"
+        "weights = p / Z",
         language="python",
     )
     sm = tr.softmax

@@ -213,11 +213,33 @@ def number(container, title: str, low, high, default, *, key: str, integer: bool
 
 
 def slider(container, title: str, low: float, high: float, default: float, step: float, *, key: str, **kwargs):
-    fix_state(key, lambda v: fit_number(v, low, high, default, False), title)
+    """A slider in [low, high]; whole numbers when ``low``, ``high``, ``default`` and ``step`` are ints."""
+    integer = all(type(x) is int for x in (low, high, default, step))
+    fix_state(key, lambda v: fit_number(v, low, high, default, integer), title)
     out = container.slider(title, low, high, default, step, key=key, **kwargs)
-    return fit_number(out, low, high, default, False)[0]
+    return fit_number(out, low, high, default, integer)[0]
+
+
+def select_slider(container, title: str, options: Sequence, default: Any, *, key: str, **kwargs) -> Any:
+    """A slider over ``options`` (a stale mark, another run's, goes to the nearest end)."""
+    options = list(options)
+    fix_state(key, lambda v: fit_one(v, options, default), title)
+    out = container.select_slider(title, options=options, value=default, key=key, **kwargs)
+    return fit_one(out, options, default)[0]
 
 
 def checkbox(container, title: str, default: bool = False, *, key: str, **kwargs) -> bool:
     fix_state(key, lambda v: fit_switch(v, default), title)
     return fit_switch(container.checkbox(title, default, key=key, **kwargs), default)[0]
+
+
+def toggle(container, title: str, default: bool = False, *, key: str, **kwargs) -> bool:
+    fix_state(key, lambda v: fit_switch(v, default), title)
+    return fit_switch(container.toggle(title, default, key=key, **kwargs), default)[0]
+
+
+def text(container, title: str, default: str = "", *, key: str, max_chars: int, **kwargs) -> str:
+    """A one-line text input, at most ``max_chars`` characters (a longer value from the browser is cut)."""
+    fix_state(key, lambda v: fit_text(v, default, max_chars), title)
+    out = container.text_input(title, default, max_chars=max_chars, key=key, **kwargs)
+    return fit_text(out, default, max_chars)[0]

@@ -11,7 +11,7 @@ from attn_core.explain.references import SHAPLEY_MAX
 from attn_core.explain.sentence import REMOVALS
 from explorer import explain_runs as runs
 from explorer import figures as fig
-from explorer import real, session
+from explorer import real, session, widgets
 from explorer.boot import run_through_app
 from explorer.explain_more import pair_shapley_view, pair_view, table_view
 from explorer.explain_views import (
@@ -68,22 +68,17 @@ def labeller(keys: dict):
     return lambda value: t(keys[value], language=language) if value in keys else str(value)
 
 
-def plain_choice(value, options, default):
-    """A widget's value as the browser sent it: one of the options, else the default."""
-    return value if value in options else default
-
-
 def sentence_section() -> None:
-    text = st.text_input(t("ex_sentence"), value=current_settings().sentence, max_chars=2000, key="ex_text")
-    removal = st.radio(
+    text = widgets.text(st, t("ex_sentence"), current_settings().sentence, max_chars=2000, key="ex_text")
+    removal = widgets.radio(
+        st,
         t("ex_removal"),
         REMOVALS,
-        index=2,
+        default="attention",
         horizontal=True,
         key="ex_removal",
         format_func=labeller(REMOVAL_NAMES),
     )
-    removal = plain_choice(removal, REMOVALS, "attention")
     st.caption(t(REMOVAL_NOTES[removal]))
     try:
         with st.spinner(t("ex_computing")):  # a new sentence takes seconds on a busy 2-core server
@@ -95,8 +90,8 @@ def sentence_section() -> None:
     labels = fig.labels(result["tokens"])
     choices()
     overview(result, labels)
-    layer = st.slider(t("ex_layer"), 1, pre.layers, pre.layers, key="ex_layer") - 1
-    layer_view(result, labels, min(max(layer, 0), pre.layers - 1))
+    layer = widgets.slider(st, t("ex_layer"), 1, pre.layers, pre.layers, 1, key="ex_layer") - 1
+    layer_view(result, labels, layer)
     st.subheader(t("ex_refs"))
     loo_view(result, labels)
     ig_view(result, labels)
@@ -129,20 +124,13 @@ def shapley_part(text: str, removal: str, words: int) -> None:
 def pair_section() -> None:
     st.caption(t("ex_pair_intro"))
     keys = list(EXAMPLES)
-    example = plain_choice(
-        st.selectbox(
-            t("ex_pair_example"),
-            keys,
-            format_func=labeller(PAIR_NAMES),
-            key="ex_pair_example",
-        ),
-        keys,
-        keys[0],
+    example = widgets.selectbox(
+        st, t("ex_pair_example"), keys, format_func=labeller(PAIR_NAMES), key="ex_pair_example"
     )
     a0, b0 = EXAMPLES[example]
     c1, c2 = st.columns(2)
-    a = c1.text_input(t("ex_pair_a"), value=a0, max_chars=2000, key=f"ex_a_{example}")
-    b = c2.text_input(t("ex_pair_b"), value=b0, max_chars=2000, key=f"ex_b_{example}")
+    a = widgets.text(c1, t("ex_pair_a"), a0, max_chars=2000, key=f"ex_a_{example}")
+    b = widgets.text(c2, t("ex_pair_b"), b0, max_chars=2000, key=f"ex_b_{example}")
     try:
         p = runs.pair(MODEL, a, b)
     except AttentionConfigError as err:

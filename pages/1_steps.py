@@ -91,7 +91,8 @@ if step == "st_tokens":
     )
     explain.latex(r"x_i = E[\mathrm{id}_i] + PE_i \qquad E \in \mathbb{R}^{|V| \times d_{model}}")
     explain.code(
-        f"embed = torch.nn.Embedding({len(trace.tokens.vocab)}, {s.d_model})\nx = embed(ids)  # {tuple(trace.x.shape)}",
+        f"embed = torch.nn.Embedding({len(trace.tokens.vocab)}, {s.d_model})\n"
+        f"x = embed(ids)  # {tuple(trace.x.shape)}",
         language="python",
     )
     dims = [str(i) for i in range(s.d_model)]
@@ -116,7 +117,9 @@ elif step == "st_qkv":
     explain.latex(r"Q = X W_q^\top,\quad K = X W_k^\top,\quad V = X W_v^\top")
     explain.code(
         f"W_q = torch.rand({s.d_q}, {s.d_model})   # head {head}: {tuple(W.W_q[head].shape)}\n"
-        f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\nK = x @ W_k.T   # {tuple(trace.K[head].shape)}\nV = x @ W_v.T   # {tuple(trace.V[head].shape)}",
+        f"Q = x @ W_q.T   # {tuple(trace.Q[head].shape)}\n"
+        f"K = x @ W_k.T   # {tuple(trace.K[head].shape)}\n"
+        f"V = x @ W_v.T   # {tuple(trace.V[head].shape)}",
         language="python",
     )
     which = widgets.radio(
@@ -158,7 +161,8 @@ elif step == "st_scores":
     }[s.score]
     explain.latex(formula + (rf"\ /\ T,\ T = {s.temperature:g}" if s.temperature != 1 else ""))
     explain.code(
-        f"scores = Q @ K.T            # {tuple(trace.scores[head].shape)}\nscaled = scores * {trace.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})",
+        f"scores = Q @ K.T            # {tuple(trace.scores[head].shape)}\n"
+        f"scaled = scores * {trace.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})",
         language="python",
     )
     scores_step(trace, head, q_words, k_words)
@@ -176,7 +180,9 @@ elif step == "st_scores":
 elif step == "st_mask":
     explain.latex(r"\tilde e_{ij} = \begin{cases} e_{ij} & \text{mask}_{ij} \\ -\infty & \text{otherwise}\end{cases}")
     explain.code(
-        f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})  # bool {tuple(trace.mask.shape)}, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
+        f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})"
+        f"  # bool {tuple(trace.mask.shape)}, True = may attend\n"
+        "scaled = scaled.masked_fill(~mask, float('-inf'))",
         language="python",
     )
     mask_step(trace, q_words, k_words)
@@ -188,7 +194,8 @@ else:
         f"context = {s.kernel}_attention(Q, K, V)   # its own efficient path: {tuple(trace.context[head].shape)}\n"
         f"weights = ...   # the L × L matrix it amounts to, for display: {tuple(trace.attn[head].shape)}"
         if variant is not None
-        else f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\ncontext = weights @ V               # {tuple(trace.context[head].shape)}",
+        else f"weights = F.softmax(scaled, dim=-1)  # {tuple(trace.attn[head].shape)}\n"
+        f"context = weights @ V               # {tuple(trace.context[head].shape)}",
         language="python",
     )
     if s.dropout > 0:

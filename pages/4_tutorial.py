@@ -81,14 +81,16 @@ st.success(t("tut_dessert", w=float(w.attention_weights_2[4])))
 
 st.subheader(t("tut_s5"))
 st.code(
-    f"context_vector_2 = attention_weights_2.matmul(values)\nprint(context_vector_2.shape)  # torch.Size({list(w.context_vector_2.shape)})",
+    "context_vector_2 = attention_weights_2.matmul(values)\n"
+    f"print(context_vector_2.shape)  # torch.Size({list(w.context_vector_2.shape)})",
     language="python",
 )
 
 st.subheader(t("tut_s6"))
 st.code(
     f"multihead_query_2 = multihead_W_query.matmul(x_2)  # torch.Size({list(w.multihead_query_2.shape)})\n"
-    f"multihead_keys    # torch.Size({list(w.multihead_keys.shape)})\nmultihead_values  # torch.Size({list(w.multihead_values.shape)})\n"
+    f"multihead_keys    # torch.Size({list(w.multihead_keys.shape)})\n"
+    f"multihead_values  # torch.Size({list(w.multihead_values.shape)})\n"
     f"final_context = torch.cat(multihead_contexts, dim=0)  # torch.Size({list(w.final_context.shape)})",
     language="python",
 )

@@ -103,29 +103,14 @@ def overview_ui(layer: int, head: int) -> None:
     )
 
 
-def head_ui(predicting: bool) -> None:
-    """Layer/head choice and everything that depends on it (a fragment unless predicting: it
-    reruns alone when they change)."""
-    c1, c2, c3 = st.columns(3)
-    layer = draw(PAGE["rm_layer"], c1, high=pre.layers - 1)
-    head = draw(PAGE["rm_head"], c2, high=pre.heads - 1)
-    floor = widgets.slider(c3, t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
-    ht = real.head(spec, settings.sentence, pad_to, layer, head)
-    model_w = ht.model_attn
-    if predicting:  # predict, then reveal, for the trained head
-        n = enc.n_real
-        focus = focus_select(st.columns([1, 2])[0], labels[:n])
-        question = ("model", spec, settings.sentence, pad_to, layer, head, focus)
-        predict_then_reveal(model_w[focus, :n].tolist(), question, pieces[focus], pieces[:n])  # stops until answered
-    overview_ui(layer, head)  # it holds the asked-about head: after the answer
-
-    rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
+def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor: float) -> None:
+    """The trained head as lines and as a heatmap, beside the same head with random weights."""
     uniform = math.log(enc.n_real)
     a, b, c = st.columns(3)
     with a:
         chart(
             fig.attention_lines(
-                model_w,
+                ht.model_attn,
                 labels,
                 labels,
                 min_weight=floor,
@@ -136,7 +121,7 @@ def head_ui(predicting: bool) -> None:
             "rm_lines",
         )
     for col, title, h_trace, key in ((b, t("rm_model_weights"), ht, "trained"), (c, t("rm_untrained"), rnd, "random")):
-        with col:  # the trained head beside the same head with random weights
+        with col:
             chart(
                 fig.heatmap(
                     h_trace.model_attn if key == "trained" else h_trace.attn[0],
@@ -152,73 +137,101 @@ def head_ui(predicting: bool) -> None:
             st.metric(t("rm_entropy", u=uniform), f"{pt.row_entropy(h_trace.attn, h_trace.mask):.3f}")
     st.caption(t("rm_random_intro", d=pre.d_model, seed=settings.seed))
 
+
+def qkv_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+    d = pre.d_head
+    st.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
+    st.code(
+        f"sa = model.encoder.layer[{layer}].attention.self\n"
+        f"rows = slice({head * d}, {(head + 1) * d})   # head {head} of {pre.heads}\n"
+        f"W_q, b_q = sa.query.weight[rows], sa.query.bias[rows]   # {tuple(ht.weights.W_q[0].shape)}, ({d},)\n"
+        f"x = hidden_states[{layer}][0]   # {tuple(ht.x.shape)}\nQ = x @ W_q.T + b_q   # {tuple(ht.Q[0].shape)}",
+        language="python",
+    )
+    which = widgets.radio(
+        st, t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
+    )
+    if which == "x":
+        m, rows, title = ht.x, labels, t("rm_x", l=layer)
+    elif which in ("Q", "K", "V"):
+        m, rows, title = getattr(ht, which)[0], labels, which
+    else:
+        m = getattr(ht.weights, which)[0]
+        rows, title = [str(i) for i in range(m.shape[0])], which
+    cols = [str(i) for i in range(m.shape[1])]
+    matrix_chart(  # a chart and its CSV download
+        fig.heatmap(m, cols, rows, title=f"{title} {tuple(m.shape)}", x_title="dim", colorscale="RdBu", zmid=0),
+        which,
+        m,
+        rows,
+        cols,
+        key_prefix="rm_",
+    )
+
+
+def scores_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+    d = pre.d_head
+    st.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
+    st.code(
+        f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})",
+        language="python",
+    )
+    scores_step(ht, 0, pieces, pieces, key_prefix="rm_")
+
+
+def mask_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+    L = len(pieces)
+    st.latex(
+        r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}"
+    )
+    st.code(
+        f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\n"
+        "scaled = scaled.masked_fill(~mask, float('-inf'))",
+        language="python",
+    )
+    if enc.n_real == L:
+        st.info(t("rm_no_padding"))
+    mask_step(ht, pieces, pieces, key_prefix="rm_")
+
+
+def softmax_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+    softmax_step(ht, 0, pieces, pieces, key_prefix="rm_")
+
+
+def output_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+    st.latex(WEIGHTED_SUM)
+    st.code(
+        f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\n"
+        f"context = weights @ V               # {tuple(ht.context[0].shape)}\n"
+        f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}",
+        language="python",
+    )
+    output_step(ht, 0, pieces, pieces, weights_title=t("attn_weights") + " (attn_core)", key_prefix="rm_")
+
+
+STEP_UI = {  # each step of the head taken apart (explorer.controls.RM_STEPS), drawn by one function
+    "rm_st_qkv": qkv_ui,
+    "rm_st_scores": scores_ui,
+    "rm_st_mask": mask_ui,
+    "rm_st_softmax": softmax_ui,
+    "rm_st_output": output_ui,
+}
+
+
+def apart_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+    """The head recomputed through attn_core's steps, checked against the model's own weights."""
     st.subheader(t("rm_apart"))
     st.caption(t("rm_apart_intro", l=layer, h=head))
-    d = pre.d_head
     if ht.max_diff < 1e-5:
         st.success(t("rm_diff_ok", d=ht.max_diff), icon=":material/check_circle:")
     else:
         st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")
     st.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
     step = draw(PAGE["rm_step"], st, horizontal=True)
-    show = matrix_chart  # a chart and its CSV download
-    L = len(pieces)
-    if step == "rm_st_qkv":
-        st.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
-        st.code(
-            f"sa = model.encoder.layer[{layer}].attention.self\nrows = slice({head * d}, {(head + 1) * d})   # head {head} of {pre.heads}\n"
-            f"W_q, b_q = sa.query.weight[rows], sa.query.bias[rows]   # {tuple(ht.weights.W_q[0].shape)}, ({d},)\n"
-            f"x = hidden_states[{layer}][0]   # {tuple(ht.x.shape)}\nQ = x @ W_q.T + b_q   # {tuple(ht.Q[0].shape)}",
-            language="python",
-        )
-        which = widgets.radio(
-            st, t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
-        )
-        if which == "x":
-            m, rows, title = ht.x, labels, t("rm_x", l=layer)
-        elif which in ("Q", "K", "V"):
-            m, rows, title = getattr(ht, which)[0], labels, which
-        else:
-            m = getattr(ht.weights, which)[0]
-            rows, title = [str(i) for i in range(m.shape[0])], which
-        cols = [str(i) for i in range(m.shape[1])]
-        show(
-            fig.heatmap(m, cols, rows, title=f"{title} {tuple(m.shape)}", x_title="dim", colorscale="RdBu", zmid=0),
-            which,
-            m,
-            rows,
-            cols,
-            key_prefix="rm_",
-        )
-    elif step == "rm_st_scores":
-        st.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
-        st.code(
-            f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})",
-            language="python",
-        )
-        scores_step(ht, 0, pieces, pieces, key_prefix="rm_")
-    elif step == "rm_st_mask":
-        st.latex(
-            r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}"
-        )
-        st.code(
-            f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\nscaled = scaled.masked_fill(~mask, float('-inf'))",
-            language="python",
-        )
-        if enc.n_real == L:
-            st.info(t("rm_no_padding"))
-        mask_step(ht, pieces, pieces, key_prefix="rm_")
-    elif step == "rm_st_softmax":
-        softmax_step(ht, 0, pieces, pieces, key_prefix="rm_")
-    else:
-        st.latex(WEIGHTED_SUM)
-        st.code(
-            f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\ncontext = weights @ V               # {tuple(ht.context[0].shape)}\n"
-            f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}",
-            language="python",
-        )
-        output_step(ht, 0, pieces, pieces, weights_title=t("attn_weights") + " (attn_core)", key_prefix="rm_")
+    STEP_UI[step](ht, layer, head)
 
+
+def downloads_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     st.download_button(
         t("rm_download"),
         lambda: json.dumps(pt.to_dict(pre, ht, run), ensure_ascii=False),
@@ -228,6 +241,27 @@ def head_ui(predicting: bool) -> None:
         on_click="ignore",
     )
     takehome.offer_model(spec, settings.sentence, pad_to, layer, head)  # this head as a notebook
+
+
+def head_ui(predicting: bool) -> None:
+    """Layer/head choice and everything that depends on it (a fragment unless predicting: it
+    reruns alone when they change): controls, then the engine's results, then the drawing."""
+    c1, c2, c3 = st.columns(3)
+    layer = draw(PAGE["rm_layer"], c1, high=pre.layers - 1)
+    head = draw(PAGE["rm_head"], c2, high=pre.heads - 1)
+    floor = widgets.slider(c3, t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
+    ht = real.head(spec, settings.sentence, pad_to, layer, head)
+    if predicting:  # predict, then reveal, for the trained head
+        n = enc.n_real
+        focus = focus_select(st.columns([1, 2])[0], labels[:n])
+        question = ("model", spec, settings.sentence, pad_to, layer, head, focus)
+        row = ht.model_attn[focus, :n].tolist()
+        predict_then_reveal(row, question, pieces[focus], pieces[:n])  # stops until answered
+    overview_ui(layer, head)  # it holds the asked-about head: after the answer
+    rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
+    compare_ui(layer, head, ht, rnd, floor)
+    apart_ui(ht, layer, head)
+    downloads_ui(ht, layer, head)
 
 
 # Predict, then reveal: the overview holds the asked-about head, so it waits for the answer, and

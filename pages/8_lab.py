@@ -7,7 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import lab as engine
 from explorer import figures as fig
-from explorer import lab_config, lab_record, session
+from explorer import lab_config, lab_record, session, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, kernel_label, label, t
@@ -335,7 +335,7 @@ def live() -> None:
     if finished:  # a scrubber over the snapshots, to replay the run
         marks = sorted({x.step for r in runs.values() for x in r.snaps})
         if len(marks) > 1:
-            at = st.select_slider(t("lab_replay"), options=marks, value=marks[-1], key="lab_replay")
+            at = widgets.select_slider(st, t("lab_replay"), marks, marks[-1], key="lab_replay")
     left, right = st.columns([2, 3] if len(runs) == 1 else [1, 2])
     with left:
         chart(

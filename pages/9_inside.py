@@ -8,7 +8,7 @@ from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from attn_core.interpret import ablate, prune, roles
 from explorer import figures as fig
-from explorer import inside, real
+from explorer import inside, real, widgets
 from explorer.boot import run_through_app
 from explorer.i18n import error_text, t
 from explorer.safe import md
@@ -58,17 +58,23 @@ if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
 if enc.n_real <= 3:
     st.info(t("in_one_piece"), icon=":material/info:")
 
-second = st.text_input(t("in_second"), key="in_second", max_chars=1000).strip() or None
+second = widgets.text(st, t("in_second"), key="in_second", max_chars=1000).strip() or None
 MODE_LABELS = {"zero": t("in_mode_zero"), "uniform": t("in_mode_uniform"), "mean": t("in_mode_mean")}
-mode = st.radio(
-    t("in_mode"), list(MODE_LABELS), format_func=lambda m: MODE_LABELS.get(m, str(m)), horizontal=True, key="in_mode"
+mode = widgets.radio(  # a label the browser sent that is not an option: the first mode
+    st,
+    t("in_mode"),
+    list(MODE_LABELS),
+    format_func=lambda m: MODE_LABELS.get(m, str(m)),
+    horizontal=True,
+    key="in_mode",
 )
-mode = mode if mode in MODE_LABELS else "zero"  # a label the browser sent that is not an option
 c1, c2 = st.columns(2)
 head_names = [f"{layer}:{head}" for layer, head in ablate.all_heads(pre)]
-chosen = c1.multiselect(t("in_heads"), head_names, key="in_heads", placeholder="0:1, 3:4 …")
+chosen = widgets.multiselect(c1, t("in_heads"), head_names, key="in_heads", placeholder="0:1, 3:4 …")
 mask_key = f"in_mask_{zlib.crc32(' '.join(pieces).encode())}"  # a new sentence starts with nothing masked
-masked = c2.multiselect(t("in_mask"), list(range(len(pieces))), format_func=lambda i: f"{i} {pieces[i]}", key=mask_key)
+masked = widgets.multiselect(
+    c2, t("in_mask"), list(range(len(pieces))), format_func=lambda i: f"{i} {pieces[i]}", key=mask_key
+)
 st.caption(t("in_mask_note"))
 try:
     heads = ablate.parse_heads(",".join(str(h) for h in chosen), pre.layers, pre.heads)
@@ -147,7 +153,7 @@ else:
 
 st.subheader(t("in_prune"))
 st.caption(t("in_prune_note", n=prune.PRUNE_SENTENCES))
-if st.toggle(t("in_prune_go"), key="in_prune_go"):
+if widgets.toggle(st, t("in_prune_go"), key="in_prune_go"):
     with st.spinner(t("in_computing")):
         pr = inside.pruning(name)
     curve = fig.line(
@@ -163,7 +169,7 @@ if st.toggle(t("in_prune_go"), key="in_prune_go"):
 
 st.subheader(t("in_roles"))
 st.caption(t("in_roles_note"))
-if st.toggle(t("in_roles_go"), key="in_roles_go"):
+if widgets.toggle(st, t("in_roles_go"), key="in_roles_go"):
     with st.spinner(t("in_computing")):
         stats = inside.head_stats(name)
     rel_names = {

@@ -35,6 +35,8 @@ STATES = [
     ("pages/7_model.py", {"rm_step": "rm_st_qkv"}),
     ("pages/7_model.py", {"predict": "true"}),
     ("pages/8_lab.py", {}),
+    ("pages/9_inside.py", {}),
+    ("pages/10_explain.py", {}),
 ]
 # At least these must be found (the generator itself is checked: a lost state would test nothing).
 EXPECTED = {
@@ -62,6 +64,12 @@ EXPECTED = {
     "rm_step",
     "lab_task",
     "lab_b",
+    "in_mode",
+    "in_heads",
+    "in_prune_go",
+    "in_roles_go",
+    "ex_removal",
+    "ex_layer",
     "score",
     "layout",
     "lang",
