@@ -18,7 +18,7 @@ from attn_core import pretrained as pt
 from attn_core.errors import AttentionConfigError
 
 from . import hooks
-from .hooks import MODES, Batch, Plan
+from .hooks import MODES, Batch, Plan, batch_of  # batch_of: importable from here as before
 
 MAX_PIECES = 128  # the importance and patching maps batch 72 runs of the sentence: longer ones are refused
 CHUNK_ROWS = 96  # rows per forward pass in single_effects
@@ -75,16 +75,6 @@ def check_mode(mode: str) -> int:
     if mode not in MODES:
         raise AttentionConfigError("ablate_mode", "unknown_choice", value=mode, options=", ".join(MODES))
     return MODES[mode]
-
-
-def batch_of(pre, sentences: list[str]) -> tuple[Batch, list[pt.Encoding]]:
-    """The sentences as one padded batch (each encoded as the Real model page encodes it)."""
-    encs = [pt.encode(pre, s) for s in sentences]
-    L = max(e.n_real for e in encs)
-    pad = pre.tokenizer.pad_token_id
-    ids = torch.tensor([list(e.ids) + [pad] * (L - e.n_real) for e in encs])
-    real = torch.arange(L)[None] < torch.tensor([e.n_real for e in encs])[:, None]
-    return Batch(ids, real, real.clone()), encs
 
 
 def masked_batch(batch: Batch, masked: tuple[int, ...]) -> Batch:

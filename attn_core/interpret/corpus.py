@@ -93,9 +93,8 @@ def corpus_means(pre) -> torch.Tensor:
         if pre.name in _MEANS:
             return _MEANS[pre.name]
         from . import hooks
-        from .ablate import batch_of
 
-        batch, _ = batch_of(pre, sentences())
+        batch, _ = hooks.batch_of(pre, sentences())
         plan = hooks.Plan(
             torch.zeros(len(batch.ids), pre.layers, pre.heads, dtype=torch.int8), batch.keep, record=True
         )

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from attn_core import pretrained as pt
+
 NONE, ZERO, UNIFORM, MEAN, PATCH = 0, 1, 2, 3, 4
 MODES = {"zero": ZERO, "uniform": UNIFORM, "mean": MEAN}
 
@@ -55,6 +57,16 @@ class Batch:
     ids: torch.Tensor  # (B, L) long
     real: torch.Tensor  # (B, L) bool: not padding
     keep: torch.Tensor  # (B, L) bool: real and not masked (the attention mask and the pooling)
+
+
+def batch_of(pre, sentences: list[str]) -> tuple[Batch, list[pt.Encoding]]:
+    """The sentences as one padded batch (each encoded as the Real model page encodes it), and their encodings."""
+    encs = [pt.encode(pre, s) for s in sentences]
+    L = max(e.n_real for e in encs)
+    pad = pre.tokenizer.pad_token_id
+    ids = torch.tensor([list(e.ids) + [pad] * (L - e.n_real) for e in encs])
+    real = torch.arange(L)[None] < torch.tensor([e.n_real for e in encs])[:, None]
+    return Batch(ids, real, real.clone()), encs
 
 
 @dataclass(frozen=True)

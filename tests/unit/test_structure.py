@@ -16,7 +16,6 @@ STATE = {"session_state", "query_params"}
 # Cycles that are still there, in code other parts of the work are moving now; none may be added.
 KNOWN_CYCLES = {
     frozenset({"attn_core.cli", "attn_core.notebook"}),  # export-notebook reads the trace's flags from the CLI
-    frozenset({"attn_core.interpret.ablate", "attn_core.interpret.corpus"}),  # corpus means batch with ablate's
 }
 
 
