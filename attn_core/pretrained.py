@@ -32,7 +32,8 @@ import torch
 from . import steps
 from .errors import AttentionConfigError
 from .masks import padding
-from .steps import Softmax
+from .positions import SCHEMES
+from .steps import Attended
 from .trace import Weights
 
 BUNDLED = "all-MiniLM-L6-v2"
@@ -94,18 +95,20 @@ class HeadTrace:
     head: int
     x: torch.Tensor  # (L, d_model) the layer's input
     weights: Weights  # W_q, W_k, W_v (1, d, d_model), b_q, b_k, b_v (1, d)
-    Q: torch.Tensor  # (1, L, d)
-    K: torch.Tensor  # (1, L, d)
-    V: torch.Tensor  # (1, L, d)
-    scores: torch.Tensor  # (1, L, L) Q Kᵀ
-    scale: float  # 1 / √d
-    scaled_scores: torch.Tensor  # (1, L, L)
-    mask: torch.Tensor  # (L, L) bool, True = may attend (keys that are not padding)
-    softmax: Softmax
-    attn: torch.Tensor  # (1, L, L)
+    attended: Attended  # steps.attend's result: Q, K, V (1, L, d), scores, scaled (1, L, L), mask, softmax
     context: torch.Tensor  # (1, L, d) attn @ V
     model_attn: torch.Tensor | None  # (L, L) the model's output_attentions for this head
     max_diff: float | None  # max |attn - model_attn|
+
+    Q = property(lambda self: self.attended.Q, doc="(1, L, d)")
+    K = property(lambda self: self.attended.K, doc="(1, L, d)")
+    V = property(lambda self: self.attended.V, doc="(1, L, d)")
+    scores = property(lambda self: self.attended.scores, doc="(1, L, L) Q Kᵀ")
+    scale = property(lambda self: self.attended.scale, doc="1 / √d")
+    scaled_scores = property(lambda self: self.attended.scaled, doc="(1, L, L)")
+    mask = property(lambda self: self.attended.mask, doc="(L, L) bool, True = may attend (keys that are not padding)")
+    softmax = property(lambda self: self.attended.softmax)
+    attn = property(lambda self: self.attended.softmax.weights, doc="(1, L, L)")
 
     @property
     def empty_rows(self) -> torch.Tensor:
@@ -289,29 +292,13 @@ def take_apart(run: ModelRun, w: Weights, layer: int, head: int, *, compare: boo
     x = run.hidden[layer]  # (L, d_model)
     L, n_real = x.shape[0], run.encoding.n_real
     mask = padding([n_real], L, L)[0]  # (L, L) keys at or after n_real are padding
-    a = steps.attend(x, x, w, mask)  # the same pipeline as every trace: Q, K, V (1, L, d), scores (1, L, L)
-    Q, K, V, raw, scale, scaled, sm = a.Q, a.K, a.V, a.scores, a.scale, a.scaled, a.softmax
-    context = sm.weights @ V  # (1, L, d)
+    # BERT's absolute positions are learned and added to the embeddings: already in the layer's input
+    a = steps.attend(x, x, w, mask, positions=SCHEMES["learned"])  # Q, K, V (1, L, d), scores (1, L, L)
+    context = a.softmax.weights @ a.V  # (1, L, d)
     model_attn = run.attentions[layer, head] if compare else None
-    diff = float((sm.weights[0] - model_attn).abs().max()) if compare else None
+    diff = float((a.softmax.weights[0] - model_attn).abs().max()) if compare else None
     return HeadTrace(
-        run.encoding.pieces,
-        layer,
-        head,
-        x,
-        w,
-        Q,
-        K,
-        V,
-        raw,
-        scale,
-        scaled,
-        mask,
-        sm,
-        sm.weights,
-        context,
-        model_attn,
-        diff,
+        run.encoding.pieces, layer, head, x, w, attended=a, context=context, model_attn=model_attn, max_diff=diff
     )
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from . import positions as positions_mod
+
 
 def embed(
     ids: list[int] | tuple[int, ...], vocab_size: int, d_model: int, *, seed: int, pad_id: int | None = None
@@ -28,35 +30,20 @@ def embed(
     return table[torch.tensor(list(ids), dtype=torch.long)]
 
 
-def sinusoidal_positions(n: int, d_model: int) -> torch.Tensor:
-    """Vaswani et al. 2017: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...). (n, d_model)."""
-    pos = torch.arange(n, dtype=torch.float32).unsqueeze(1)  # (n, 1)
-    i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (ceil(d/2),)
-    angle = pos / torch.pow(10000.0, i / d_model)  # (n, ceil(d/2))
-    pe = torch.zeros(n, d_model)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
-    return pe
-
-
-def learned_positions(n: int, d_model: int, *, seed: int) -> torch.Tensor:
-    """A seeded random table standing in for learned position embeddings. (n, d_model)."""
-    g = torch.Generator().manual_seed(seed + 1)
-    return torch.randn(n, d_model, generator=g)
+# The position tables live in attn_core.positions (one registry); these names are kept for callers.
+sinusoidal_positions = positions_mod.sinusoidal
+learned_positions = positions_mod.seeded_table
 
 
 def positions(kind: str, n: int, d_model: int, *, seed: int) -> torch.Tensor:
-    if kind == "sinusoidal":
-        return sinusoidal_positions(n, d_model)
-    if kind == "learned":
-        return learned_positions(n, d_model, seed=seed)
-    return torch.zeros(n, d_model)
+    """What position scheme ``kind`` adds to the embeddings: (n, d_model), zeros if it acts elsewhere."""
+    return positions_mod.input_table(kind, n, d_model, seed=seed)
 
 
 def project(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
-    """'l m, h d m -> h l d': x (L, d_model), W (H, d, d_model), b (H, d) -> (H, L, d)."""
-    out = torch.einsum("lm,hdm->hld", x, W)
-    return out if b is None else out + b.unsqueeze(1)
+    """'... l m, h d m -> ... h l d': x (..., L, d_model), W (H, d, d_model), b (H, d) -> (..., H, L, d)."""
+    out = torch.einsum("...lm,hdm->...hld", x, W)
+    return out if b is None else out + b.unsqueeze(-2)
 
 
 @dataclass(frozen=True)
@@ -81,15 +68,15 @@ def draw_additive(heads: int, d_q: int, d_k: int, *, seed: int) -> AdditiveParam
 
 
 def scores(q: torch.Tensor, k: torch.Tensor, *, kind: str, additive: AdditiveParams | None = None) -> torch.Tensor:
-    """Raw scores before any scaling. q (H, L, d_q), k (H, S, d_k) -> (H, L, S).
+    """Raw scores before any scaling. q (..., H, L, d_q), k (..., H, S, d_k) -> (..., H, L, S).
 
     dot and scaled_dot: q · k (the scaling is the next step); additive: vᵀ tanh(W_a q + U_a k).
     """
     if kind == "additive":
         assert additive is not None
-        wq = torch.einsum("hld,had->hla", q, additive.W_a)  # (H, L, d_a)
-        uk = torch.einsum("hsd,had->hsa", k, additive.U_a)  # (H, S, d_a)
-        return torch.einsum("hlsa,ha->hls", torch.tanh(wq.unsqueeze(2) + uk.unsqueeze(1)), additive.v)
+        wq = torch.einsum("...hld,had->...hla", q, additive.W_a)  # (..., H, L, d_a)
+        uk = torch.einsum("...hsd,had->...hsa", k, additive.U_a)  # (..., H, S, d_a)
+        return torch.einsum("...hlsa,ha->...hls", torch.tanh(wq.unsqueeze(-2) + uk.unsqueeze(-3)), additive.v)
     return q @ k.transpose(-2, -1)
 
 
@@ -100,53 +87,92 @@ def score_scale(kind: str, d_k: int, temperature: float = 1.0) -> float:
 
 @dataclass(frozen=True)
 class Softmax:
-    """The softmax in stages, over the last axis, masked positions excluded. Shapes (..., L[, S])."""
+    """The softmax in stages, over the last axis, masked positions excluded. Shapes (..., L[, S]).
+    ``row_max``, ``exp`` and ``row_sum`` are None when only the weights were asked for (training)."""
 
-    row_max: torch.Tensor  # (..., L)   max over allowed keys; 0 for an empty row
-    exp: torch.Tensor  # (..., L, S) exp(x - max) where allowed, else 0
-    row_sum: torch.Tensor  # (..., L)
+    row_max: torch.Tensor | None  # (..., L)   max over allowed keys; 0 for an empty row
+    exp: torch.Tensor | None  # (..., L, S) exp(x - max) where allowed, else 0
+    row_sum: torch.Tensor | None  # (..., L)
     weights: torch.Tensor  # (..., L, S) exp / sum; an empty row is all zeros
     empty: torch.Tensor  # (..., L) bool: the row had nothing to attend to
 
 
-def staged_softmax(x: torch.Tensor, mask: torch.Tensor) -> Softmax:
-    """Numerically safe masked softmax: never NaN, never inf, even for fully masked rows."""
+def staged_softmax(x: torch.Tensor, mask: torch.Tensor, *, stages: bool = True) -> Softmax:
+    """Numerically safe masked softmax: never NaN, never inf, even for fully masked rows.
+
+    The weights are ``torch.softmax`` of the masked scores (its fused, differentiable kernel: what
+    the Lab trains); the stages are the same softmax written out (exp(x - max) / sum, equal to the
+    weights within float32 rounding), computed only with ``stages``."""
     mask = mask.expand_as(x)
     empty = ~mask.any(dim=-1)
     masked = x.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(masked, dim=-1).masked_fill(empty.unsqueeze(-1), 0.0)
+    if not stages:
+        return Softmax(None, None, None, weights, empty)
     row_max = masked.amax(dim=-1).masked_fill(empty, 0.0)
     exp = torch.where(mask, x - row_max.unsqueeze(-1), torch.full_like(x, float("-inf"))).exp()
-    row_sum = exp.sum(dim=-1)
-    weights = exp / row_sum.masked_fill(empty, 1.0).unsqueeze(-1)
-    return Softmax(row_max, exp, row_sum, weights, empty)
+    return Softmax(row_max, exp, exp.sum(dim=-1), weights, empty)
 
 
 @dataclass(frozen=True)
 class Attended:
-    """One pass through the shared pipeline (every field named as the pages show it)."""
+    """One pass through the shared pipeline (every field named as the pages show it). Shapes with
+    any leading batch dims (...) of the input."""
 
-    Q: torch.Tensor  # (H, L, d_q)
-    K: torch.Tensor  # (H, S, d_k)
-    V: torch.Tensor  # (H, S, d_v)
-    scores: torch.Tensor  # (H, L, S) raw
+    Q: torch.Tensor  # (..., H, L, d_q) what enters the scores (rotated, for RoPE)
+    K: torch.Tensor  # (..., H, S, d_k)
+    V: torch.Tensor  # (..., H, S, d_v)
+    scores: torch.Tensor | None  # (..., H, L, S) raw; None for a variant without a softmax
     scale: float
-    scaled: torch.Tensor  # (H, L, S) what enters the mask and the softmax
-    softmax: Softmax  # over (H, L, S)
+    scaled: torch.Tensor | None  # (..., H, L, S) what enters the mask and the softmax (with the position bias)
+    softmax: Softmax | None  # over (..., H, L, S); None for a variant without a softmax
+    mask: torch.Tensor | None = None  # (L, S) bool, True = may attend
+    bias: torch.Tensor | None = None  # (H, L, S) the position scheme's bias on the scores (ALiBi)
+    effective: torch.Tensor | None = None  # (..., H, L, S) a variant's matrix, in place of the softmax
+
+    @property
+    def weights(self) -> torch.Tensor:
+        """The weights the values are summed with: the softmax's, or the variant's matrix."""
+        return self.effective if self.effective is not None else self.softmax.weights
 
 
 def attend(
-    x: torch.Tensor, x_kv: torch.Tensor, w, mask: torch.Tensor, *, score: str = "scaled_dot", temperature: float = 1.0
+    x: torch.Tensor,
+    x_kv: torch.Tensor,
+    w,
+    mask: torch.Tensor | None,
+    *,
+    score: str = "scaled_dot",
+    temperature: float = 1.0,
+    positions=None,
+    effective=None,
+    stages: bool = True,
 ) -> Attended:
-    """The attention pipeline every path shares (the toy trace and a trained model's head):
-    project with the weights ``w`` (W_q, W_k, W_v, their biases, the additive score's parameters),
-    score, scale, and the masked staged softmax. x (L, d_model), x_kv (S, d_model), mask (L, S)."""
-    Q = project(x, w.W_q, w.b_q)  # (H, L, d_q)
-    K = project(x_kv, w.W_k, w.b_k)  # (H, S, d_k)
-    V = project(x_kv, w.W_v, w.b_v)  # (H, S, d_v)
-    raw = scores(Q, K, kind=score, additive=w.additive)  # (H, L, S)
+    """The attention pipeline every path shares (the toy trace, a trained model's head, the Lab's
+    model): project with the weights ``w`` (W_q, W_k, W_v, their biases, the additive score's
+    parameters), rotate Q and K (``positions.rotate``: RoPE), score, scale, add the scores' bias
+    (``positions.bias``: ALiBi), and the masked staged softmax. x (..., L, d_model), x_kv
+    (..., S, d_model), mask (L, S) or broadcastable; differentiable. ``effective`` (Q, K, scale) ->
+    (..., H, L, S): a variant without a softmax (linear attention), whose matrix takes the softmax's
+    place (no scores are computed). ``stages=False``: the softmax's weights only (training)."""
+    Q = project(x, w.W_q, w.b_q)  # (..., H, L, d_q)
+    K = project(x_kv, w.W_k, w.b_k)  # (..., H, S, d_k)
+    V = project(x_kv, w.W_v, w.b_v)  # (..., H, S, d_v)
+    if positions is not None and positions.rotate is not None:
+        Q, K = positions.rotate(Q), positions.rotate(K)
     scale = score_scale(score, K.shape[-1], temperature)
+    bias = None
+    if positions is not None and positions.bias is not None:
+        bias = positions.bias(Q.shape[-3], Q.shape[-2], K.shape[-2])  # (H, L, S)
+    if effective is not None:
+        if bias is not None:
+            raise ValueError(f"{positions.name} biases the scores; a variant without a softmax has none")
+        return Attended(Q, K, V, None, scale, None, None, mask, None, effective(Q, K, scale))
+    raw = scores(Q, K, kind=score, additive=w.additive)  # (..., H, L, S)
     scaled = raw * scale
-    return Attended(Q, K, V, raw, scale, scaled, staged_softmax(scaled, mask))
+    if bias is not None:
+        scaled = scaled + bias
+    return Attended(Q, K, V, raw, scale, scaled, staged_softmax(scaled, mask, stages=stages), mask, bias)
 
 
 def dropout(weights: torch.Tensor, p: float, *, seed: int) -> torch.Tensor:

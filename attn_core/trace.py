@@ -17,7 +17,8 @@ from .errors import AttentionConfigError
 from .kernels import KERNELS, Explained, effective_weights, kernel_options
 from .masks import build_mask
 from .options import OPTIONS
-from .steps import AdditiveParams, Softmax
+from .positions import SCHEMES, input_table
+from .steps import AdditiveParams, Attended
 from .tokenize import PAD, Tokens, build_vocab, tokenize
 
 
@@ -86,20 +87,22 @@ class Trace:
     x: torch.Tensor  # (L, d_model) query-side input = x_embed + pos
     x_source: torch.Tensor  # (S, d_model) key/value-side input (x itself for self-attention)
     weights: Weights
-    Q: torch.Tensor  # (H, L, d_q)
-    K: torch.Tensor  # (H, S, d_k)
-    V: torch.Tensor  # (H, S, d_v)
-    scores: torch.Tensor  # (H, L, S) raw: q · k (or the additive score)
-    scale: float  # what the raw scores are multiplied by
-    scaled_scores: torch.Tensor  # (H, L, S) what enters the mask and the softmax
-    mask: torch.Tensor  # (L, S) bool, True = may attend
-    softmax: Softmax  # stages over (H, L, S)
+    attended: Attended  # steps.attend's result: Q, K, V, scores, scale, scaled, mask, softmax (read below)
     attn: torch.Tensor  # (H, L, S) the weights used for the sum (after dropout, if any)
     context: torch.Tensor  # (H, L, d_v) attn @ V
     concat: torch.Tensor  # (L, H * d_v)
     projected: torch.Tensor | None  # (L, d_model) concat @ W_oᵀ + b_o, standard layout
     output: torch.Tensor  # the layer's output, after the optional residual + LayerNorm
     variant: Explained | None = None  # the kernel's own intermediates (None for full attention)
+
+    Q = property(lambda self: self.attended.Q, doc="(H, L, d_q)")
+    K = property(lambda self: self.attended.K, doc="(H, S, d_k)")
+    V = property(lambda self: self.attended.V, doc="(H, S, d_v)")
+    scores = property(lambda self: self.attended.scores, doc="(H, L, S) raw: q · k (or the additive score)")
+    scale = property(lambda self: self.attended.scale, doc="what the raw scores are multiplied by")
+    scaled_scores = property(lambda self: self.attended.scaled, doc="(H, L, S) what enters the mask and the softmax")
+    mask = property(lambda self: self.attended.mask, doc="(L, S) bool, True = may attend")
+    softmax = property(lambda self: self.attended.softmax, doc="stages over (H, L, S)")
 
     @property
     def is_cross(self) -> bool:
@@ -192,7 +195,7 @@ def run_trace(settings: Settings) -> Trace:
     pad_id = len(vocab)  # PAD gets its own zero row after the real vocabulary
     ids = lambda t: [pad_id if i < 0 else i for i in t.ids]
     L, S = len(tokens.ids), len(key_side.ids)
-    pos = steps.positions(s.pos, max(L, S), s.d_model, seed=s.seed)
+    pos = input_table(s.pos, max(L, S), s.d_model, seed=s.seed)
     x_embed = steps.embed(ids(tokens), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id)
     x = x_embed + pos[:L]
     if source is None:
@@ -215,9 +218,10 @@ def run_trace(settings: Settings) -> Trace:
             n_real=n_real,
             also_causal=s.causal or kern.always_causal,
         )
-    a = steps.attend(x, x_source, w, mask, score=s.score, temperature=s.temperature)
-    Q, K, V, raw, scale, scaled, sm = a.Q, a.K, a.V, a.scores, a.scale, a.scaled, a.softmax
-    weights = sm.weights
+    scheme = SCHEMES[s.pos]  # added to the embeddings above; attend applies a rotation or a bias
+    a = steps.attend(x, x_source, w, mask, score=s.score, temperature=s.temperature, positions=scheme)
+    Q, K, V, scale = a.Q, a.K, a.V, a.scale
+    weights = a.softmax.weights
     variant = None
     if kern.explain is not None:  # the variant's own steps, on its efficient path
         variant = kern.explain(Q, K, V, causal=s.causal or kern.always_causal, scale=scale, **opts)
@@ -240,27 +244,20 @@ def run_trace(settings: Settings) -> Trace:
     if s.residual_norm:
         out = steps.layer_norm(x + out)
     return Trace(
-        s,
-        tokens,
-        source,
-        n_real,
-        x_embed,
-        pos,
-        x,
-        x_source,
-        w,
-        Q,
-        K,
-        V,
-        raw,
-        scale,
-        scaled,
-        mask,
-        sm,
-        attn,
-        context,
-        concat,
-        projected,
-        out,
-        variant,
+        settings=s,
+        tokens=tokens,
+        source_tokens=source,
+        n_real=n_real,
+        x_embed=x_embed,
+        pos=pos,
+        x=x,
+        x_source=x_source,
+        weights=w,
+        attended=a,
+        attn=attn,
+        context=context,
+        concat=concat,
+        projected=projected,
+        output=out,
+        variant=variant,
     )

@@ -170,7 +170,7 @@ def test_a_diverging_run_stops_and_says_so(monkeypatch, capsys):
         loss = real(*args)
         return loss * float("nan") if calls["n"] >= 5 else loss
 
-    monkeypatch.setattr(lab, "_loss", blows_up)
+    monkeypatch.setattr(lab.training, "_loss", blows_up)  # where train() reads it
     snaps = list(lab.train(LabConfig(steps=50, every=100)))  # no evaluation before step 50: training calls only
     assert [(s.step, s.status) for s in snaps] == [(5, "diverged")]
     calls["n"] = 0
