@@ -396,6 +396,22 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
 }
 
 
+def assign(values: dict) -> None:
+    """Set controls' values from code (a preset, a button's callback): the one way code writes a
+    control's key. Each name must be a control's (the sidebar's or a page's); its widget shows the
+    value on the next draw, which checks it like any other (see ``draw``)."""
+    unknown = [name for name in values if name not in BY_NAME and name not in PAGE]
+    if unknown:
+        raise KeyError(f"not controls: {unknown}")
+    for name, value in values.items():
+        session.put(name, value)
+
+
+def forget_all() -> None:
+    """Every control starts from its link's value or its default (a lesson of the tour just opened)."""
+    session.forget(*BY_NAME, *PAGE)
+
+
 def reset() -> None:
     """Back to the tutorial's settings, in the session and in the URL (a button's callback); a
     lesson link's hidden and locked settings keep the link's values."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from . import session
-from .controls import STEPS
+from .controls import STEPS, assign
 from .i18n import STRINGS, step_key, t
 from .safe import md
 
@@ -58,7 +58,7 @@ def _start() -> None:
     """Presenting starts at the first step, unless the link names one."""
     session.set_url(PARAM, "1")
     if session.url("step") is None:
-        session.put("step", FIRST)
+        assign({"step": FIRST})
 
 
 def _stop() -> None:
@@ -81,7 +81,7 @@ def walk(steps: list[str], step: str, label, narration: str | None, key: str = "
     i = steps.index(step)
 
     def go(j: int) -> None:
-        session.put(key, steps[j])
+        assign({key: steps[j]})
 
     name = label(step).split(" ", 1)[-1]  # "3 Scores" -> "Scores": the heading numbers it
     # one row (where the walk stands, Back, Next, leave), then the narration: the step's chart follows

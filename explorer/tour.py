@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from . import session
-from .controls import BY_NAME, PAGE
+from .controls import forget_all
 from .i18n import lang, t
 from .pages import PAGES
 
@@ -76,7 +76,7 @@ def arrive() -> None:
         return
     session.put("_tour_at", key)
     if key in BY_KEY:
-        session.forget(*BY_NAME, *PAGE)
+        forget_all()
 
 
 def banner() -> None:

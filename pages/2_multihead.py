@@ -6,7 +6,7 @@ from attn_core import param_count
 from explorer import figures as fig
 from explorer import session, takehome, widgets
 from explorer.boot import run_through_app
-from explorer.controls import PAGE, draw
+from explorer.controls import PAGE, assign, draw
 from explorer.i18n import kernel_label, t
 from explorer.poll_view import predict_then_reveal
 from explorer.state import current_settings, current_trace
@@ -31,7 +31,7 @@ PICKED = "_mh_heads_picked"  # the learner chose the heads shown: a new head cou
 
 
 def _four_heads() -> None:
-    session.put("heads", 4)
+    assign({"heads": 4})
 
 
 def _picked() -> None:

@@ -9,7 +9,7 @@ from attn_core import lab as engine
 from explorer import figures as fig
 from explorer import lab_config, lab_record, session, widgets
 from explorer.boot import run_through_app
-from explorer.controls import PAGE, draw
+from explorer.controls import PAGE, assign, draw
 from explorer.i18n import error_text, kernel_label, label, t
 from explorer.lab_runs import RUNS
 from explorer.safe import md
@@ -34,8 +34,8 @@ def apply_preset(name: str) -> None:
     """A preset's A settings into the sidebar and the Lab's controls, its B as the comparison."""
     shared, a, _ = engine.PRESETS[name]
     values = lab_config.to_controls(engine.LabConfig(**shared, **a).resolved())  # the seed stays the sidebar's
-    for key, value in (values | {"lab_b": name, "lab_playing": True}).items():
-        session.put(key, value)
+    assign(values | {"lab_b": name})
+    session.put("lab_playing", True)
 
 
 def measured(name: str) -> str:
