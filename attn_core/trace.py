@@ -152,15 +152,18 @@ def trace_bytes(s: Settings, L: int, S: int) -> int:
     return 4 * (weights + acts + square + additive + variant)
 
 
-def run_trace(settings: Settings) -> Trace:
-    """Validate, tokenize, embed, project, score, mask, softmax, sum, combine heads."""
-    s = validate(settings)
+def _tokenized(s: Settings) -> tuple[dict, Tokens, Tokens | None]:
+    """The shared vocabulary, the query-side tokens and the key/value-side ones (cross-attention)."""
     q_words = tokenize(s.sentence, field="sentence", max_tokens=s.max_tokens).words
     kv_words = tokenize(s.source, field="source", max_tokens=s.max_tokens).words if s.source is not None else None
     vocab = build_vocab(q_words, *([kv_words] if kv_words else []))
     tokens = tokenize(s.sentence, vocab=vocab, max_tokens=s.max_tokens)
     source = tokenize(s.source, vocab=vocab, field="source", max_tokens=s.max_tokens) if s.source is not None else None
+    return vocab, tokens, source
 
+
+def _checked_kernel(s: Settings, tokens: Tokens, source: Tokens | None):
+    """The kernel and the options it takes, or an AttentionConfigError for what it cannot do here."""
     if s.kernel not in KERNELS:
         raise AttentionConfigError("kernel", "unknown_choice", value=s.kernel, options=", ".join(KERNELS))
     kern = KERNELS[s.kernel]
@@ -169,10 +172,12 @@ def run_trace(settings: Settings) -> Trace:
     n_keys = len((source or tokens).words)
     opts = kernel_options(kern, **kernel_settings(s))
     kern.check(len(tokens.words), n_keys, causal=s.causal, cross=source is not None, **opts)
+    return kern, opts
+
+
+def _check_memory(s: Settings, tokens: Tokens, n_real: int, cross: bool) -> None:
     padding = s.mask == "padding"
-    key_side = source or tokens
-    n_real = len(key_side.words)
-    L_est = max(len(tokens.words), s.pad_to if padding and source is None else 0)
+    L_est = max(len(tokens.words), s.pad_to if padding and not cross else 0)
     S_est = max(n_real, s.pad_to if padding else 0)
     need = trace_bytes(s, L_est, S_est)
     if need > s.max_bytes:
@@ -185,7 +190,48 @@ def run_trace(settings: Settings) -> Trace:
             heads=s.heads,
             limit=f"{s.max_bytes / 2**20:,.0f}",
         )
-    if padding and s.pad_to > n_real:
+
+
+def _mask(s: Settings, kern, opts: dict, L: int, S: int, n_real: int) -> torch.Tensor:
+    """(L, S) bool: a sparse kernel's pattern, else the mask the settings name."""
+    if kern.pattern is not None:  # a sparse kernel: its pattern is the mask
+        return kern.pattern(L, S, s.causal, **opts)
+    return build_mask(
+        s.mask,
+        L,
+        S,
+        window=s.window,
+        dilation=s.dilation,
+        global_tokens=s.global_tokens,
+        block_size=s.block,
+        n_real=n_real,
+        also_causal=s.causal or kern.always_causal,
+    )
+
+
+def _variant(s: Settings, kern, opts: dict, a: Attended) -> tuple[Explained | None, torch.Tensor]:
+    """The variant's own steps (if it explains them) and the weights shown: the softmax's, or the
+    matrix a variant without a softmax amounts to."""
+    variant = None
+    if kern.explain is not None:  # the variant's own steps, on its efficient path
+        variant = kern.explain(a.Q, a.K, a.V, causal=s.causal or kern.always_causal, scale=a.scale, **opts)
+    if kern.softmax:
+        return variant, a.softmax.weights
+    if variant is not None:  # what the kernel amounts to, shown in place of the softmax
+        return variant, variant.weights
+    Q, K = a.Q.unsqueeze(0), a.K.unsqueeze(0)
+    return variant, effective_weights(s.kernel, Q, K, causal=s.causal, scale=a.scale, **opts)[0]
+
+
+def run_trace(settings: Settings) -> Trace:
+    """Validate, tokenize, embed, project, score, mask, softmax, sum, combine heads."""
+    s = validate(settings)
+    vocab, tokens, source = _tokenized(s)
+    kern, opts = _checked_kernel(s, tokens, source)
+    key_side = source or tokens
+    n_real = len(key_side.words)
+    _check_memory(s, tokens, n_real, source is not None)
+    if s.mask == "padding" and s.pad_to > n_real:
         key_side = _padded(key_side, s.pad_to)
         if source is None:
             tokens = key_side
@@ -204,36 +250,13 @@ def run_trace(settings: Settings) -> Trace:
         x_source = steps.embed(ids(source), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id) + pos[:S]
 
     w = draw_weights(s)
-    if kern.pattern is not None:  # a sparse kernel: its pattern is the mask
-        mask = kern.pattern(L, S, s.causal, **opts)
-    else:
-        mask = build_mask(
-            s.mask,
-            L,
-            S,
-            window=s.window,
-            dilation=s.dilation,
-            global_tokens=s.global_tokens,
-            block_size=s.block,
-            n_real=n_real,
-            also_causal=s.causal or kern.always_causal,
-        )
+    mask = _mask(s, kern, opts, L, S, n_real)
     scheme = SCHEMES[s.pos]  # added to the embeddings above; attend applies a rotation or a bias
     a = steps.attend(x, x_source, w, mask, score=s.score, temperature=s.temperature, positions=scheme)
-    Q, K, V, scale = a.Q, a.K, a.V, a.scale
-    weights = a.softmax.weights
-    variant = None
-    if kern.explain is not None:  # the variant's own steps, on its efficient path
-        variant = kern.explain(Q, K, V, causal=s.causal or kern.always_causal, scale=scale, **opts)
-    if not kern.softmax:  # what the kernel amounts to, shown in place of the softmax
-        weights = (
-            variant.weights
-            if variant is not None
-            else effective_weights(s.kernel, Q.unsqueeze(0), K.unsqueeze(0), causal=s.causal, scale=scale, **opts)[0]
-        )
+    variant, weights = _variant(s, kern, opts, a)
     attn = steps.dropout(weights, s.dropout, seed=s.seed)
     # the kernel's own output (dropout acts on weights, so then the weights are summed)
-    context = variant.output if variant is not None and s.dropout <= 0 else attn @ V  # (H, L, d_v)
+    context = variant.output if variant is not None and s.dropout <= 0 else attn @ a.V  # (H, L, d_v)
 
     concat = context.transpose(0, 1).reshape(L, -1)  # (L, H * d_v)
     projected = None

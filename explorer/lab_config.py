@@ -12,9 +12,9 @@ window (the Lab's limit is lower than the sidebar's).
 from __future__ import annotations
 
 from attn_core.config import Settings
-from attn_core.lab import LAB_LIMITS, LabConfig
+from attn_core.lab import LAB_LIMITS, SHARED, LabConfig
 
-SIDEBAR = ("heads", "d_model", "d_k", "d_v", "score", "temperature", "mask", "kernel", "dropout", "seed", "window")
+SIDEBAR = tuple(f for f in SHARED if f != "pos")  # the positions: the sidebar's or the Lab's own (lab_pos)
 READ_ONLY = ("seed", "window")  # read from the sidebar, never written by a preset
 PAGE = {  # LabConfig field -> the Lab page's control (explorer.controls.PAGE)
     "task": "lab_task",

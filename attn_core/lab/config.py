@@ -30,6 +30,12 @@ LAB_LIMITS = {  # field: (low, high), inclusive
     "seed": (0, 2**31 - 1),
 }
 MAX_DROPOUT = 0.9  # the sidebar's own maximum: every value it offers trains
+# The fields a LabConfig shares with the trace's config.Settings: the same names, types and meanings (the
+# defaults differ: the Lab's suit a model that trains). The Lab page takes them from the sidebar.
+SHARED = (
+    *("heads", "d_model", "d_k", "d_v", "score", "temperature"),
+    *("pos", "mask", "kernel", "window", "dropout", "seed"),
+)
 
 
 @dataclass(frozen=True)

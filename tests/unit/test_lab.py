@@ -356,3 +356,16 @@ def test_bench_at_a_huge_length_under_a_small_address_space_says_what_it_needs()
     assert "Traceback" not in done.stderr, done.stderr[-500:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("linear_elu")]
     assert len(rows) == 1 and "skipped: needs ~" in rows[0] and "budget" in rows[0], done.stdout
+
+
+def test_the_fields_shared_with_the_traces_settings_are_the_shared_table():
+    """lab.SHARED names every field LabConfig has in common with config.Settings (the Lab page reads
+    them from the sidebar), each with the same type."""
+    from dataclasses import fields
+
+    from attn_core.config import Settings
+
+    mine = {f.name: f.type for f in fields(LabConfig)}
+    theirs = {f.name: f.type for f in fields(Settings)}
+    assert set(mine) & set(theirs) == set(lab.SHARED) and len(lab.SHARED) == 12
+    assert {n: mine[n] for n in lab.SHARED} == {n: theirs[n] for n in lab.SHARED}
