@@ -1,31 +1,31 @@
-"""Command line: ``python -m attn_core trace|bench|pretrained|train ...``.
+"""``python -m attn_core trace``: one attention layer, every step printed (or the whole trace as JSON).
 
-Bad arguments exit with status 2 and one line on stderr, never a traceback.
+Its flags are the model's settings; every kernel option's flag comes from ``attn_core.options.add_flags``
+(``export-notebook`` takes the same argparse actions).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 
-from .config import INITS, LAYOUTS, POSITIONS, SCORES, Settings
-from .errors import AttentionConfigError
-from .masks import MASK_MODES
-from .options import add_flags, values_from
+from ..config import INITS, LAYOUTS, POSITIONS, SCORES, Settings
+from ..errors import AttentionConfigError
+from ..masks import MASK_MODES
+from ..options import add_flags, values_from
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, no usage dump
-        self.exit(2, f"{self.prog}: error: {message}\n")
+def add(sub) -> dict:
+    add_trace(sub)
+    return {"trace": cmd_trace}
 
 
 def _fmt(values, digits: int = 4) -> str:
     return "[" + ", ".join(f"{v:.{digits}f}" for v in values) + "]"
 
 
-def _add_trace(sub) -> None:
-    from .kernels import KERNELS
+def add_trace(sub) -> None:
+    from ..kernels import KERNELS
 
     p = sub.add_parser("trace", help="compute one attention layer and print every step (or --json)")
     p.add_argument("sentence", nargs="?", help="the query-side sentence (self-attention when --source is absent)")
@@ -61,7 +61,7 @@ def _add_trace(sub) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    from .tutorial import preset
+    from ..tutorial import preset
 
     base = preset() if args.preset == "tutorial" else Settings()
     if args.sentence is None and args.preset is None:
@@ -87,9 +87,10 @@ def _summary(trace, focus: int) -> str:
     ]
     if t.is_cross:
         lines.append(f"source      {list(t.key_tokens.words)}")
+    w_shapes = " ".join(str(tuple(w.shape)) for w in (t.weights.W_q, t.weights.W_k, t.weights.W_v))
     lines += [
         f"x           {tuple(t.x.shape)}  embeddings{' + ' + s.pos + ' positions' if s.pos != 'none' else ''}",
-        f"W_q W_k W_v {tuple(t.weights.W_q.shape)} {tuple(t.weights.W_k.shape)} {tuple(t.weights.W_v.shape)}  (heads, out, d_model)",
+        f"W_q W_k W_v {w_shapes}  (heads, out, d_model)",
         f"Q K V       {tuple(t.Q.shape)} {tuple(t.K.shape)} {tuple(t.V.shape)}",
         f"scores      {tuple(t.scores.shape)}  {s.score}, scale {t.scale:.6g}",
         f"mask        {s.mask}{' + causal' if s.causal else ''}: {int(t.mask.sum())} of {L * S} pairs may attend",
@@ -109,8 +110,8 @@ def _summary(trace, focus: int) -> str:
 
 
 def cmd_trace(args) -> int:
-    from .export import to_json
-    from .trace import run_trace
+    from ..export import to_json
+    from ..trace import run_trace
 
     trace = run_trace(settings_from_args(args))
     if args.json:
@@ -121,73 +122,4 @@ def cmd_trace(args) -> int:
     return 0
 
 
-def _text_args(args: argparse.Namespace) -> None:
-    """Text from the command line must be UTF-8: bytes that are not arrive as lone surrogates
-    and would break the JSON and the terminal output later."""
-    for name in ("sentence", "source", "model"):
-        value = getattr(args, name, None)
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise AttentionConfigError(name, "not_utf8") from None
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m attn_core", description="Attention, every step traced.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_trace(sub)
-    commands = {"trace": cmd_trace}
-    try:
-        from . import bench
-
-        bench.add_cli(sub)
-        commands["bench"] = bench.cmd_bench
-    except ImportError:  # pragma: no cover - bench ships with the package
-        pass
-    try:
-        from . import pretrained
-
-        pretrained.add_cli(sub)
-        commands["pretrained"] = pretrained.cmd_pretrained
-    except ImportError:
-        pass
-    from . import lab
-
-    lab.add_cli(sub)
-    commands["train"] = lab.cmd_train
-    from .interpret.cli import add_cli as add_interpret
-
-    commands.update(add_interpret(sub))
-    from . import notebook
-
-    commands["export-notebook"] = notebook.add_cli(sub)
-    from .explain.cli import add_cli as add_explain
-
-    commands.update(add_explain(sub))
-    args = parser.parse_args(argv)
-    try:
-        _text_args(args)
-        return commands[args.command](args)
-    except AttentionConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print(
-            "error: out of memory. Use smaller settings: shorter lengths, a smaller batch, fewer heads.",
-            file=sys.stderr,
-        )
-        return 2
-    except RuntimeError as err:  # torch's allocator refusing a tensor: one line, not its traceback
-        if "alloc" not in str(err).lower() and "out of memory" not in str(err).lower():
-            raise
-        first = str(err).split("DefaultCPUAllocator:")[-1].splitlines()[0].strip()[:160]
-        print(f"error: out of memory ({first}). Use shorter lengths, a smaller batch or fewer heads.", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # e.g. piped into `head`
-        sys.stderr.close()
-        return 0
-    except OSError as err:  # a file that cannot be written, a directory that is missing
-        where = f" '{err.filename}'" if getattr(err, "filename", None) else ""
-        print(f"error: cannot use{where}: {err.strerror or err}", file=sys.stderr)
-        return 2
+_add_trace = add_trace  # its name in the single module (a test builds trace's flags with it)

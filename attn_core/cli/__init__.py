@@ -1,0 +1,34 @@
+"""Command line: ``python -m attn_core <command> ...`` (also ``python -m attn_core.cli``).
+
+One entry (``entry.main``) and one module per subcommand, each with ``add(sub) -> {name: function}``:
+
+- ``trace``       trace (and the flags ``export-notebook`` shares)
+- ``bench``       bench (its flags and command live in ``attn_core.bench.cli``)
+- ``pretrained``  pretrained (``attn_core.pretrained``)
+- ``lab``         train (its flags and command live with the Lab)
+- ``interpret``   interpret, heads
+- ``notebook``    export-notebook (``attn_core.notebook``)
+- ``explain``     explain, explain-table
+
+Bad arguments exit with status 2 and one line on stderr, never a traceback (``base``).
+"""
+
+from .base import Parser, check_text, run
+from .entry import SUBCOMMANDS, build_parser, main
+from .trace import _add_trace, add_trace, cmd_trace, settings_from_args
+
+_Parser = Parser  # the single module's name for it
+
+__all__ = [
+    "SUBCOMMANDS",
+    "Parser",
+    "_Parser",
+    "_add_trace",
+    "add_trace",
+    "build_parser",
+    "check_text",
+    "cmd_trace",
+    "main",
+    "run",
+    "settings_from_args",
+]

@@ -1,0 +1,56 @@
+"""What every subcommand shares: a parser whose errors are one line, and running a command so that a bad
+argument, a missing file or an allocator's refusal exits with status 2 and one line on stderr, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from ..errors import AttentionConfigError
+
+TEXT_ARGS = ("sentence", "source", "model")  # the arguments that carry text from the command line
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage dump
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def check_text(args: argparse.Namespace) -> None:
+    """Text from the command line must be UTF-8: bytes that are not arrive as lone surrogates
+    and would break the JSON and the terminal output later."""
+    for name in TEXT_ARGS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise AttentionConfigError(name, "not_utf8") from None
+
+
+def _fail(text: str) -> int:
+    print(f"error: {text}", file=sys.stderr)
+    return 2
+
+
+def run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``command(args)``'s exit status; the errors a user can cause become one line and status 2."""
+    try:
+        check_text(args)
+        return command(args)
+    except AttentionConfigError as err:
+        return _fail(str(err))
+    except MemoryError:
+        return _fail("out of memory. Use smaller settings: shorter lengths, a smaller batch, fewer heads.")
+    except RuntimeError as err:  # torch's allocator refusing a tensor: one line, not its traceback
+        if "alloc" not in str(err).lower() and "out of memory" not in str(err).lower():
+            raise
+        first = str(err).split("DefaultCPUAllocator:")[-1].splitlines()[0].strip()[:160]
+        return _fail(f"out of memory ({first}). Use shorter lengths, a smaller batch or fewer heads.")
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0
+    except OSError as err:  # a file that cannot be written, a directory that is missing
+        where = f" '{err.filename}'" if getattr(err, "filename", None) else ""
+        return _fail(f"cannot use{where}: {err.strerror or err}")

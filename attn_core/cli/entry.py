@@ -1,0 +1,31 @@
+"""The one entry: ``python -m attn_core <command> ...`` (or ``python -m attn_core.cli``).
+
+Each subcommand is a module of this package with ``add(sub) -> {name: function}``; ``SUBCOMMANDS`` lists them in
+the order ``--help`` shows them (``notebook`` after ``trace``: ``export-notebook`` takes trace's flags).
+"""
+
+from __future__ import annotations
+
+from .base import Parser, run
+
+SUBCOMMANDS = ("trace", "bench", "pretrained", "lab", "interpret", "notebook", "explain")
+
+
+def build_parser() -> tuple[Parser, dict]:
+    """The parser with every subcommand, and {command name: its function}."""
+    from . import bench, explain, interpret, lab, notebook, pretrained, trace  # imported here: --help lists them all
+
+    modules = {"trace": trace, "bench": bench, "pretrained": pretrained, "lab": lab}
+    modules |= {"interpret": interpret, "notebook": notebook, "explain": explain}
+    parser = Parser(prog="python -m attn_core", description="Attention, every step traced.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    commands: dict = {}
+    for name in SUBCOMMANDS:
+        commands.update(modules[name].add(sub))
+    return parser, commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, commands = build_parser()
+    args = parser.parse_args(argv)
+    return run(commands[args.command], args)
