@@ -43,3 +43,18 @@ def test_bad_arguments_give_one_clear_line_and_no_traceback():
         r = subprocess.run([sys.executable, "-m", "attn_core", *args], capture_output=True, text=True, check=False)
         assert r.returncode == 2
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_the_three_entries_are_one_command_line():
+    """python -m attn_core, python -m attn_core.cli and python -m attn_core.bench (bench alone) answer alike."""
+
+    def run(*argv):
+        proc = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=120, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    tutorial = run("attn_core", "trace", "--preset", "tutorial")
+    assert tutorial[0] == 0 and "tokens      ['Life', 'is', 'short', 'eat', 'dessert', 'first']" in tutorial[1]
+    assert run("attn_core.cli", "trace", "--preset", "tutorial") == tutorial
+    bogus = run("attn_core", "bench", "--kernels", "bogus")
+    assert bogus[0] == 2 and bogus[2].startswith("error: Unknown kernels 'bogus'")
+    assert run("attn_core.bench", "--kernels", "bogus") == bogus == run("attn_core.cli", "bench", "--kernels", "bogus")
