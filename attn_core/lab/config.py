@@ -134,7 +134,7 @@ def estimate_bytes(cfg: LabConfig) -> int:
     def activations(B: int, grad: bool) -> int:
         square = B * H * L * L
         per_layer = B * H * L * (2 * dk + dv) * (3 if SCHEMES[c.pos].rotate else 1)  # Q, K, V (rotated: copies)
-        per_layer += square * (7 if grad else 3)  # raw, scaled, masked, softmax, nan_to_num, dropout
+        per_layer += square * (7 if grad else 3)  # raw, scaled, masked, softmax, empty rows filled, dropout
         if c.score == "additive":
             per_layer += square * dk * (3 if grad else 2) + 2 * B * H * L * dk  # tanh's input and output
         if not KERNELS[c.kernel].softmax:
