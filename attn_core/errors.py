@@ -124,7 +124,10 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
     ),
     "no_model_dir": (
         "There is no model directory at '{spec}'.",
-        "Give the path of a directory with config.json, the weights and the tokenizer files, or use the bundled model.",
+        (
+            "Give the path of a directory with config.json, the weights and the tokenizer files, "
+            "or use the bundled model."
+        ),
     ),
     "hub_unreachable": (
         "'{spec}' is not a local directory, and the model hub cannot be reached from here.",
@@ -133,7 +136,8 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
     "model_load_failed": (
         "Could not load the model '{spec}': {reason}",
         (
-            "Give a local directory with config.json, the weights and the tokenizer files (a hub name needs internet), "
+            "Give a local directory with config.json, the weights and the tokenizer files "
+            "(a hub name needs internet), "
             "or use the bundled model."
         ),
     ),

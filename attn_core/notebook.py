@@ -317,7 +317,10 @@ def _qkv_code(s: Settings) -> str:
     draw = "torch.rand(*shape, generator=g)" if s.init == "tutorial" else None
     code = "g = torch.Generator().manual_seed(SEED)\n\n\n"
     if draw:
-        code += "def draw(*shape, fan_in):  # the tutorial's torch.rand, in its order\n    return torch.rand(*shape, generator=g)\n"
+        code += (
+            "def draw(*shape, fan_in):  # the tutorial's torch.rand, in "
+            "its order\n    return torch.rand(*shape, generator=g)\n"
+        )
     else:
         code += (
             "def draw(*shape, fan_in):  # nn.Linear's uniform(±1/√fan_in)\n"
@@ -415,7 +418,8 @@ def _softmax_code() -> str:
 
 def _focus_rows(names: list[str]) -> str:
     return "".join(
-        f"print({n!r}, {n}[HEAD if {n}.shape[0] > 1 else 0, FOCUS] if {n}.dim() == 3 and {n}.shape[1] == L else {n}[0])\n"
+        f"print({n!r}, {n}[HEAD if {n}.shape[0] > 1 else 0, FOCUS] "
+        f"if {n}.dim() == 3 and {n}.shape[1] == L else {n}[0])\n"
         for n in names
     )
 
@@ -568,7 +572,8 @@ def _feature_stages(t: Trace) -> list[tuple[str, str]]:
         (
             "shrink",
             "tiny = torch.finfo(torch.float32).tiny\n\n\n"
-            "def uniform_rows(rows):  # uniform attention on these query rows: 1/S, or 1/(i+1) over j ≤ i when causal\n"
+            "def uniform_rows(rows):  # uniform attention on these "
+            "query rows: 1/S, or 1/(i+1) over j ≤ i when causal\n"
             f"    i, j = rows.unsqueeze(1), torch.arange(S).unsqueeze(0)\n    allowed = {allowed}\n"
             "    return allowed.float() / allowed.sum(-1, keepdim=True).clamp_min(1).float(), allowed\n\n\n"
             "def normalised(pq, pk, allowed):\n"
@@ -582,7 +587,8 @@ def _feature_stages(t: Trace) -> list[tuple[str, str]]:
             "    w1, w2 = (normalised(pq[:, rows], pk, allowed_rows) for pq, pk in halves)\n"
             "    noise = (w1 - w2).pow(2).sum((-2, -1)) / 4\n"
             "    total = ((w1 + w2) / 2 - u_rows).pow(2).sum((-2, -1))\n"
-            "    lam = (1 - noise / total.clamp_min(tiny)).clamp(0.0, 1.0)[:, None, None]  # positive-part James-Stein\n"
+            "    lam = (1 - noise / total.clamp_min(tiny)).clamp(0.0, "
+            "1.0)[:, None, None]  # positive-part James-Stein\n"
             + (
                 "uniform_out = V.cumsum(-2) / torch.arange(1, S + 1, dtype=torch.float32).unsqueeze(-1)\n"
                 if causal
@@ -605,7 +611,8 @@ def _feature_stages(t: Trace) -> list[tuple[str, str]]:
                 "exact = torch.softmax(scaled.masked_fill(~allowed_all, float('-inf')), dim=-1)\n"
                 "error = float((amounts_to - exact).norm() / exact.norm())\n"
                 "print(f'what {words[FOCUS]} amounts to:', amounts_to[HEAD, FOCUS])\n"
-                "print(f'relative error {error:.2f}; uniform weights: {float((u_all - exact).norm() / exact.norm()):.2f}')\n"
+                "print(f'relative error {error:.2f}; uniform weights: "
+                "{float((u_all - exact).norm() / exact.norm()):.2f}')\n"
             ),
         )
     )
@@ -681,7 +688,8 @@ _TRACE_NAMES = ("x", "output", "weights", "context", "scores", "mask", "exp")
 
 
 def variant_name(name: str) -> str:
-    """A variant's intermediate under the notebook's name ('output' is the layer's: the variant's is variant_output)."""
+    """A variant's intermediate under the notebook's name ('output' is the layer's: the variant's is
+    variant_output)."""
     return f"variant_{name}" if name in _TRACE_NAMES else name
 
 
@@ -949,11 +957,13 @@ def _model_cells(pre, ht, enc, tensors, lists, *, sentence, lang, focus, spec, p
         f"FOCUS = {focus!r}\n"
         "recomputed = {}\n\n" + load + "transformers.utils.logging.set_verbosity_error()\n"
         "tokenizer = transformers.AutoTokenizer.from_pretrained(MODEL_DIR, local_files_only=True)\n"
-        "model = transformers.AutoModel.from_pretrained(MODEL_DIR, attn_implementation='eager', local_files_only=True)\n"
+        "model = transformers.AutoModel.from_pretrained(MODEL_DIR, "
+        "attn_implementation='eager', local_files_only=True)\n"
         "model.eval().requires_grad_(False)  # inference only\n"
         "cfg = model.config\n"
         "d = cfg.hidden_size // cfg.num_attention_heads  # d_head\n"
-        "print(f'{cfg.num_hidden_layers} layers × {cfg.num_attention_heads} heads, d_model {cfg.hidden_size}, d_head {d}')\n"
+        "print(f'{cfg.num_hidden_layers} layers × {cfg.num_attention_heads} "
+        "heads, d_model {cfg.hidden_size}, d_head {d}')\n"
     )
     pieces = (
         "max_positions = min(cfg.max_position_embeddings, getattr(tokenizer, 'model_max_length', 10**9))\n"
@@ -1042,14 +1052,16 @@ def _model_cells(pre, ht, enc, tensors, lists, *, sentence, lang, focus, spec, p
         _md(
             "## " + text("rm_st_scores", lang),
             _tex(
-                rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{pre.d_head}}}}}"
+                rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} "
+                rf"= \frac{{q_i^\top k_j}}{{\sqrt{{{pre.d_head}}}}}"
             ),
         ),
         Cell("code", scores),
         _md(
             "## " + text("rm_st_mask", lang),
             _tex(
-                r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}"
+                r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} "
+                r"\\ -\infty & j \text{ is [PAD]}\end{cases}"
             ),
             text("rm_no_padding", lang) if enc.n_real == len(enc.pieces) else "",
         ),

@@ -391,7 +391,8 @@ def cmd_pretrained(args: argparse.Namespace) -> int:
     print(f"pieces      {list(e.pieces)}")
     if e.truncated:
         print(
-            f"note        truncated from {e.n_total} to {e.n_real} pieces (the model has {pre.max_positions} positions)"
+            f"note        truncated from {e.n_total} to {e.n_real} pieces "
+            f"(the model has {pre.max_positions} positions)"
         )
     if e.unk:
         print(f"note        {e.unk} pieces are [UNK]: the model's vocabulary does not know them")

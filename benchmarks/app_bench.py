@@ -28,7 +28,10 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.pages import FILES as PAGES
 
-MINIMAL = "import plotly.graph_objects as go\nimport streamlit as st\nst.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])))\n"
+MINIMAL = (
+    "import plotly.graph_objects as go\nimport streamlit as st\n"
+    "st.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])))\n"
+)
 # The same kinds and number of controls as the shared sidebar, with no chart and no computation:
 # what the controls alone cost, for reading the ratios.
 CONTROLS = """import streamlit as st
@@ -102,5 +105,6 @@ base_raw, base_warm = raw["minimal one-chart page"], warm["minimal one-chart pag
 print(f"{'':<24} {'apptest':>9} {'ratio':>7}   {'server-like':>11} {'ratio':>7}")
 for name in raw:
     print(
-        f"{name:<24} {raw[name] * 1e3:7.1f}ms {raw[name] / base_raw:6.2f}x   {warm[name] * 1e3:9.1f}ms {warm[name] / base_warm:6.2f}x"
+        f"{name:<24} {raw[name] * 1e3:7.1f}ms {raw[name] / base_raw:6.2f}x   "
+        f"{warm[name] * 1e3:9.1f}ms {warm[name] / base_warm:6.2f}x"
     )

@@ -1,10 +1,10 @@
 """Browser latency: from a change in the sidebar to the last chart updated, in real Chromium.
 
 Starts ``streamlit run app.py`` on 127.0.0.1 and a free port, opens the Step-by-step page at
-the defaults (and then the Real model page) in Debian's Chromium (through Playwright) and, for each kind of change, measures in
-the page's own clock (performance.now) the time from the key press to the moment when the
-script run has finished, no element is stale any more and every chart on the page has been
-redrawn with new data. Prints the median and the range over the repeats.
+the defaults (and then the Real model page) in Debian's Chromium (through Playwright) and, for
+each kind of change, measures in the page's own clock (performance.now) the time from the key
+press to the moment when the script run has finished, no element is stale any more and every
+chart on the page has been redrawn with new data. Prints the median and the range over the repeats.
 
     python benchmarks/browser_latency.py [--repeats 10]
 """
@@ -108,7 +108,8 @@ def main() -> None:
                     timed(page, lambda i=i, act=act: act(i), expected, prepare) for i in range(1, args.repeats + 1)
                 ]
                 print(
-                    f"  {name:<28} median {statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}"
+                    f"  {name:<28} median {statistics.median(times):6.0f} ms   "
+                    f"min {min(times):6.0f}   max {max(times):6.0f}"
                     f"   ({expected} charts redrawn)"
                 )
             page.goto(f"{url}/model?sentence=The+animal+didn%27t+cross+the+street+because+it+was+too+tired")
@@ -121,7 +122,8 @@ def main() -> None:
             times = [timed(page, lambda i=i: act(i), expected) for i in range(1, args.repeats + 1)]
             print(
                 f"Real model page (14 pieces), layer change (a fragment rerun):\n  {'layer number input':<28} median "
-                f"{statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}   ({expected} charts redrawn)"
+                f"{statistics.median(times):6.0f} ms   min {min(times):6.0f}   max {max(times):6.0f}   "
+                f"({expected} charts redrawn)"
             )
             browser.close()
     finally:

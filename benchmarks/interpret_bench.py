@@ -54,7 +54,10 @@ def stats(xs):
     xs = sorted(xs)
     q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
     p90 = xs[min(len(xs) - 1, round(0.9 * (len(xs) - 1)))]
-    return f"median {statistics.median(xs):.3f} s  IQR {q[0]:.3f}-{q[2]:.3f}  p90 {p90:.3f}  min {xs[0]:.3f}  max {xs[-1]:.3f}"
+    return (
+        f"median {statistics.median(xs):.3f} s  IQR {q[0]:.3f}-{q[2]:.3f}  p90 {p90:.3f}  "
+        f"min {xs[0]:.3f}  max {xs[-1]:.3f}"
+    )
 
 
 def timed(fn):

@@ -19,5 +19,6 @@ for n in (64, 512):
         "run_trace(s)", globals={"run_trace": run_trace, "s": s}, num_threads=torch.get_num_threads()
     ).blocked_autorange(min_run_time=2)
     print(
-        f"trace L={n:4d} H=8 d_model=512: median {m.median * 1e3:7.2f} ms  iqr {m.iqr * 1e3:6.2f} ms  runs {len(m.times)}"
+        f"trace L={n:4d} H=8 d_model=512: median {m.median * 1e3:7.2f} ms  "
+        f"iqr {m.iqr * 1e3:6.2f} ms  runs {len(m.times)}"
     )
