@@ -13,8 +13,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PACKAGES = ("explorer", "attn_core")
 GATEWAY = os.path.join("explorer", "session.py")
 STATE = {"session_state", "query_params"}
-# Cycles that are still there, in code other parts of the work are moving now; none may be added.
-KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def python_files(top: str = ROOT):
@@ -152,8 +150,8 @@ def test_explorer_and_attn_core_import_each_other_without_a_cycle():
     assert "explorer.real" in known and "attn_core.trace" in known
     graph = {name: imports(name, path, known) for name, path in known.items()}
     assert "explorer.real" in graph["explorer.server"]  # the graph sees lazy imports
-    new = [sorted(c) for c in cycles(graph) if c not in KNOWN_CYCLES]
-    assert not new, f"import cycles: {new}"
+    found = [sorted(c) for c in cycles(graph)]
+    assert not found, f"import cycles: {found}"
 
 
 @pytest.mark.parametrize("name", sorted(n for n in modules() if not n.endswith("__main__")))  # those run
