@@ -26,7 +26,8 @@ device = widgets.selectbox(c[0], t("cx_device"), devices, key="cx_device")
 info = bench.device_info(device)
 mem = info.get("total_bytes") or info.get("free_bytes")
 c[1].caption(
-    f"{info.get('name', device)} · {t('cx_threads', n=info['threads'])} · {mem / 2**30:.1f} GiB · torch {info['torch']}"
+    f"{info.get('name', device)} · {t('cx_threads', n=info['threads'])} · {mem / 2**30:.1f} GiB · "
+    f"torch {info['torch']}"
 )
 
 CHOICES.add("cx_kernels")  # labels in the UI's language: re-pinned on a switch (see controls)
