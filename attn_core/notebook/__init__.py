@@ -1,0 +1,47 @@
+"""Take it home: the current view as a Jupyter notebook (or a plain script) that recomputes every number
+with plain PyTorch and no import of this project.
+
+    trace_notebook(settings, lang=, focus=, head=, page=) -> Notebook   Step by step, Multi-head, Cross-attention
+    model_notebook(pre, run, head_trace, lang=, focus=, spec=) -> Notebook   Real model: one trained head
+    Notebook.ipynb() -> str (nbformat 4.5 JSON)      Notebook.script() -> str ("# %%" cells)
+
+Each step is a Markdown cell (the formula and the sentence the page shows, in English or 简体中文) and a code
+cell that recomputes it (the same generator calls as ``attn_core``, so the numbers match) and prints what the
+page shows for the focus token. The last cell holds the app's own tensors (float32, base64) and compares each
+with its recomputation. What a user typed reaches a code cell only as a string literal (``repr``) and a
+Markdown cell only escaped. Variants covered: full (and sdpa), sliding_window, dilated, global_window, block,
+flex (its sliding-window pattern), linear_elu, causal_linear, performer, linformer.
+
+Modules: ``cells`` (the ``Notebook`` type, Markdown and code cells, quoting typed text), ``tensors`` (the app's
+values carried in the last cell, the size limit), ``trace_code`` (the toy trace's code cells), ``variants`` (a
+variant's own steps, what can be exported), ``trace_nb`` (``trace_notebook``), ``model_nb`` (``model_notebook``).
+"""
+
+from __future__ import annotations
+
+from .cells import LANGS, Cell, Notebook, quoted, user_md
+from .model_nb import model_notebook
+from .tensors import MAX_NUMBERS, app_lists, app_tensors, check_size, head_tensors, variant_name
+from .trace_nb import PAGES, trace_notebook
+from .variants import FEATURE_MAPS, KNOWN, SPARSE, check_exportable
+
+__all__ = [
+    "FEATURE_MAPS",
+    "KNOWN",
+    "LANGS",
+    "MAX_NUMBERS",
+    "PAGES",
+    "SPARSE",
+    "Cell",
+    "Notebook",
+    "app_lists",
+    "app_tensors",
+    "check_exportable",
+    "check_size",
+    "head_tensors",
+    "model_notebook",
+    "quoted",
+    "trace_notebook",
+    "user_md",
+    "variant_name",
+]
