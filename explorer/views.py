@@ -119,7 +119,11 @@ def softmax_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_pref
         "weights = p / Z",
         language="python",
     )
-    sm = tr.softmax
+    softmax_charts(tr.softmax, h, q_words, k_words, key_prefix=key_prefix)
+
+
+def softmax_charts(sm, h: int, q_words: list[str], k_words: list[str], *, key_prefix: str = "") -> None:
+    """Each row's max and sum beside exp(x - max), from ``sm``'s ``row_max``, ``row_sum`` and ``exp``."""
     a, b = st.columns([1, 3])
     with a:
         st.dataframe(
