@@ -33,7 +33,7 @@ from . import steps
 from .errors import AttentionConfigError
 from .masks import padding
 from .positions import SCHEMES
-from .steps import Attended
+from .steps import Attended, AttendedView
 from .trace import Weights
 
 BUNDLED = "all-MiniLM-L6-v2"
@@ -87,7 +87,7 @@ class ModelRun:
 
 
 @dataclass(frozen=True)
-class HeadTrace:
+class HeadTrace(AttendedView):
     """One head, every step kept by name (the fields of ``Trace`` for one head, H = 1)."""
 
     tokens: tuple[str, ...]
@@ -100,14 +100,6 @@ class HeadTrace:
     model_attn: torch.Tensor | None  # (L, L) the model's output_attentions for this head
     max_diff: float | None  # max |attn - model_attn|
 
-    Q = property(lambda self: self.attended.Q, doc="(1, L, d)")
-    K = property(lambda self: self.attended.K, doc="(1, L, d)")
-    V = property(lambda self: self.attended.V, doc="(1, L, d)")
-    scores = property(lambda self: self.attended.scores, doc="(1, L, L) Q Kᵀ")
-    scale = property(lambda self: self.attended.scale, doc="1 / √d")
-    scaled_scores = property(lambda self: self.attended.scaled, doc="(1, L, L)")
-    mask = property(lambda self: self.attended.mask, doc="(L, L) bool, True = may attend (keys that are not padding)")
-    softmax = property(lambda self: self.attended.softmax)
     attn = property(lambda self: self.attended.softmax.weights, doc="(1, L, L)")
 
     @property

@@ -136,6 +136,21 @@ class Attended:
         return self.effective if self.effective is not None else self.softmax.weights
 
 
+class AttendedView:
+    """The names the pages read, on a record that holds ``attended`` (``steps.attend``'s result):
+    Q, K, V (heads, rows, d), the raw and scaled scores (heads, L, S), the scale, the mask (L, S; True =
+    may attend) and the softmax's stages. ``Trace`` and ``pretrained.HeadTrace`` share them."""
+
+    Q = property(lambda self: self.attended.Q)
+    K = property(lambda self: self.attended.K)
+    V = property(lambda self: self.attended.V)
+    scores = property(lambda self: self.attended.scores, doc="raw: q · k (or the additive score)")
+    scale = property(lambda self: self.attended.scale, doc="what the raw scores are multiplied by")
+    scaled_scores = property(lambda self: self.attended.scaled, doc="what enters the mask and the softmax")
+    mask = property(lambda self: self.attended.mask)
+    softmax = property(lambda self: self.attended.softmax)
+
+
 def attend(
     x: torch.Tensor,
     x_kv: torch.Tensor,

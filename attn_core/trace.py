@@ -18,7 +18,7 @@ from .kernels import KERNELS, Explained, effective_weights, kernel_options
 from .masks import build_mask
 from .options import OPTIONS
 from .positions import SCHEMES, input_table
-from .steps import AdditiveParams, Attended
+from .steps import AdditiveParams, Attended, AttendedView
 from .tokenize import PAD, Tokens, build_vocab, tokenize
 
 
@@ -77,7 +77,7 @@ def param_count(s: Settings) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(AttendedView):
     settings: Settings  # resolved
     tokens: Tokens  # query side (padded where the mask is 'padding')
     source_tokens: Tokens | None  # key/value side for cross-attention
@@ -94,15 +94,6 @@ class Trace:
     projected: torch.Tensor | None  # (L, d_model) concat @ W_oᵀ + b_o, standard layout
     output: torch.Tensor  # the layer's output, after the optional residual + LayerNorm
     variant: Explained | None = None  # the kernel's own intermediates (None for full attention)
-
-    Q = property(lambda self: self.attended.Q, doc="(H, L, d_q)")
-    K = property(lambda self: self.attended.K, doc="(H, S, d_k)")
-    V = property(lambda self: self.attended.V, doc="(H, S, d_v)")
-    scores = property(lambda self: self.attended.scores, doc="(H, L, S) raw: q · k (or the additive score)")
-    scale = property(lambda self: self.attended.scale, doc="what the raw scores are multiplied by")
-    scaled_scores = property(lambda self: self.attended.scaled, doc="(H, L, S) what enters the mask and the softmax")
-    mask = property(lambda self: self.attended.mask, doc="(L, S) bool, True = may attend")
-    softmax = property(lambda self: self.attended.softmax, doc="stages over (H, L, S)")
 
     @property
     def is_cross(self) -> bool:
