@@ -17,6 +17,7 @@ from attn_core.compare import head0
 from attn_core.kernels import full_attention, run_kernel
 
 from . import figures as fig
+from . import widgets
 from .cache import bounded
 from .i18n import t
 from .views import chart
@@ -61,7 +62,7 @@ def section(settings: Settings) -> None:
     """The chart and what to read in it, in an expander computed only while it is open: 120
     Performer calls per sentence (~0.1 s of CPU), which a class changing settings would otherwise pay
     on every visit to the page (benchmarks/results/class_capacity_cpu.txt)."""
-    box = st.expander(t("pg_title"), key=OPEN_KEY, on_change="rerun")
+    box = widgets.expander(st, t("pg_title"), key=OPEN_KEY)
     if not box.open:
         return
     with box:

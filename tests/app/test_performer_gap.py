@@ -43,3 +43,16 @@ def test_variants_page_draws_the_performer_chart_only_when_opened(app):
     assert not at.exception
     assert len(charts()) == 1
     assert len(performer_gap.gap_curves.entries) == 1
+
+
+def test_a_bad_expander_state_from_the_browser_closes_it_without_an_error(app):
+    at = app("pages/5_variants.py")
+    for junk in ("junk", None, float("nan"), 5):
+        at.session_state[performer_gap.OPEN_KEY] = junk
+        at.run()
+        assert not at.exception, (junk, [e.value for e in at.exception])
+        assert at.session_state[performer_gap.OPEN_KEY] is False, junk
+        assert not [c for c in at.get("plotly_chart") if "var_performer_gap" in str(c.proto.id)]
+    at.session_state[performer_gap.OPEN_KEY] = True
+    at.run()
+    assert [c for c in at.get("plotly_chart") if "var_performer_gap" in str(c.proto.id)]
