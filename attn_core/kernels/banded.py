@@ -50,15 +50,14 @@ def _local(
     N, L, D = q.shape
     nb = -(-L // block)
     pad = nb * block - L
-    kw, vw, c, bias = _windows(q, k, v, nb, block, before, after, pad, band)
     limit = torch.as_tensor(L if n_valid is None else n_valid, device=q.device).reshape(-1, 1, 1, 1)
     lo_edge = min_key + before * block  # blocks before this start may see keys < min_key
     hi_edge = int(limit.min()) - (1 + after) * block  # blocks after this may see keys >= n_valid
 
     if not need_lse and q.device.type == "cpu":
-        qb = F.pad(q, (0, 0, 0, pad)).reshape(N, nb, block, D)
-        out = _local_fused(qb, kw, vw, bias, scale, (lo_edge, hi_edge), block, c, min_key, limit)
-        return out.reshape(N, nb * block, v.shape[-1])[:, :L], None
+        out = _local_fused(q, k, v, block, before, after, scale, band, (lo_edge, hi_edge), min_key, limit)
+        return out[:, :L], None
+    kw, vw, c, bias = _windows(q, k, v, nb, block, before, after, pad, band)
     qb = (F.pad(q, (0, 0, 0, pad)) * scale).reshape(N, nb, block, D)
     out, lse = _local_chunked(qb, kw, vw, bias, c, (lo_edge, hi_edge), min_key, limit, need_lse)
     out, lse = out.view(N, nb * block, -1)[:, :L], None if lse is None else lse.view(N, nb * block)[:, :L]
@@ -77,10 +76,7 @@ def _windows(q, k, v, nb: int, block: int, before: int, after: int, pad: int, ba
     vw = vp.as_strided((N, nb, width, Dv), (vp.stride(0), block * Dv, Dv, 1))
 
     c = torch.arange(width, device=q.device) - before * block  # key offset from the block start
-    r = torch.arange(block, device=q.device)
-    bias = torch.zeros(block, width, dtype=q.dtype, device=q.device)
-    bias.masked_fill_(~band(r.view(-1, 1) - c.view(1, -1)), float("-inf"))  # (block, width)
-    return kw, vw, c, bias
+    return kw, vw, c, _band_bias(block, width, before, band, q)
 
 
 def _local_chunked(qb, kw, vw, bias, c, edges_at: tuple[int, int], min_key: int, limit, need_lse: bool):
@@ -139,31 +135,65 @@ def _local_chunked(qb, kw, vw, bias, c, edges_at: tuple[int, int], min_key: int,
     return out, lse
 
 
-def _local_fused(qb, kw, vw, bias, scale: float, edges: tuple[int, int], block: int, c, min_key: int, limit):
+def _local_fused(q, k, v, block: int, before: int, after: int, scale: float, band: Callable, edges, min_key, limit):
     """The blocks on the CPU's fused attention (``scaled_dot_product_attention``, a flash-style
-    kernel: scores, softmax and the weighted sum in one pass over cache-sized tiles, reading the key
-    windows through their strided views, no copies). Each query block is one "head" of the call,
-    its key window that head's keys and ``bias`` (block, width) the band, the same for every block;
-    the few blocks at either end whose windows reach keys outside [min_key, n_valid) get their own
-    call with those keys masked as well. Rows left with no key give 0."""
-    nb = qb.shape[1]
+    kernel: scores, softmax and the weighted sum in one pass over cache-sized tiles). Each query
+    block is one "head" of the call, its key window that head's keys and the band's bias (block,
+    width) the same for every block. The blocks whose windows lie inside [min_key, n_valid) read
+    their windows as strided views of the unpadded keys and values (no copy of either); only the
+    few blocks at either end get padded windows of their own, with the keys outside masked too.
+    Returns (N, nb * block, Dv); rows left with no key give 0."""
+    N, L, D = q.shape
+    nb = -(-L // block)
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     lo_edge, hi_edge = edges
     a = min(nb, max(0, -(-lo_edge // block)))
     b = max(a, min(nb, hi_edge // block))
-    if a == 0 and b == nb:  # no block reaches past either end
-        return F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias, scale=scale)
-    out = torch.empty(*qb.shape[:-1], vw.shape[-1], dtype=qb.dtype, device=qb.device)
-    if b > a:
-        out[:, a:b] = F.scaled_dot_product_attention(qb[:, a:b], kw[:, a:b], vw[:, a:b], attn_mask=bias, scale=scale)
+    out = torch.empty(N, nb * block, v.shape[-1], dtype=q.dtype, device=q.device)
+    width = (before + 1 + after) * block
+    bias = _band_bias(block, width, before, band, q)
+    if b > a:  # the windows of blocks a .. b-1: rows (n - before)·block .. + width of k and v, all inside
+        start = (a - before) * block
+        kw = k.as_strided((N, b - a, width, D), (k.stride(0), block * D, D, 1), k.storage_offset() + start * D)
+        Dv = v.shape[-1]
+        vw = v.as_strided((N, b - a, width, Dv), (v.stride(0), block * Dv, Dv, 1), v.storage_offset() + start * Dv)
+        qb = q[:, a * block : b * block].view(N, b - a, block, D)
+        part = F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias, scale=scale)
+        out[:, a * block : b * block] = part.view(N, -1, Dv)
     for n0, n1 in ((0, a), (b, nb)):
-        if n1 <= n0:
-            continue
-        j = torch.arange(n0, n1, device=qb.device).view(-1, 1, 1) * block + c.view(1, 1, -1)  # (n, 1, width)
-        outside = (j < min_key) | (j >= limit)  # (N or 1, n, 1, width)
-        mask = bias.masked_fill(outside, float("-inf"))  # (N or 1, n, block, width)
-        part = F.scaled_dot_product_attention(qb[:, n0:n1], kw[:, n0:n1], vw[:, n0:n1], attn_mask=mask, scale=scale)
-        out[:, n0:n1] = part.nan_to_num_(0.0)  # a row with no key: 0, not NaN
+        if n1 > n0:
+            out[:, n0 * block : n1 * block] = _edge_blocks(
+                q, k, v, n0, n1, block, before, after, scale, bias, min_key, limit
+            )
     return out
+
+
+def _band_bias(block: int, width: int, before: int, band: Callable, q) -> torch.Tensor:
+    """The band as an additive bias (block, width): 0 where a query of the block may see the key at
+    that place of its window, -inf where not."""
+    c = torch.arange(width, device=q.device) - before * block  # key offset from the block start
+    r = torch.arange(block, device=q.device)
+    bias = torch.zeros(block, width, dtype=q.dtype, device=q.device)
+    return bias.masked_fill_(~band(r.view(-1, 1) - c.view(1, -1)), float("-inf"))
+
+
+def _edge_blocks(q, k, v, n0: int, n1: int, block: int, before: int, after: int, scale, bias, min_key, limit):
+    """Query blocks n0 .. n1-1 whose windows reach past either end (or below ``min_key``): their rows
+    of q and keys and values padded with zeros, the keys outside [min_key, n_valid) masked as well.
+    (N, (n1 - n0)·block, Dv); a row with no key gives 0."""
+    N, L, D = q.shape
+    n, width = n1 - n0, bias.shape[-1]
+    lo, hi = (n0 - before) * block, (n1 + after) * block  # the key rows these windows span
+    kp = F.pad(k[:, max(lo, 0) : min(hi, L)], (0, 0, max(-lo, 0), max(hi - L, 0)))
+    vp = F.pad(v[:, max(lo, 0) : min(hi, L)], (0, 0, max(-lo, 0), max(hi - L, 0)))
+    kw = kp.as_strided((N, n, width, D), (kp.stride(0), block * D, D, 1))
+    vw = vp.as_strided((N, n, width, v.shape[-1]), (vp.stride(0), block * v.shape[-1], v.shape[-1], 1))
+    qs = q[:, n0 * block : min(n1 * block, L)]
+    qb = F.pad(qs, (0, 0, 0, n * block - qs.shape[1])).view(N, n, block, D)
+    j = lo + torch.arange(n, device=q.device).view(-1, 1, 1) * block + torch.arange(width, device=q.device)
+    outside = (j < min_key) | (j >= limit)  # (N or 1, n, 1, width)
+    part = F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias.masked_fill(outside, float("-inf")), scale=scale)
+    return part.nan_to_num_(0.0).view(N, n * block, -1)
 
 
 def _softmax_blocks(qs, ks, vs, bias, masked, out, lse, bufs) -> None:

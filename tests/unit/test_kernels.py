@@ -141,3 +141,17 @@ def test_registry_entries_document_themselves():
     for k in KERNELS.values():
         assert k.paper and k.formula and k.time.startswith("O(") and k.memory.startswith("O(")
         assert len(k.doc) > 40
+
+
+@pytest.mark.parametrize("L", [1000, 1024])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sliding_window_long_inputs_as_views_of_other_layouts(L, causal):
+    """Long enough for blocks whose windows lie inside (read as views of the unpadded keys) and
+    blocks at both ends (padded): inputs laid out (B, L, H, D) and transposed, as a projection gives
+    them, L a multiple of the block and not; the masked full attention is the oracle."""
+    g = torch.Generator().manual_seed(L)
+    q, k, v = (torch.randn(2, L, 3, 16, generator=g).to(DEVICE).transpose(1, 2) for _ in range(3))
+    out = run_kernel("sliding_window", q, k, v, causal=causal, window=100)
+    mask = masks.build_mask("sliding_window", L, L, window=100, also_causal=causal).to(DEVICE)
+    ref = full_attention(q, k, v, mask=mask)
+    assert torch.allclose(out, ref, atol=1e-5), (out - ref).abs().max()
