@@ -144,3 +144,54 @@ def test_causal_linear_across_two_sentences_equals_the_masked_reference(L, S):
     a = (phi_q @ phi_k.transpose(-1, -2)) * masks.causal(L, S, device=q.device)
     ref = (a / a.sum(-1, keepdim=True)) @ v.double()
     assert torch.allclose(run_kernel("causal_linear", q, k, v).double(), ref, atol=1e-5)
+
+
+def _elu_reference(q, k, v, causal):
+    """elu + 1 linear attention in float64 from its quadratic form (the L x S matrix, masked)."""
+    phi_q, phi_k = torch.nn.functional.elu(q.double()) + 1, torch.nn.functional.elu(k.double()) + 1
+    a = phi_q @ phi_k.transpose(-1, -2)
+    if causal:
+        a = a * masks.causal(q.shape[-2], k.shape[-2], device=q.device)
+    return (a / a.sum(-1, keepdim=True)) @ v.double()
+
+
+@pytest.mark.parametrize("L", [1023, 1024, 2500])
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_kernels_over_several_spans_equal_the_quadratic_form_and_the_differentiable_path(L, causal):
+    """Long enough for the CPU loop's several spans (the last one short, or not): the same function
+    as the quadratic form, and as the whole-sequence path autograd takes (inputs that need a grad)."""
+    g = torch.Generator().manual_seed(L)
+    q, k, v = (torch.randn(1, 2, L, 16, generator=g).to(DEVICE) for _ in range(3))
+    ref = _elu_reference(q, k, v, causal)
+    out = run_kernel("linear_elu", q, k, v, causal=causal)
+    assert torch.allclose(out.double(), ref, atol=1e-5), (out.double() - ref).abs().max()
+    qg = q.clone().requires_grad_(True)
+    graph = run_kernel("linear_elu", qg, k, v, causal=causal)
+    assert torch.allclose(graph.detach().double(), ref, atol=1e-5)
+    graph.sum().backward()
+    assert qg.grad is not None and bool(torch.isfinite(qg.grad).all())
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_performer_over_several_spans_equals_its_whole_sequence_path(causal):
+    """Performer reads the same sums (features given): the loop over spans and the differentiable
+    whole-sequence path give the same output."""
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 2, 2500, 16, generator=g).to(DEVICE) for _ in range(3))
+    out = run_kernel("performer", q, k, v, causal=causal, features=32, seed=3)
+    graph = run_kernel("performer", q.clone().requires_grad_(True), k, v, causal=causal, features=32, seed=3)
+    assert torch.allclose(out, graph.detach(), atol=1e-5), (out - graph.detach()).abs().max()
+
+
+@pytest.mark.parametrize("L", [1, 63, 64, 65, 300])
+def test_linear_flop_model_counts_the_state_and_the_pairs_inside_each_chunk(L):
+    """4·L·d² for the state (built and read once per position); causal, the chunked form's products
+    over the pairs j <= i inside each chunk of 64, counted here from the chunks' mask."""
+    d = 16
+    sh = bench.Shape(batch=2, heads=3, d_head=d)
+    assert bench.estimate_flops("linear_elu", L, sh) == 2 * 3 * 4 * L * d * d
+    chunk = torch.arange(L) // 64
+    pairs = int((masks.causal(L, L) & (chunk.view(-1, 1) == chunk.view(1, -1))).sum())
+    causal = 2 * 3 * (4 * L * d * d + 2 * pairs * 2 * d)
+    assert bench.estimate_flops("causal_linear", L, bench.replace_causal(sh, True)) == causal
+    assert bench.estimate_flops("linear_elu", L, bench.replace_causal(sh, True)) == causal
