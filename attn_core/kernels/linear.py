@@ -16,13 +16,24 @@ _SPAN = 1024  # positions per step of the CPU loop: a step's features, chunk sta
 CHUNK = 64  # positions per chunk of the causal form: its masked product inside, the running state across
 
 
-def _in_steps(*ts: torch.Tensor) -> bool:
-    """Whether the CPU loop over spans (``_span_sums``) computes these: on the CPU, where autograd
-    does not record (the loop writes into reused buffers). On a GPU one launch over the whole
-    sequence (``_whole_sums``) beats a loop."""
-    if any(t.device.type != "cpu" for t in ts):
+def _running(states: torch.Tensor) -> None:
+    """The prefix sum over chunks (dim 1), in place: on the CPU one add per chunk (cumsum over a
+    middle dimension is slow there), elsewhere cumsum (one launch, not one per chunk)."""
+    if states.device.type == "cpu":
+        for t in range(1, states.shape[1]):
+            states[:, t].add_(states[:, t - 1])
+    else:
+        states.cumsum_(dim=1)
+
+
+def _in_steps(q: torch.Tensor, *ts: torch.Tensor) -> bool:
+    """Whether the CPU loop over spans (``_span_sums``) computes these: on the CPU, for sequences
+    longer than one span (shorter ones are faster in one go: the loop's buffers cost more than they
+    save), where autograd does not record (the loop writes into reused buffers). On a GPU one
+    launch over the whole sequence (``_whole_sums``) beats a loop."""
+    if any(t.device.type != "cpu" for t in (q, *ts)) or max(q.shape[-2], ts[0].shape[-2]) <= _SPAN:
         return False
-    return not (torch.is_grad_enabled() and any(t.requires_grad for t in ts))
+    return not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, *ts)))
 
 
 def _linear_sums(phi_q, phi_k, v, *, causal: bool, chunk: int = CHUNK) -> torch.Tensor:
@@ -53,11 +64,19 @@ def _whole_sums(phi_q, phi_k, v, *, causal: bool, chunk: int = CHUNK) -> torch.T
     phi_q, phi_k, va = (F.pad(t, (0, 0, 0, nc * c - t.shape[-2])) for t in (phi_q, phi_k, va))  # padded rows: 0
     n = B * H * nc
     qc, kc, vc = phi_q.reshape(n, c, D), phi_k.reshape(n, c, D), va.reshape(n, c, Dv + 1)
-    states = torch.bmm(kc.transpose(-2, -1), vc).view(B * H, nc, D, Dv + 1)  # each chunk's own φ(K)ᵀ [V | 1]
-    running = states.cumsum(dim=1)  # the state at the end of each chunk
-    before = torch.cat([torch.zeros_like(running[:, :1]), running[:, :-1]], dim=1)  # ... and before it
-    sums = torch.bmm(qc, before.reshape(n, D, Dv + 1))
-    sums = sums.baddbmm(torch.bmm(qc, kc.transpose(-2, -1)).tril(), vc)  # inside the chunk: j <= i
+    states = torch.bmm(kc.transpose(-2, -1), vc)  # (n, D, Dv + 1): each chunk's own φ(K)ᵀ [V | 1]
+    scores = torch.bmm(qc, kc.transpose(-2, -1)).tril_()  # inside the chunk: j <= i
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (qc, kc, vc)):
+        running = states.view(B * H, nc, D, Dv + 1).cumsum(dim=1)  # the state at the end of each chunk
+        before = torch.cat([torch.zeros_like(running[:, :1]), running[:, :-1]], dim=1)  # ... and before it
+        sums = torch.bmm(qc, before.reshape(n, D, Dv + 1)).baddbmm(scores, vc)
+        return sums.view(B, H, nc * c, Dv + 1)[:, :, :L]
+    _running(states.view(B * H, nc, D, Dv + 1))  # the running state at the end of each chunk, in place
+    sums = torch.empty(n, c, Dv + 1, dtype=va.dtype, device=va.device)
+    if n > 1:  # chunk t reads the state at the end of chunk t - 1 ...
+        torch.bmm(qc[1:], states[:-1], out=sums[1:])
+    sums.view(B * H, nc, c, Dv + 1)[:, 0].zero_()  # ... and the first chunk of a sequence has none before it
+    sums.baddbmm_(scores, vc)
     return sums.view(B, H, nc * c, Dv + 1)[:, :, :L]
 
 
