@@ -26,20 +26,21 @@ def _running(states: torch.Tensor) -> None:
         states.cumsum_(dim=1)
 
 
-def _in_steps(q: torch.Tensor, *ts: torch.Tensor) -> bool:
+def _in_steps(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool) -> bool:
     """Whether the CPU loop over spans (``_span_sums``) computes these: on the CPU, for sequences
     longer than one span (shorter ones are faster in one go: the loop's buffers cost more than they
-    save), where autograd does not record (the loop writes into reused buffers). On a GPU one
-    launch over the whole sequence (``_whole_sums``) beats a loop."""
-    if any(t.device.type != "cpu" for t in (q, *ts)) or max(q.shape[-2], ts[0].shape[-2]) <= _SPAN:
+    save), where autograd does not record (the loop writes into reused buffers), and, causal, for
+    self-attention (L = S). On a GPU one launch over the whole sequence (``_whole_sums``) beats a loop."""
+    L, S = q.shape[-2], k.shape[-2]
+    if any(t.device.type != "cpu" for t in (q, k, v)) or max(L, S) <= _SPAN or (causal and L != S):
         return False
-    return not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, *ts)))
+    return not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)))
 
 
 def _linear_sums(phi_q, phi_k, v, *, causal: bool, chunk: int = CHUNK) -> torch.Tensor:
     """Σ_j a_ij v_j and, in one more column, Σ_j a_ij, for a_ij = φ(q_i)·φ(k_j) (j ≤ i when causal):
     (B, H, L, Dv + 1), numerator and denominator together, without the L x S matrix."""
-    if _in_steps(phi_q, phi_k, v) and not (causal and phi_q.shape[-2] != phi_k.shape[-2]):
+    if _in_steps(phi_q, phi_k, v, causal=causal):
         return _span_sums(phi_q, phi_k, v, causal=causal, chunk=chunk, ratio=False)
     return _whole_sums(phi_q, phi_k, v, causal=causal, chunk=chunk)
 
@@ -181,7 +182,7 @@ def _ratio(sums: torch.Tensor) -> torch.Tensor:
 
 def _linear(phi_q, phi_k, v, *, causal: bool, chunk: int = CHUNK):
     """Σ_j φ(q_i)·φ(k_j) v_j / Σ_j φ(q_i)·φ(k_j) (j ≤ i when causal) without the L x S matrix."""
-    if _in_steps(phi_q, phi_k, v) and not (causal and phi_q.shape[-2] != phi_k.shape[-2]):
+    if _in_steps(phi_q, phi_k, v, causal=causal):
         return _span_sums(phi_q, phi_k, v, causal=causal, chunk=chunk, ratio=True)
     return _ratio(_whole_sums(phi_q, phi_k, v, causal=causal, chunk=chunk))
 
@@ -200,7 +201,7 @@ def _elu_into(x: torch.Tensor, out: torch.Tensor, tmp: torch.Tensor) -> torch.Te
 
 
 def _elu_linear(q, k, v, *, causal: bool):
-    if _in_steps(q, k, v) and not (causal and q.shape[-2] != k.shape[-2]):
+    if _in_steps(q, k, v, causal=causal):
         return _span_sums(q, k, v, causal=causal, chunk=CHUNK, ratio=True, feature=_elu_into)
     return _ratio(_whole_sums(elu_features(q), elu_features(k), v, causal=causal))
 
