@@ -3,7 +3,8 @@
 Setting: 1 batch, 4 heads, d_head 64, fp32 (the Complexity page's default shape).
 
   1. sliding window (w = 128) at L = 2048 .. 16384: attn_core vs lucidrains' local-attention vs
-     compiled FlexAttention, with peak memory beside the materialised full attention's;
+     compiled FlexAttention, with peak memory beside the materialised full attention's; on a CPU also
+     the fused kernel alone on attn_core's inside blocks (what this way of computing a band can reach);
   2. linear attention (elu + 1) at the longest L: attn_core's non-causal kernel vs a plain
      ``einsum`` of the same formula, and its causal kernel (chunked) vs the non-causal one;
   3. Performer (m = 256) at the longest L: attn_core vs performer-pytorch (when installed), time and
@@ -181,11 +182,19 @@ def sliding(L: int, w: int, args, dev: str, dt) -> None:
     check(calls, banded_reference(q, k, v, w))
     sh = bench.Shape(batch=1, heads=H, d_head=D, window=w)
     flops = dict.fromkeys(calls, bench.estimate_flops("sliding_window", L, sh))
+    if dev == "cpu":  # the fused kernel alone on attn_core's blocks: what the approach can reach
+        name, fn, flops[name], computed = fused_blocks(q, k, v, w)
+        calls[name] = fn
+        print(
+            f"# {name}: the CPU's fused attention on attn_core's query blocks and key windows, the inside blocks "
+            f"only (no end blocks, no output assembled; GFLOP/s of their allowed pairs); "
+            f"{100 * flops[name] / computed:.1f} % of the products it computes are pairs the window allows"
+        )
     peaks = {name: peak_of(fn, dev) for name, fn in calls.items()}
     medians = report(interleaved(calls, dev, dt, args.rounds, args.min_run_time), flops, peaks)
     ours = medians["attn_core sliding_window"]
     for name, m in medians.items():
-        if name != "attn_core sliding_window":
+        if name != "attn_core sliding_window" and not name.startswith("fused kernel alone"):  # peers only
             print(f"#   attn_core sliding_window vs {name}: {m / ours:.2f}x {'faster' if m > ours else 'slower'}")
     full = bench.estimate_bytes("full", L, sh, torch.finfo(dt).bits // 8)
     if peaks["attn_core sliding_window"]:
@@ -194,6 +203,31 @@ def sliding(L: int, w: int, args, dev: str, dt) -> None:
             f"{100 * peaks['attn_core sliding_window'] / full:.2f} % of full attention's scores and weights "
             f"({full / 2**20:.0f} MiB, analytic)"
         )
+
+
+def fused_blocks(q, k, v, w: int):
+    """``scaled_dot_product_attention`` over the sliding window's inside blocks as attn_core lays them
+    out (each query block one head, its key window a strided view, the band a shared bias), to time
+    alone: its name, the call, the FLOPs of the pairs it must compute and of those it computes."""
+    from attn_core.kernels.banded import _band, _band_bias, _block_for
+
+    L = q.shape[-2]
+    block, look = _block_for(w, L, q.device)
+    width = (2 * look + 1) * block
+    q3, k3, v3 = (t.reshape(-1, L, D).contiguous() for t in (q, k, v))
+    n, a, b = q3.shape[0], look, L // block - look - 1
+    bias = _band_bias(block, width, look, _band(w, False), q3)
+    kw = k3.as_strided((n, b - a, width, D), (L * D, block * D, D, 1), 0)
+    vw = v3.as_strided((n, b - a, width, D), (L * D, block * D, D, 1), 0)
+    qb = q3[:, a * block : b * block].view(n, b - a, block, D)
+    scale = 1 / math.sqrt(D)
+    rows = n * (b - a) * block  # every one of them sees its whole window: 2w + 1 keys
+    return (
+        f"fused kernel alone ({block}x{width})",
+        lambda: F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias, scale=scale),
+        4 * rows * (2 * w + 1) * D,
+        4 * rows * width * D,
+    )
 
 
 # ---------------------------------------------------------------------------- 2. linear

@@ -84,21 +84,117 @@ def _whole_sums(phi_q, phi_k, v, *, causal: bool, chunk: int = CHUNK) -> torch.T
 class _Buffers:
     """One span's working tensors, made once and reused by every span of that size (on a CPU they
     stay in cache, and no span allocates): the features of its queries and keys, its values with a
-    ones column (the denominator's), and the chunk states, the states before each chunk, the scores
-    inside each chunk and the sums."""
+    ones column (the denominator's) and the sums, each shaped ``lead`` x (its width): (B·H, rows)
+    for the non-causal loop, (chunks, B·H, c) for the causal one, which also keeps each chunk's state
+    and scores there."""
 
-    def __init__(self, bh: int, rows: int, d: int, dv: int, c: int, like: torch.Tensor, features: bool):
+    def __init__(self, lead: tuple, d: int, dv: int, like: torch.Tensor, features: bool):
         new = {"dtype": like.dtype, "device": like.device}
-        g = rows // c
-        self.g = g
-        self.q, self.k = torch.empty(bh, rows, d, **new), torch.empty(bh, rows, d, **new)
-        self.tmp = torch.empty(bh, rows, d, **new) if features else None
-        self.va = torch.empty(bh, rows, dv + 1, **new)
+        self.q, self.k = torch.empty(*lead, d, **new), torch.empty(*lead, d, **new)
+        self.tmp = torch.empty(*lead, d, **new) if features else None
+        self.va = torch.empty(*lead, dv + 1, **new)
         self.va[..., dv] = 1.0
-        self.states = torch.empty(bh, g, d, dv + 1, **new)
-        self.before = torch.empty(bh, g, d, dv + 1, **new)
-        self.scores = torch.empty(bh * g, c, c, **new)
-        self.sums = torch.empty(bh, rows, dv + 1, **new)
+        self.sums = torch.empty(*lead, dv + 1, **new)
+        if len(lead) == 3:  # chunk-major: chunk t of every sequence, then chunk t + 1
+            g, bh, c = lead
+            self.states = torch.empty(g, bh, d, dv + 1, **new)
+            self.scores = torch.empty(g * bh, c, c, **new)
+
+
+class _Spans:
+    """The CPU loops of ``_span_sums`` over one call's q, k and v, (B·H, length, ·) each."""
+
+    def __init__(self, q, k, v, *, chunk: int, ratio: bool, feature: Callable | None):
+        B, H, L, D = q.shape
+        self.shape, self.bh, self.D, self.Dv = (B, H, L), B * H, D, v.shape[-1]
+        self.q, self.k, self.v = q.reshape(B * H, L, D), k.reshape(B * H, -1, D), v.reshape(B * H, -1, self.Dv)
+        self.c = max(1, min(chunk, max(L, k.shape[-2])))
+        self.rows = max(self.c, _SPAN // self.c * self.c)
+        self.ratio, self.feature = ratio, feature
+        self.made: dict[tuple, _Buffers] = {}
+        self.out = torch.empty(B * H, L, self.Dv if ratio else self.Dv + 1, dtype=q.dtype, device=q.device)
+        self.state = torch.zeros(B * H, D, self.Dv + 1, dtype=q.dtype, device=q.device)
+
+    def buffers(self, lead: tuple) -> _Buffers:
+        if lead not in self.made:
+            self.made[lead] = _Buffers(lead, self.D, self.Dv, self.q, self.feature is not None)
+        return self.made[lead]
+
+    def load(self, src, buf, tmp) -> None:
+        """The features of ``src`` (raw q or k, or features already) into ``buf``."""
+        if self.feature is None:
+            buf.copy_(src)
+        else:
+            self.feature(src, buf, tmp)
+
+    def divide(self, sums, dst) -> None:
+        if self.ratio:
+            torch.div(sums[..., : self.Dv], sums[..., self.Dv :].clamp_min_(torch.finfo(sums.dtype).tiny), out=dst)
+        else:
+            dst.copy_(sums)
+
+    def result(self) -> torch.Tensor:
+        B, H, L = self.shape
+        return self.out.view(B, H, L, -1)
+
+    def non_causal(self) -> torch.Tensor:
+        """The state Σ φ(k_j) [v_j | 1]ᵀ span by span, then each span of queries reads it."""
+        S, L, bh = self.k.shape[1], self.shape[2], self.bh
+        for p0 in range(0, S, self.rows):
+            n = min(self.rows, S - p0)
+            b = self.buffers((bh, n))
+            self.load(self.k[:, p0 : p0 + n], b.k, b.tmp)
+            b.va[..., : self.Dv].copy_(self.v[:, p0 : p0 + n])
+            self.state.baddbmm_(b.k.transpose(1, 2), b.va)
+        for p0 in range(0, L, self.rows):
+            n = min(self.rows, L - p0)
+            b = self.buffers((bh, n))
+            self.load(self.q[:, p0 : p0 + n], b.q, b.tmp)
+            self.divide(torch.bmm(b.q, self.state, out=b.sums), self.out[:, p0 : p0 + n])
+        return self.result()
+
+    def chunks(self, src, p0: int, n: int, g: int):
+        """Positions p0 .. p0 + n of ``src`` as (g, B·H, c, ·), chunk-major (zeros past the end)."""
+        part = src[:, p0 : p0 + n]
+        if n < g * self.c:
+            part = F.pad(part, (0, 0, 0, g * self.c - n))
+        return part.view(self.bh, g, self.c, -1).transpose(0, 1)
+
+    def causal(self) -> torch.Tensor:
+        """Chunks of c positions, chunk-major inside a span (chunk t of every sequence, then t + 1):
+        each chunk's own state φ(K_t)ᵀ [V_t | 1] on a matmul, their running sum (the carried state
+        added to the first) in place, one contiguous add a chunk; each chunk reads the sum before it
+        and, inside the chunk, its masked product."""
+        L, bh, c, D, Dv = self.shape[2], self.bh, self.c, self.D, self.Dv
+        for p0 in range(0, L, self.rows):
+            n = min(self.rows, L - p0)
+            g = -(-n // c)
+            b = self.buffers((g, bh, c))
+            self.load(self.chunks(self.q, p0, n, g), b.q, b.tmp)
+            self.load(self.chunks(self.k, p0, n, g), b.k, b.tmp)
+            b.va[..., :Dv].copy_(self.chunks(self.v, p0, n, g))
+            if n < g * c:  # past the end of the sequence: no key, no value, no 1 in the denominator
+                t, r = divmod(n, c)
+                b.k[t, :, r:], b.va[t, :, r:] = 0.0, 0.0
+            qf, kf, vf = b.q.view(g * bh, c, D), b.k.view(g * bh, c, D), b.va.view(g * bh, c, Dv + 1)
+            states = torch.bmm(kf.transpose(1, 2), vf, out=b.states.view(g * bh, D, Dv + 1)).view(g, bh, D, Dv + 1)
+            states[0].add_(self.state)
+            for t in range(1, g):
+                states[t].add_(states[t - 1])  # the state at the end of chunk t
+            sums = b.sums.view(g * bh, c, Dv + 1)
+            torch.bmm(qf[:bh], self.state, out=sums[:bh])  # the first chunk reads the carried state
+            if g > 1:
+                torch.bmm(qf[bh:], states.view(g * bh, D, Dv + 1)[:-bh], out=sums[bh:])  # the others the one before
+            self.state.copy_(states[g - 1])
+            sums.baddbmm_(torch.bmm(qf, kf.transpose(1, 2), out=b.scores).tril_(), vf)  # inside the chunk: j <= i
+            by_row = b.sums.transpose(0, 1)  # (B·H, g, c, Dv + 1)
+            if n == g * c:
+                self.divide(by_row, self.out[:, p0 : p0 + n].view(bh, g, c, -1))
+            else:
+                whole = torch.empty(bh, g, c, self.out.shape[-1], dtype=self.out.dtype, device=self.out.device)
+                self.divide(by_row, whole)
+                self.out[:, p0 : p0 + n] = whole.view(bh, g * c, -1)[:, :n]
+        return self.result()
 
 
 def _span_sums(q, k, v, *, causal: bool, chunk: int, ratio: bool, feature: Callable | None = None) -> torch.Tensor:
@@ -106,74 +202,9 @@ def _span_sums(q, k, v, *, causal: bool, chunk: int, ratio: bool, feature: Calla
     at a time: ``feature(x, out, tmp)`` writes the features of a span of raw q or k into ``out``
     (None: q and k are features already). Only the output is as long as the sequence; every span's
     features, chunk states and scores live in reused buffers (``_Buffers``), so nothing L long is
-    made and passed over again. Non-causal: the state Σ φ(k_j) [v_j | 1]ᵀ span by span, then each
-    span of queries reads it. Causal (L = S): chunks of ``chunk`` positions, inside a chunk the
-    masked product on a matmul, the state before each chunk carried from span to span."""
-    B, H, L, D = q.shape
-    S, Dv = k.shape[-2], v.shape[-1]
-    bh = B * H
-    q3, k3, v3 = q.reshape(bh, L, D), k.reshape(bh, S, D), v.reshape(bh, S, Dv)
-    c = max(1, min(chunk, max(L, S)))
-    rows = max(c, _SPAN // c * c)
-    made: dict[int, _Buffers] = {}
-
-    def span(p0: int, end: int) -> tuple[int, _Buffers]:  # n positions from p0, buffers rounded up to chunks
-        n = min(rows, end - p0)
-        size = -(-n // c) * c
-        if size not in made:
-            made[size] = _Buffers(bh, size, D, Dv, c, q, feature is not None)
-        return n, made[size]
-
-    def load(src, p0: int, n: int, buf, tmp) -> None:
-        if feature is None:
-            buf[:, :n].copy_(src[:, p0 : p0 + n])
-        else:
-            feature(src[:, p0 : p0 + n], buf[:, :n], tmp[:, :n])
-        buf[:, n:].zero_()  # rows past the end of the sequence: no features, no weight
-
-    def load_v(p0: int, n: int, b: _Buffers) -> None:
-        b.va[:, :n, :Dv].copy_(v3[:, p0 : p0 + n])
-        b.va[:, n:].zero_()  # past the end: no value, and no 1 in the denominator
-
-    out = torch.empty(bh, L, Dv if ratio else Dv + 1, dtype=q.dtype, device=q.device)
-    tiny = torch.finfo(q.dtype).tiny
-
-    def write(sums, p0: int, n: int) -> None:
-        if ratio:
-            torch.div(sums[:, :n, :Dv], sums[:, :n, Dv:].clamp_min_(tiny), out=out[:, p0 : p0 + n])
-        else:
-            out[:, p0 : p0 + n].copy_(sums[:, :n])
-
-    state = torch.zeros(bh, D, Dv + 1, dtype=q.dtype, device=q.device)
-    if not causal:
-        for p0 in range(0, S, rows):
-            n, b = span(p0, S)
-            load(k3, p0, n, b.k, b.tmp)
-            load_v(p0, n, b)
-            state.baddbmm_(b.k[:, :n].transpose(1, 2), b.va[:, :n])
-        for p0 in range(0, L, rows):
-            n, b = span(p0, L)
-            load(q3, p0, n, b.q, b.tmp)
-            torch.bmm(b.q[:, :n], state, out=b.sums[:, :n])
-            write(b.sums, p0, n)
-        return out.view(B, H, L, -1)
-    for p0 in range(0, L, rows):
-        n, b = span(p0, L)
-        g = b.g
-        load(q3, p0, n, b.q, b.tmp)
-        load(k3, p0, n, b.k, b.tmp)
-        load_v(p0, n, b)
-        qf, kf, vf = b.q.view(bh * g, c, D), b.k.view(bh * g, c, D), b.va.view(bh * g, c, Dv + 1)
-        torch.bmm(kf.transpose(1, 2), vf, out=b.states.view(bh * g, D, Dv + 1))  # each chunk's φ(K)ᵀ [V | 1]
-        b.before[:, 0].copy_(state)  # the state before each chunk: the carried one, then a running sum
-        for t in range(1, g):
-            torch.add(b.before[:, t - 1], b.states[:, t - 1], out=b.before[:, t])
-        torch.add(b.before[:, g - 1], b.states[:, g - 1], out=state)
-        sums = b.sums.view(bh * g, c, Dv + 1)
-        torch.bmm(qf, b.before.view(bh * g, D, Dv + 1), out=sums)  # what the chunks before give
-        sums.baddbmm_(torch.bmm(qf, kf.transpose(1, 2), out=b.scores).tril_(), vf)  # inside the chunk: j <= i
-        write(b.sums, p0, n)
-    return out.view(B, H, L, -1)
+    made and passed over again (``_Spans``: non-causal, and causal for L = S)."""
+    spans = _Spans(q, k, v, chunk=chunk, ratio=ratio, feature=feature)
+    return spans.causal() if causal else spans.non_causal()
 
 
 def _ratio(sums: torch.Tensor) -> torch.Tensor:
