@@ -10,6 +10,7 @@ import torch
 
 from attn_core import bench, masks
 from attn_core.kernels import KERNELS, full_attention, pattern_pairs, run_kernel
+from attn_core.kernels.linear import CHUNK
 
 DEVICE = os.environ.get("ATTN_TEST_DEVICE", "cpu")
 
@@ -124,7 +125,7 @@ def test_performer_weights_make_its_output(causal):
         assert float(w.triu(1).abs().max()) == 0.0
 
 
-@pytest.mark.parametrize("L", [1, 63, 64, 65, 300])
+@pytest.mark.parametrize("L", [1, 31, 32, 33, 63, 64, 65, 300])
 def test_causal_linear_chunks_equal_the_masked_reference(L):
     g = torch.Generator().manual_seed(L)
     q, k, v = (torch.randn(2, 3, L, 16, generator=g).to(DEVICE) for _ in range(3))
@@ -183,14 +184,14 @@ def test_performer_over_several_spans_equals_its_whole_sequence_path(causal):
     assert torch.allclose(out, graph.detach(), atol=1e-5), (out - graph.detach()).abs().max()
 
 
-@pytest.mark.parametrize("L", [1, 63, 64, 65, 300])
+@pytest.mark.parametrize("L", [1, 31, 32, 33, 64, 65, 300])
 def test_linear_flop_model_counts_the_state_and_the_pairs_inside_each_chunk(L):
     """4·L·d² for the state (built and read once per position); causal, the chunked form's products
-    over the pairs j <= i inside each chunk of 64, counted here from the chunks' mask."""
+    over the pairs j <= i inside each chunk of CHUNK positions, counted here from the chunks' mask."""
     d = 16
     sh = bench.Shape(batch=2, heads=3, d_head=d)
     assert bench.estimate_flops("linear_elu", L, sh) == 2 * 3 * 4 * L * d * d
-    chunk = torch.arange(L) // 64
+    chunk = torch.arange(L) // CHUNK
     pairs = int((masks.causal(L, L) & (chunk.view(-1, 1) == chunk.view(1, -1))).sum())
     causal = 2 * 3 * (4 * L * d * d + 2 * pairs * 2 * d)
     assert bench.estimate_flops("causal_linear", L, bench.replace_causal(sh, True)) == causal
