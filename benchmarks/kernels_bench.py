@@ -209,22 +209,20 @@ def fused_blocks(q, k, v, w: int):
     """``scaled_dot_product_attention`` over the sliding window's inside blocks as attn_core lays them
     out (each query block one head, its key window a strided view, the band a shared bias), to time
     alone: its name, the call, the FLOPs of the pairs it must compute and of those it computes."""
-    from attn_core.kernels.banded import _band, _band_bias, _block_for
+    from attn_core.kernels.banded import _band, _band_bias, _block_for, _inside, _inside_windows
 
     L = q.shape[-2]
     block, look = _block_for(w, L, q.device)
     width = (2 * look + 1) * block
     q3, k3, v3 = (t.reshape(-1, L, D).contiguous() for t in (q, k, v))
-    n, a, b = q3.shape[0], look, L // block - look - 1
+    a, b = _inside(-(-L // block), block, (look * block, L - (1 + look) * block))
+    windows = _inside_windows(q3, k3, v3, a, b, block, look, width)
     bias = _band_bias(block, width, look, _band(w, False), q3)
-    kw = k3.as_strided((n, b - a, width, D), (L * D, block * D, D, 1), 0)
-    vw = v3.as_strided((n, b - a, width, D), (L * D, block * D, D, 1), 0)
-    qb = q3[:, a * block : b * block].view(n, b - a, block, D)
     scale = 1 / math.sqrt(D)
-    rows = n * (b - a) * block  # every one of them sees its whole window: 2w + 1 keys
+    rows = q3.shape[0] * (b - a) * block  # every one of them sees its whole window: 2w + 1 keys
     return (
         f"fused kernel alone ({block}x{width})",
-        lambda: F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias, scale=scale),
+        lambda: F.scaled_dot_product_attention(*windows, attn_mask=bias, scale=scale),
         4 * rows * (2 * w + 1) * D,
         4 * rows * width * D,
     )

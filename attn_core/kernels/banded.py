@@ -99,8 +99,7 @@ def _local_chunked(qb, kw, vw, bias, c, edges_at: tuple[int, int], min_key: int,
     def edges(n0: int, n1: int, lim) -> torch.Tensor | None:
         if n0 * block >= lo_edge and n1 * block <= hi_edge:
             return None
-        j = torch.arange(n0, n1, device=qb.device).view(-1, 1, 1) * block + c.view(1, 1, -1)
-        return (j < min_key) | (j >= lim)  # (n, 1, width), or (N, n, 1, width) for a per-sequence limit
+        return _outside(n0, n1, block, c, min_key, lim)
 
     if N * nb <= step:  # short sequences: every block of every sequence in one product
         masked = edges(0, nb, limit)
@@ -116,8 +115,7 @@ def _local_chunked(qb, kw, vw, bias, c, edges_at: tuple[int, int], min_key: int,
         )
         return out, lse
     # the few blocks at either end that may see keys outside [min_key, n_valid) apart, the rest in chunks
-    a = min(nb, max(0, -(-lo_edge // block)))
-    b = max(a, min(nb, hi_edge // block))
+    a, b = _inside(nb, block, edges_at)
     ranges = [(n0, min(end, n0 + step)) for lo, end in ((0, a), (a, b), (b, nb)) for n0 in range(lo, end, step)]
     for n in range(N):
         lim = limit[n if limit.shape[0] > 1 else 0, 0, 0]
@@ -143,29 +141,52 @@ def _local_fused(q, k, v, block: int, before: int, after: int, scale: float, ban
     their windows as strided views of the unpadded keys and values (no copy of either); only the
     few blocks at either end get padded windows of their own, with the keys outside masked too.
     Returns (N, nb * block, Dv); rows left with no key give 0."""
-    N, L, D = q.shape
+    N, L, _ = q.shape
     nb = -(-L // block)
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    lo_edge, hi_edge = edges
-    a = min(nb, max(0, -(-lo_edge // block)))
-    b = max(a, min(nb, hi_edge // block))
+    a, b = _inside(nb, block, edges)
     out = torch.empty(N, nb * block, v.shape[-1], dtype=q.dtype, device=q.device)
     width = (before + 1 + after) * block
     bias = _band_bias(block, width, before, band, q)
-    if b > a:  # the windows of blocks a .. b-1: rows (n - before)·block .. + width of k and v, all inside
-        start = (a - before) * block
-        kw = k.as_strided((N, b - a, width, D), (k.stride(0), block * D, D, 1), k.storage_offset() + start * D)
-        Dv = v.shape[-1]
-        vw = v.as_strided((N, b - a, width, Dv), (v.stride(0), block * Dv, Dv, 1), v.storage_offset() + start * Dv)
-        qb = q[:, a * block : b * block].view(N, b - a, block, D)
-        part = F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias, scale=scale)
-        out[:, a * block : b * block] = part.view(N, -1, Dv)
+    if b > a:
+        part = F.scaled_dot_product_attention(
+            *_inside_windows(q, k, v, a, b, block, before, width), attn_mask=bias, scale=scale
+        )
+        out[:, a * block : b * block] = part.view(N, -1, v.shape[-1])
     for n0, n1 in ((0, a), (b, nb)):
         if n1 > n0:
             out[:, n0 * block : n1 * block] = _edge_blocks(
                 q, k, v, n0, n1, block, before, after, scale, bias, min_key, limit
             )
     return out
+
+
+def _inside(nb: int, block: int, edges: tuple[int, int]) -> tuple[int, int]:
+    """Blocks a .. b-1: those whose windows see no key below ``min_key`` nor at/after ``n_valid``
+    (``edges``: the first row such a block may start at, the last row it may end at)."""
+    lo_edge, hi_edge = edges
+    a = min(nb, max(0, -(-lo_edge // block)))
+    return a, max(a, min(nb, hi_edge // block))
+
+
+def _inside_windows(q, k, v, a: int, b: int, block: int, before: int, width: int):
+    """Query blocks a .. b-1 of contiguous (N, L, ·) q, k, v as (N, b - a, block, D), and their key and
+    value windows, rows (n - before)·block .. + width, as strided views of k and v themselves (every
+    one of those rows inside the sequence: no padding, no copy)."""
+    N, _, D = q.shape
+    Dv = v.shape[-1]
+    start = (a - before) * block
+    kw = k.as_strided((N, b - a, width, D), (k.stride(0), block * D, D, 1), k.storage_offset() + start * D)
+    vw = v.as_strided((N, b - a, width, Dv), (v.stride(0), block * Dv, Dv, 1), v.storage_offset() + start * Dv)
+    return q[:, a * block : b * block].view(N, b - a, block, D), kw, vw
+
+
+def _outside(n0: int, n1: int, block: int, offsets: torch.Tensor, min_key: int, limit) -> torch.Tensor:
+    """Which keys of blocks n0 .. n1-1's windows lie below ``min_key`` or at/after ``limit`` (``offsets``:
+    each window place's key offset from its block start): (n, 1, width), or (N, n, 1, width) for a
+    per-sequence limit."""
+    j = torch.arange(n0, n1, device=offsets.device).view(-1, 1, 1) * block + offsets.view(1, 1, -1)
+    return (j < min_key) | (j >= limit)
 
 
 def _band_bias(block: int, width: int, before: int, band: Callable, q) -> torch.Tensor:
@@ -190,8 +211,7 @@ def _edge_blocks(q, k, v, n0: int, n1: int, block: int, before: int, after: int,
     vw = vp.as_strided((N, n, width, v.shape[-1]), (vp.stride(0), block * v.shape[-1], v.shape[-1], 1))
     qs = q[:, n0 * block : min(n1 * block, L)]
     qb = F.pad(qs, (0, 0, 0, n * block - qs.shape[1])).view(N, n, block, D)
-    j = lo + torch.arange(n, device=q.device).view(-1, 1, 1) * block + torch.arange(width, device=q.device)
-    outside = (j < min_key) | (j >= limit)  # (N or 1, n, 1, width)
+    outside = _outside(n0, n1, block, torch.arange(width, device=q.device) - before * block, min_key, limit)
     part = F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias.masked_fill(outside, float("-inf")), scale=scale)
     return part.nan_to_num_(0.0).view(N, n * block, -1)
 
