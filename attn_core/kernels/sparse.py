@@ -19,6 +19,15 @@ def _check_window(window: int) -> None:
     masks.check_positive("window", window)
 
 
+def _windowed(q, k, v, window: int, causal: bool, scale: float, **edges):
+    """The banded engine for a window of w on each side (before only, when causal) over (N, L, D)
+    q, k, v: the block size and look-around chosen for w, the band's predicate; ``edges``: min_key,
+    n_valid, need_lse as ``_local`` takes them."""
+    block, look = _block_for(window, q.shape[-2], q.device)
+    after = 0 if causal else look
+    return _local(q, k, v, block=block, before=look, after=after, scale=scale, band=_band(window, causal), **edges)
+
+
 def sliding_window_attention(q, k, v, *, causal: bool = False, scale: float | None = None, window: int = 2):
     """Sliding window (local) attention: token i attends to j with |i - j| <= w.
 
@@ -30,17 +39,7 @@ def sliding_window_attention(q, k, v, *, causal: bool = False, scale: float | No
     _self_only("sliding window", q, k)
     _check_window(window)
     B, H, L, _ = q.shape
-    block, look = _block_for(window, L, q.device)
-    out, _ = _local(
-        _flat(q),
-        _flat(k),
-        _flat(v),
-        block=block,
-        before=look,
-        after=0 if causal else look,
-        scale=_scale(q, scale),
-        band=_band(window, causal),
-    )
+    out, _ = _windowed(_flat(q), _flat(k), _flat(v), window, causal, _scale(q, scale))
     return out.view(B, H, L, -1)
 
 
@@ -67,18 +66,7 @@ def dilated_attention(
 
     n_valid = torch.tensor([-(-(L - rem) // r) for rem in range(r)], device=q.device).repeat(B * H)
     m = Lp // r
-    block, look = _block_for(window, m, q.device)
-    out, _ = _local(
-        split(q),
-        split(k),
-        split(v),
-        block=block,
-        before=look,
-        after=0 if causal else look,
-        scale=_scale(q, scale),
-        band=_band(window, causal),
-        n_valid=n_valid,
-    )
+    out, _ = _windowed(split(q), split(k), split(v), window, causal, _scale(q, scale), n_valid=n_valid)
     out = out.view(B, H, r, m, -1).transpose(2, 3).reshape(B, H, Lp, -1)
     return out[:, :, :L]
 
@@ -98,19 +86,7 @@ def global_window_attention(
     B, H, L, _ = q.shape
     g = min(global_tokens, L)
     sc = _scale(q, scale)
-    block, look = _block_for(window, L, q.device)
-    out, lse = _local(
-        _flat(q),
-        _flat(k),
-        _flat(v),
-        block=block,
-        before=look,
-        after=0 if causal else look,
-        scale=sc,
-        band=_band(window, causal),
-        min_key=g,
-        need_lse=True,
-    )
+    out, lse = _windowed(_flat(q), _flat(k), _flat(v), window, causal, sc, min_key=g, need_lse=True)
     out, lse = out.view(B, H, L, -1), lse.view(B, H, L)
     if g == 0:
         return out
