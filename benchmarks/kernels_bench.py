@@ -4,7 +4,8 @@ Setting: 1 batch, 4 heads, d_head 64, fp32 (the Complexity page's default shape)
 
   1. sliding window (w = 128) at L = 2048 .. 16384: attn_core vs lucidrains' local-attention vs
      compiled FlexAttention, with peak memory beside the materialised full attention's; on a CPU also
-     the fused kernel alone on attn_core's inside blocks (what this way of computing a band can reach);
+     attn_core's PyTorch path (what runs where no C++ compiler builds the band kernel) and PyTorch's
+     fused kernel alone on that path's inside blocks (what computing a band in blocks can reach);
   2. linear attention (elu + 1) at the longest L: attn_core's non-causal kernel vs a plain
      ``einsum`` of the same formula, and its causal kernel (chunked) vs the non-causal one;
   3. Performer (m = 256) at the longest L: attn_core vs performer-pytorch (when installed), time and
@@ -42,7 +43,7 @@ import torch
 import torch.nn.functional as F
 
 from attn_core import bench
-from attn_core.kernels import KERNELS
+from attn_core.kernels import KERNELS, native
 
 AGREE = 1e-4  # max |difference| from the float64 reference (fp32 outputs) to count as the same function
 MATMUL = "matmul 1024³ (reference)"
@@ -151,6 +152,13 @@ def sliding(L: int, w: int, args, dev: str, dt) -> None:
     q, k, v = inputs(L, dev, dt)
     print(f"## sliding window, L = {L}, w = {w}")
     calls = {"attn_core sliding_window": lambda: KERNELS["sliding_window"].fn(q, k, v, window=w)}
+    if dev == "cpu":
+        built = native.library() is not None
+        print(
+            f"# attn_core's band kernel: {'compiled (native/band.cpp)' if built else 'unavailable: ' + native.why()}"
+        )
+        if built:
+            calls["attn_core, PyTorch path"] = pytorch_path(q, k, v, w)
     try:
         from local_attention import LocalAttention
 
@@ -194,7 +202,7 @@ def sliding(L: int, w: int, args, dev: str, dt) -> None:
     medians = report(interleaved(calls, dev, dt, args.rounds, args.min_run_time), flops, peaks)
     ours = medians["attn_core sliding_window"]
     for name, m in medians.items():
-        if name != "attn_core sliding_window" and not name.startswith("fused kernel alone"):  # peers only
+        if name != "attn_core sliding_window":
             print(f"#   attn_core sliding_window vs {name}: {m / ours:.2f}x {'faster' if m > ours else 'slower'}")
     full = bench.estimate_bytes("full", L, sh, torch.finfo(dt).bits // 8)
     if peaks["attn_core sliding_window"]:
@@ -203,6 +211,16 @@ def sliding(L: int, w: int, args, dev: str, dt) -> None:
             f"{100 * peaks['attn_core sliding_window'] / full:.2f} % of full attention's scores and weights "
             f"({full / 2**20:.0f} MiB, analytic)"
         )
+
+
+def pytorch_path(q, k, v, w: int):
+    """The sliding window with the compiled kernel turned off: blocks through the fused attention."""
+
+    def call():
+        with native.disabled():
+            return KERNELS["sliding_window"].fn(q, k, v, window=w)
+
+    return call
 
 
 def fused_blocks(q, k, v, w: int):

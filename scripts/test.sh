@@ -13,6 +13,8 @@ fi
 python3 -m pip install -q -r requirements-dev.txt
 python3 -m ruff check .
 python3 -m ruff format --check .
-# g++ is installed above, so FlexAttention must run: without a compiler its tests fail here instead of skipping.
+# g++ is installed above, so FlexAttention must run: without a compiler its tests fail here instead of skipping
 export ATTN_REQUIRE_FLEX=1
+# ... and the compiled band kernel must build (attn_core/kernels/native): without it the sparse kernels fall back silently.
+export ATTN_REQUIRE_NATIVE=1
 python3 -m pytest -q -p no:cacheprovider tests "$@"

@@ -213,7 +213,7 @@ def _edge_blocks(q, k, v, n0: int, n1: int, block: int, before: int, after: int,
     qb = F.pad(qs, (0, 0, 0, n * block - qs.shape[1])).view(N, n, block, D)
     outside = _outside(n0, n1, block, torch.arange(width, device=q.device) - before * block, min_key, limit)
     part = F.scaled_dot_product_attention(qb, kw, vw, attn_mask=bias.masked_fill(outside, float("-inf")), scale=scale)
-    return part.nan_to_num_(0.0).view(N, n * block, -1)
+    return part.nan_to_num(0.0).view(N, n * block, -1)  # not in place: autograd keeps SDPA's output
 
 
 def _softmax_blocks(qs, ks, vs, bias, masked, out, lse, bufs) -> None:

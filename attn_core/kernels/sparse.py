@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import masks
+from . import native
 from .banded import _band, _block_for, _local, _merge
 from .base import _check_pattern, _flat, _scale, _self_only
 from .explain import _explain_sparse
@@ -21,8 +22,11 @@ def _check_window(window: int) -> None:
 
 def _windowed(q, k, v, window: int, causal: bool, scale: float, **edges):
     """The banded engine for a window of w on each side (before only, when causal) over (N, L, D)
-    q, k, v: the block size and look-around chosen for w, the band's predicate; ``edges``: min_key,
-    n_valid, need_lse as ``_local`` takes them."""
+    q, k, v: on the CPU the compiled band kernel (``native``), which scores each few queries
+    against only their own keys; else blocks with the look-around chosen for w and the band's
+    predicate. ``edges``: min_key, n_valid, need_lse as ``_local`` takes them."""
+    if native.usable(q, k, v):
+        return native.band_attention(q, k, v, before=window, after=0 if causal else window, scale=scale, **edges)
     block, look = _block_for(window, q.shape[-2], q.device)
     after = 0 if causal else look
     return _local(q, k, v, block=block, before=look, after=after, scale=scale, band=_band(window, causal), **edges)

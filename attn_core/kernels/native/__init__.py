@@ -1,0 +1,174 @@
+"""The CPU's compiled band kernel (band.cpp): built with the machine's C++ compiler at first use,
+cached on disk by the source's and the machine's fingerprint, called through ctypes (which lets go
+of the GIL, so other sessions' threads run meanwhile).
+
+Without a compiler the banded engine keeps its PyTorch path; ``ATTN_REQUIRE_NATIVE=1`` makes a
+failed build an error instead (the test script sets it, since it installs g++); ``ATTN_NATIVE=0``
+turns the kernel off, and ``disabled()`` does so for a block of code (the benchmark's PyTorch-path
+contender, the tests that compare the two paths)."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+
+import torch
+
+SOURCE = Path(__file__).with_name("band.cpp")
+FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC"]
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+_why: str | None = None  # why there is no library, once a build was tried
+_pool: ThreadPoolExecutor | None = None
+_off: ContextVar[bool] = ContextVar("native_off", default=os.environ.get("ATTN_NATIVE") == "0")
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("ATTN_NATIVE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attention-explorer"
+    )
+    return Path(root)
+
+
+def _fingerprint(compiler: str) -> str:
+    """The source, the flags, the compiler and this CPU (-march=native builds for it alone)."""
+    h = hashlib.sha256(SOURCE.read_bytes())
+    h.update(" ".join([compiler, *FLAGS, platform.machine()]).encode())
+    try:
+        flags = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith(("flags", "Features"))]
+        h.update((flags[0] if flags else "").encode())
+    except OSError:
+        pass
+    return h.hexdigest()[:16]
+
+
+def _build() -> ctypes.CDLL:
+    compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if not compiler:
+        raise RuntimeError("no C++ compiler (g++, c++ or clang++) on PATH")
+    target = _cache_dir() / f"band-{_fingerprint(compiler)}.so"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)  # built aside, renamed in one step:
+        os.close(fd)  # replicas building at once never load a half-written file
+        try:
+            done = subprocess.run(
+                [compiler, *FLAGS, str(SOURCE), "-o", tmp], check=False, capture_output=True, text=True, timeout=300
+            )
+            if done.returncode:
+                raise RuntimeError(f"{compiler} failed: {done.stderr.strip()[-500:]}")
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    lib = ctypes.CDLL(str(target))
+    p, i64, f32 = ctypes.c_void_p, ctypes.c_long, ctypes.c_float
+    lib.band_attention.argtypes = [p, p, p, p, p, *[i64] * 7, p, f32, *[i64] * 4]
+    lib.band_attention.restype = ctypes.c_int
+    lib.band_vector_width.restype = ctypes.c_int
+    return lib
+
+
+def library() -> ctypes.CDLL | None:
+    """The built kernel, or None (``why()`` says why) when it cannot be built here."""
+    global _lib, _why
+    if _lib is not None or _why is not None:
+        return _lib
+    with _lock:
+        if _lib is None and _why is None:
+            try:
+                _lib = _build()
+            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+                _why = str(e)
+                if os.environ.get("ATTN_REQUIRE_NATIVE") == "1":
+                    raise
+    return _lib
+
+
+def why() -> str | None:
+    return _why
+
+
+@contextmanager
+def disabled() -> Iterator[None]:
+    """The banded engine's PyTorch path inside this block (this thread and task only)."""
+    token = _off.set(True)
+    try:
+        yield
+    finally:
+        _off.reset(token)
+
+
+def usable(q: torch.Tensor, *tensors: torch.Tensor) -> bool:
+    """Whether the kernel can take these tensors: fp32 on the CPU, no gradient wanted, not
+    ``disabled()``, a build."""
+    if _off.get():
+        return False
+    ts = (q, *tensors)
+    if any(t.device.type != "cpu" or t.dtype != torch.float32 for t in ts):
+        return False
+    if torch.is_grad_enabled() and any(t.requires_grad for t in ts):
+        return False
+    return library() is not None
+
+
+def band_attention(q, k, v, *, before: int, after: int, scale: float, min_key: int = 0, n_valid=None, need_lse=False):
+    """Row i of each (N, L, D) sequence attends to keys i - before .. i + after inside
+    [min_key, n_valid): (out (N, L, Dv), lse (N, L) or None); a row with no key gives 0 and -inf.
+    The work is split over torch's intra-op thread count, by sequence or by rows."""
+    lib = library()
+    N, L, D = q.shape
+    Dv = v.shape[-1]
+    before, after = max(0, min(before, L - 1)), max(0, min(after, L - 1))  # the same band; scratch sized by L
+    width = lib.band_vector_width()
+    pad = -Dv % width
+    q, k = q.contiguous(), k.contiguous()
+    v = (torch.nn.functional.pad(v, (0, pad)) if pad else v).contiguous()
+    out = torch.empty(N, L, Dv + pad, dtype=q.dtype)
+    lse = torch.empty(N, L, dtype=q.dtype) if need_lse else None
+    limits = None
+    if n_valid is not None:
+        limits = torch.as_tensor(n_valid, dtype=torch.int64).reshape(-1).expand(N).contiguous()
+    ptr = [t.data_ptr() if t is not None else None for t in (q, k, v, out, lse, limits)]
+
+    def run(n0: int, n1: int, r0: int, r1: int) -> None:
+        rc = lib.band_attention(
+            *ptr[:5], N, L, D, Dv + pad, before, after, min_key, ptr[5], float(scale), n0, n1, r0, r1
+        )
+        if rc:
+            raise MemoryError("band kernel: no scratch memory")
+
+    threads = max(1, torch.get_num_threads())
+    if threads == 1 or N * L * (before + after + 1) < 1 << 18:  # small: threads would cost more than they save
+        run(0, N, 0, L)
+    elif N >= threads:
+        cuts = [N * t // threads for t in range(threads + 1)]
+        _parallel(run, [(cuts[t], cuts[t + 1], 0, L) for t in range(threads)])
+    else:
+        cuts = [L * t // threads for t in range(threads + 1)]
+        _parallel(run, [(0, N, cuts[t], cuts[t + 1]) for t in range(threads)])
+    out = out[..., :Dv] if pad else out
+    return out, lse
+
+
+def _parallel(run, parts) -> None:
+    global _pool
+    if _pool is None:
+        with _lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="band")
+    futures = [_pool.submit(run, *p) for p in parts[1:]]
+    run(*parts[0])
+    for f in futures:
+        f.result()
