@@ -43,28 +43,25 @@ static inline vf load(const float* p) {
 }
 static inline void store(float* p, vf x) { std::memcpy(p, &x, sizeof x); }
 
-// exp for x <= 0 (scores minus their row maximum): Cephes' expf polynomial on x = n ln2 + r,
-// |r| <= ln2 / 2; 2^n from the exponent bits. Relative error ~2e-7; x < -87 gives ~1e-38.
-static inline vf vexp(vf x) {
-    const vf lo = splat(-87.0f);
+// 2^x for x <= 0 (scores, in log2 units, minus their row maximum): x = n + r, |r| <= 1/2, 2^r by its
+// Taylor series to r^6 (relative error ~1.2e-7), 2^n from the exponent bits; x < -126 gives ~1e-38.
+static inline vf vexp2(vf x) {
+    const vf lo = splat(-126.0f);
     x = x < lo ? lo : x;
-    const vf magic = splat(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
-    vf t = x * splat(1.44269504088896341f) + magic;
-    vf n = t - magic;
-    vi ni;
-    std::memcpy(&ni, &t, sizeof ni);
-    vi mi;
-    std::memcpy(&mi, &magic, sizeof mi);
-    ni -= mi;
-    vf r = x - n * splat(0.693359375f) - n * splat(-2.12194440e-4f);
-    vf p = splat(1.9875691500e-4f);
-    p = p * r + splat(1.3981999507e-3f);
-    p = p * r + splat(8.3334519073e-3f);
-    p = p * r + splat(4.1665795894e-2f);
-    p = p * r + splat(1.6666665459e-1f);
-    p = p * r + splat(5.0000001201e-1f);
-    p = p * r * r + r + splat(1.0f);
-    vi bits = (ni + 127) << 23;
+    const vf magic = splat(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer, kept in the low bits
+    const vf t = x + magic;
+    const vf r = x - (t - magic);
+    vf p = splat(1.5403530393381606e-4f);
+    p = p * r + splat(1.3333558146428443e-3f);
+    p = p * r + splat(9.6181291076284772e-3f);
+    p = p * r + splat(5.5504108664821580e-2f);
+    p = p * r + splat(2.4022650695910071e-1f);
+    p = p * r + splat(6.9314718055994531e-1f);
+    p = p * r + splat(1.0f);
+    vi bits, m;
+    std::memcpy(&bits, &t, sizeof bits);
+    std::memcpy(&m, &magic, sizeof m);
+    bits = (bits + (127 - m)) << 23;  // (n + 127) << 23
     vf two_n;
     std::memcpy(&two_n, &bits, sizeof two_n);
     return p * two_n;
@@ -81,13 +78,11 @@ static inline float hsum(vf x) {
     return s;
 }
 
-// S[r][c*VEC ..] = sum_d qs[r][d] * kt[d][c*VEC ..] for C vectors of keys. Not inlined: alone, the
-// compiler keeps its R x C accumulators and R row pointers in registers.
+// S[r][c*VEC ..] = scale * sum_d q_r[d] * kt[d][c*VEC ..] for C vectors of keys, q_r the R query rows.
+// Not inlined: alone, the compiler keeps its R x C accumulators and R row pointers in registers.
 template <int C>
-__attribute__((noinline)) static void score_tile(const float* qs, long D, long ldq, const float* kt, long ldkt,
-                                                 float* s, long lds) {
-    const float* qr[R];
-    for (int r = 0; r < R; ++r) qr[r] = qs + r * ldq;
+__attribute__((noinline)) static void score_tile(const float* const* qr, long D, float scale, const float* kt,
+                                                 long ldkt, float* s, long lds) {
     vf acc[R][C] = {};
     for (long d = 0; d < D; ++d, kt += ldkt) {
         vf kv[C];
@@ -98,13 +93,25 @@ __attribute__((noinline)) static void score_tile(const float* qs, long D, long l
         }
     }
     for (int r = 0; r < R; ++r)
-        for (int c = 0; c < C; ++c) store(s + r * lds + c * VEC, acc[r][c]);
+        for (int c = 0; c < C; ++c) store(s + r * lds + c * VEC, acc[r][c] * scale);
 }
 
-// O[r][c*VEC ..] (+)= sum_j p[r][j] * v[j][c*VEC ..] over nk keys, for C vectors of the value's width.
+static void scores(const float* const* qr, long D, float scale, const float* kt, long ldkt, long nvec, float* s,
+                   long lds) {
+    switch (nvec < CV ? nvec : CV) {
+        case 4: score_tile<4>(qr, D, scale, kt, ldkt, s, lds); break;
+        case 3: score_tile<3>(qr, D, scale, kt, ldkt, s, lds); break;
+        case 2: score_tile<2>(qr, D, scale, kt, ldkt, s, lds); break;
+        default: score_tile<1>(qr, D, scale, kt, ldkt, s, lds); break;
+    }
+}
+
+// O[r][c*VEC ..] (+)= sum_j p[r][j] * v[j][c*VEC ..] over nk keys, for C vectors of the value's width,
+// into the buffer o, or, for the last keys (``last``: R output rows, ``inv`` their 1 / sum), scaled
+// straight into the output rows.
 template <int C>
 __attribute__((noinline)) static void value_tile(const float* p, long ldp, long nk, const float* v, long ldv, float* o,
-                                                 long ldo, bool more) {
+                                                 long ldo, bool more, float* const* last, const float* inv) {
     const float* pr[R];
     for (int r = 0; r < R; ++r) pr[r] = p + r * ldp;
     vf acc[R][C] = {};
@@ -120,37 +127,68 @@ __attribute__((noinline)) static void value_tile(const float* p, long ldp, long 
         }
     }
     for (int r = 0; r < R; ++r)
-        for (int c = 0; c < C; ++c) store(o + r * ldo + c * VEC, acc[r][c]);
+        for (int c = 0; c < C; ++c)
+            if (last) store(last[r] + c * VEC, acc[r][c] * inv[r]);
+            else store(o + r * ldo + c * VEC, acc[r][c]);
 }
 
-// o (R x nvec vectors) = p (R x nk) v (nk rows), or += when ``more``.
+// The value's width (nvec vectors) a register tile at a time; column c0 of o and of the rows in last.
 static void values(const float* p, long ldp, long nk, const float* v, long ldv, long nvec, float* o, long ldo,
-                   bool more) {
-    long c = 0;
-    for (; c + CV <= nvec; c += CV) value_tile<CV>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more);
-    switch (nvec - c) {
-        case 3: value_tile<3>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more); break;
-        case 2: value_tile<2>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more); break;
-        case 1: value_tile<1>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more); break;
-        default: break;
+                   bool more, float* const* last, const float* inv) {
+    for (long c = 0; c < nvec; c += CV) {
+        float* rows[R];
+        if (last)
+            for (int r = 0; r < R; ++r) rows[r] = last[r] + c * VEC;
+        float* const* to = last ? rows : nullptr;
+        switch (nvec - c < CV ? nvec - c : CV) {
+            case 4: value_tile<4>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more, to, inv); break;
+            case 3: value_tile<3>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more, to, inv); break;
+            case 2: value_tile<2>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more, to, inv); break;
+            default: value_tile<1>(p, ldp, nk, v + c * VEC, ldv, o + c * VEC, ldo, more, to, inv); break;
+        }
     }
+}
+
+// A VEC x VEC block transposed in registers: log2(VEC) rounds, each swapping the off-diagonal
+// h x h blocks of every 2h x 2h tile by two-vector shuffles.
+template <int H>
+static inline void swap_blocks(vf* r) {
+    vi lo, hi;
+    for (int c = 0; c < VEC; ++c) lo[c] = (c & H) ? VEC + c - H : c, hi[c] = (c & H) ? VEC + c : c + H;
+    for (int i = 0; i < VEC; ++i)
+        if (!(i & H)) {
+            const vf a = r[i], b = r[i + H];
+            r[i] = __builtin_shuffle(a, b, lo), r[i + H] = __builtin_shuffle(a, b, hi);
+        }
+}
+
+static inline void transpose_block(vf* r) {
+    if constexpr (VEC >= 16) swap_blocks<8>(r);
+    swap_blocks<4>(r), swap_blocks<2>(r), swap_blocks<1>(r);
 }
 
 // The keys [kb, ke) of one sequence transposed: kt[d][j - kb], zero past ke - kb up to ldkt.
 static void transpose_keys(const float* k, long D, long kb, long ke, float* kt, long ldkt) {
     const long w = ke - kb;
     for (long d = 0; d < D; ++d) std::memset(kt + d * ldkt + w, 0, (ldkt - w) * sizeof(float));
-    constexpr long T = 16;
-    for (long j0 = 0; j0 < w; j0 += T)
-        for (long d0 = 0; d0 < D; d0 += T) {
-            const long j1 = j0 + T < w ? j0 + T : w, d1 = d0 + T < D ? d0 + T : D;
-            for (long j = j0; j < j1; ++j)
-                for (long d = d0; d < d1; ++d) kt[d * ldkt + j] = k[(kb + j) * D + d];
-        }
+    k += kb * D;
+    long j0 = 0;
+    if (D % VEC == 0)
+        for (; j0 + VEC <= w; j0 += VEC)
+            for (long d0 = 0; d0 < D; d0 += VEC) {
+                vf r[VEC];
+                for (int t = 0; t < VEC; ++t) r[t] = load(k + (j0 + t) * D + d0);
+                transpose_block(r);
+                for (int t = 0; t < VEC; ++t) store(kt + (d0 + t) * ldkt + j0, r[t]);
+            }
+    for (; j0 < w; ++j0)
+        for (long d = 0; d < D; ++d) kt[d * ldkt + j0] = k[j0 * D + d];
 }
 
-// Softmax over each row's own keys, in place: s (R x nvec vectors) becomes p; row r sees the
-// columns [lo[r], hi[r]] (lo > hi: none). Writes each row's 1 / sum and log-sum-exp.
+// Softmax over each row's own keys, in place: s (R x nvec vectors, scores in log2 units) becomes p;
+// row r sees the columns [lo[r], hi[r]] (lo > hi: none), so only the two vectors holding lo and hi
+// need a lane mask, and the vectors outside them are zeroed. Writes each row's 1 / sum and its
+// log-sum-exp (natural units).
 static void softmax_rows(float* s, long lds, long nvec, const long* lo, const long* hi, float* inv, float* lse) {
     vi iota;
     for (int l = 0; l < VEC; ++l) iota[l] = l;
@@ -163,27 +201,41 @@ static void softmax_rows(float* s, long lds, long nvec, const long* lo, const lo
             lse[r] = -INFINITY;
             continue;
         }
-        const vi a = vi{} + (int32_t)lo[r], b = vi{} + (int32_t)hi[r];
-        vf m = ninf;
-        for (long c = 0; c < nvec; ++c) {
-            const vi j = iota + (int32_t)(c * VEC);
+        const long c0 = lo[r] / VEC, c1 = hi[r] / VEC;  // the vectors holding the row's first and last key
+        const vi a = vi{} + (int32_t)(lo[r] - c0 * VEC), b = vi{} + (int32_t)(hi[r] - c1 * VEC);
+        const vi in0 = iota >= a, in1 = iota <= b;
+        const vi first = c0 == c1 ? (in0 & in1) : in0;
+        vf m = first ? load(row + c0 * VEC) : ninf;
+        for (long c = c0 + 1; c < c1; ++c) {
             const vf x = load(row + c * VEC);
-            const vf xm = ((j >= a) & (j <= b)) ? x : ninf;
-            m = xm > m ? xm : m;
+            m = x > m ? x : m;
+        }
+        if (c1 > c0) {
+            const vf x = in1 ? load(row + c1 * VEC) : ninf;
+            m = x > m ? x : m;
         }
         const float mx = hmax(m);
         const vf mv = splat(mx);
-        vf sum = {};
-        for (long c = 0; c < nvec; ++c) {
-            const vi j = iota + (int32_t)(c * VEC);
-            vf e = vexp(load(row + c * VEC) - mv);
-            e = ((j >= a) & (j <= b)) ? e : vf{};
+        std::memset(row, 0, c0 * VEC * sizeof(float));
+        vf e = vexp2(load(row + c0 * VEC) - mv);
+        e = first ? e : vf{};
+        store(row + c0 * VEC, e);
+        vf sum = e;
+        for (long c = c0 + 1; c < c1; ++c) {
+            e = vexp2(load(row + c * VEC) - mv);
             store(row + c * VEC, e);
             sum += e;
         }
+        if (c1 > c0) {
+            e = vexp2(load(row + c1 * VEC) - mv);
+            e = in1 ? e : vf{};
+            store(row + c1 * VEC, e);
+            sum += e;
+        }
+        if (nvec > c1 + 1) std::memset(row + (c1 + 1) * VEC, 0, (nvec - c1 - 1) * VEC * sizeof(float));
         const float total = hsum(sum);
         inv[r] = 1.0f / total;
-        lse[r] = mx + std::log(total);
+        lse[r] = (mx + std::log2(total)) * 0.69314718055994531f;
     }
 }
 
@@ -193,6 +245,10 @@ static void softmax_rows(float* s, long lds, long nvec, const long* lo, const lo
 constexpr int G = GROUPS;  // register tiles of R rows done together: a tile of keys (values) loaded
                            // into L1 serves all G of them before the next is loaded
 constexpr long KT = CV * VEC;  // keys per tile
+#ifndef UNITROWS
+#define UNITROWS 512
+#endif
+constexpr long UNIT = UNITROWS;  // query rows per transposed window of keys
 
 // One register tile of R query rows: its first key jlo, each row's keys [lo, hi] relative to jlo
 // (lo > hi: none), nk keys in all.
@@ -241,80 +297,77 @@ int band_attention(const float* q, const float* k, const float* v, float* out, f
                    long n1, long r0, long r1) {
     (void)N;
     const long span = before + after + R;  // keys a tile of R rows may see
-    // the keys rows r0 .. r1-1 may see, transposed once per sequence; rows of kt padded so that
-    // their stride is no multiple of 1 KiB (rows a multiple of 4 KiB apart share an L1 set)
-    long ldkt = ((r1 - r0) + before + after + 2 * KT + VEC - 1) / VEC * VEC;
+    // the keys UNIT rows may see, transposed for each UNIT rows (kt stays in L2); rows of kt padded so
+    // that their stride is no multiple of 1 KiB (rows a multiple of 4 KiB apart share an L1 set)
+    long ldkt = (UNIT + before + after + 2 * KT + VEC - 1) / VEC * VEC;
     if (ldkt % 256 == 0) ldkt += VEC;
     const long lds = (span + VEC - 1) / VEC * VEC + VEC;
-    const long ldq = (D + 15) / 16 * 16;
     float* kt = scratch(ldkt * D);
     float* s = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * G * R * lds));
-    float* qs = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * G * R * ldq));
-    float* ob = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * G * R * Dv));
-    if (!kt || !s || !qs || !ob) {
-        std::free(kt), std::free(s), std::free(qs), std::free(ob);
+    float* ob = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * (G + 1) * R * Dv));
+    float* zero = static_cast<float*>(std::calloc(D + 1, sizeof(float)));  // the query of a row past r1
+    if (!kt || !s || !ob || !zero) {
+        std::free(kt), std::free(s), std::free(ob), std::free(zero);
         return -1;
     }
+    float* junk = ob + G * R * Dv;  // where the output of a row past r1 goes
     const long dvec = Dv / VEC;
     const long kmin = min_key > 0 ? min_key : 0;
+    const float scale2 = scale * 1.44269504088896341f;  // scores in log2 units: softmax by 2^x
     for (long n = n0; n < n1; ++n) {
         const long kmax = n_valid ? (n_valid[n] < L ? n_valid[n] : L) : L;  // keys j < kmax
         const float* qn = q + n * L * D;
         const float* vn = v + n * L * Dv;
         float* on = out + n * L * Dv;
-        const long kb = r0 - before > kmin ? r0 - before : kmin;
-        const long ke = r1 + after < kmax ? (r1 + after > kb ? r1 + after : kb) : (kmax > kb ? kmax : kb);
+        for (long u0 = r0; u0 < r1; u0 += UNIT) {
+        const long u1 = u0 + UNIT < r1 ? u0 + UNIT : r1;
+        const long kb = u0 - before > kmin ? u0 - before : kmin;
+        long ke = u1 + after < kmax ? u1 + after : kmax;
+        if (ke < kb) ke = kb;
         transpose_keys(k + n * L * D, D, kb, ke, kt, ldkt);
-        for (long b0 = r0; b0 < r1; b0 += G * R) {
+        for (long b0 = u0; b0 < u1; b0 += G * R) {
             Rows t[G];
+            const float* qr[G][R];
+            float* dst[G][R];
             int groups = 0;
             long tiles = 0;  // key tiles of the longest group
-            for (long i0 = b0; i0 < r1 && groups < G; i0 += R, ++groups) {
-                t[groups] = rows_at(i0, r1, before, after, kmin, kmax, kb);
-                float* qg = qs + groups * R * ldq;
-                for (int r = 0; r < R; ++r)
-                    for (long d = 0; d < D; ++d) qg[r * ldq + d] = r < t[groups].rows ? qn[(i0 + r) * D + d] * scale : 0.0f;
-                const long nt = (t[groups].nk + KT - 1) / KT;
+            for (long i0 = b0; i0 < u1 && groups < G; i0 += R, ++groups) {
+                const Rows& g = t[groups] = rows_at(i0, u1, before, after, kmin, kmax, kb);
+                for (int r = 0; r < R; ++r) {
+                    qr[groups][r] = r < g.rows ? qn + (i0 + r) * D : zero;
+                    dst[groups][r] = r < g.rows ? on + (i0 + r) * Dv : junk;
+                }
+                const long nt = (g.nk + KT - 1) / KT;
                 tiles = nt > tiles ? nt : tiles;
             }
             // scores: tile by tile of keys, each tile for every group (its keys stay in L1)
             for (long c = 0; c < tiles; ++c)
                 for (int g = 0; g < groups; ++g) {
                     const long nvec = (t[g].nk + VEC - 1) / VEC - c * CV;
-                    if (nvec <= 0) continue;
-                    const float* kc = kt + (t[g].jlo - kb) + c * KT;
-                    float* sc = s + g * R * lds + c * KT;
-                    const float* qg = qs + g * R * ldq;
-                    switch (nvec < CV ? nvec : CV) {
-                        case 4: score_tile<4>(qg, D, ldq, kc, ldkt, sc, lds); break;
-                        case 3: score_tile<3>(qg, D, ldq, kc, ldkt, sc, lds); break;
-                        case 2: score_tile<2>(qg, D, ldq, kc, ldkt, sc, lds); break;
-                        default: score_tile<1>(qg, D, ldq, kc, ldkt, sc, lds); break;
-                    }
+                    if (nvec > 0)
+                        scores(qr[g], D, scale2, kt + (t[g].jlo - kb) + c * KT, ldkt, nvec, s + g * R * lds + c * KT,
+                               lds);
                 }
             float inv[G][R], ls[G][R];
-            for (int g = 0; g < groups; ++g)
+            for (int g = 0; g < groups; ++g) {
                 softmax_rows(s + g * R * lds, lds, (t[g].nk + VEC - 1) / VEC, t[g].lo, t[g].hi, inv[g], ls[g]);
-            // outputs: tile by tile of value rows, each for every group
-            for (int g = 0; g < groups; ++g)
-                if (t[g].nk <= 0) std::memset(ob + g * R * Dv, 0, sizeof(float) * R * Dv);
+                if (t[g].nk <= 0)  // no row of the tile has a key
+                    for (int r = 0; r < t[g].rows; ++r) std::memset(dst[g][r], 0, sizeof(float) * Dv);
+                if (lse)
+                    for (int r = 0; r < t[g].rows; ++r) lse[n * L + t[g].i0 + r] = ls[g][r];
+            }
+            // outputs: tile by tile of value rows, each for every group; the last one scaled into out
             for (long c = 0; c < tiles; ++c)
                 for (int g = 0; g < groups; ++g) {
                     const long nk = t[g].nk - c * KT;
                     if (nk <= 0) continue;
                     values(s + g * R * lds + c * KT, lds, nk < KT ? nk : KT, vn + (t[g].jlo + c * KT) * Dv, Dv, dvec,
-                           ob + g * R * Dv, Dv, c > 0);
-                }
-            for (int g = 0; g < groups; ++g)
-                for (int r = 0; r < t[g].rows; ++r) {
-                    const long i = t[g].i0 + r;
-                    const float* o = ob + (g * R + r) * Dv;
-                    for (long c = 0; c < Dv; ++c) on[i * Dv + c] = o[c] * inv[g][r];
-                    if (lse) lse[n * L + i] = ls[g][r];
+                           ob + g * R * Dv, Dv, c > 0, nk <= KT ? dst[g] : nullptr, inv[g]);
                 }
         }
+        }
     }
-    std::free(kt), std::free(s), std::free(qs), std::free(ob);
+    std::free(kt), std::free(s), std::free(ob), std::free(zero);
     return 0;
 }
 }
