@@ -158,7 +158,7 @@ def sliding(L: int, w: int, args, dev: str, dt) -> None:
             f"# attn_core's band kernel: {'compiled (native/band.cpp)' if built else 'unavailable: ' + native.why()}"
         )
         if built:
-            calls["attn_core, PyTorch path"] = pytorch_path(q, k, v, w)
+            calls["attn_core, PyTorch path"] = lambda: pytorch_path("sliding_window", q, k, v, window=w)
     try:
         from local_attention import LocalAttention
 
@@ -213,14 +213,10 @@ def sliding(L: int, w: int, args, dev: str, dt) -> None:
         )
 
 
-def pytorch_path(q, k, v, w: int):
-    """The sliding window with the compiled kernel turned off: blocks through the fused attention."""
-
-    def call():
-        with native.disabled():
-            return KERNELS["sliding_window"].fn(q, k, v, window=w)
-
-    return call
+def pytorch_path(name: str, q, k, v, **opts):
+    """A kernel with the compiled kernels turned off: what runs where no C++ compiler is."""
+    with native.disabled():
+        return KERNELS[name].fn(q, k, v, **opts)
 
 
 def fused_blocks(q, k, v, w: int):
@@ -265,12 +261,14 @@ def linear(L: int, args, dev: str, dt) -> None:
     }
     check(non, linear_reference(q, k, v, causal=False))
     cau = {"attn_core causal_linear": lambda: KERNELS["causal_linear"].fn(q, k, v)}
+    if dev == "cpu" and native.library() is not None:
+        cau["attn_core causal, PyTorch path"] = lambda: pytorch_path("causal_linear", q, k, v)
     check(cau, linear_reference(q, k, v, causal=True))
     calls = {**non, **cau}
     sh = bench.Shape(batch=1, heads=H, d_head=D)
     flops = {
         **dict.fromkeys(non, bench.estimate_flops("linear_elu", L, sh)),
-        "attn_core causal_linear": bench.estimate_flops("causal_linear", L, bench.replace_causal(sh, True)),
+        **dict.fromkeys(cau, bench.estimate_flops("causal_linear", L, bench.replace_causal(sh, True))),
     }
     peaks = {name: peak_of(fn, dev) for name, fn in calls.items()}
     med = report(interleaved(calls, dev, dt, args.rounds, args.min_run_time), flops, peaks)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import masks
+from . import native
 from .explain import _explain_features
 from .registry import register
 
@@ -233,6 +234,10 @@ def _elu_into(x: torch.Tensor, out: torch.Tensor, tmp: torch.Tensor) -> torch.Te
 
 
 def _elu_linear(q, k, v, *, causal: bool):
+    if causal and q.shape[-2] == k.shape[-2] and native.usable(q, k, v):  # the compiled chunked form
+        B, H, L, D = q.shape
+        flat = (t.reshape(B * H, L, t.shape[-1]) for t in (q, k, v))
+        return native.causal_linear(*flat, chunk=CHUNK).view(B, H, L, -1)
     if _in_steps(q, k, v, causal=causal):
         return _span_sums(q, k, v, causal=causal, chunk=CHUNK, ratio=True, feature=_elu_into)
     return _ratio(_whole_sums(elu_features(q), elu_features(k), v, causal=causal))

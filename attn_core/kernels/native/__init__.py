@@ -1,4 +1,5 @@
-"""The CPU's compiled band kernel (band.cpp): built with the machine's C++ compiler at first use,
+"""The CPU's compiled kernels (band.cpp: the sliding window; linear.cpp: causal linear attention;
+tiles.h: what they share): built with the machine's C++ compiler at first use,
 cached on disk by the source's and the machine's fingerprint, called through ctypes (which lets go
 of the GIL, so other sessions' threads run meanwhile).
 
@@ -25,7 +26,9 @@ from pathlib import Path
 
 import torch
 
-SOURCE = Path(__file__).with_name("band.cpp")
+HERE = Path(__file__).parent
+SOURCES = [HERE / "band.cpp", HERE / "linear.cpp"]
+HEADERS = [HERE / "tiles.h"]
 FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC"]
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
@@ -43,7 +46,7 @@ def _cache_dir() -> Path:
 
 def _fingerprint(compiler: str) -> str:
     """The source, the flags, the compiler and this CPU (-march=native builds for it alone)."""
-    h = hashlib.sha256(SOURCE.read_bytes())
+    h = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES + HEADERS))
     h.update(" ".join([compiler, *FLAGS, platform.machine()]).encode())
     try:
         flags = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith(("flags", "Features"))]
@@ -64,7 +67,11 @@ def _build() -> ctypes.CDLL:
         os.close(fd)  # replicas building at once never load a half-written file
         try:
             done = subprocess.run(
-                [compiler, *FLAGS, str(SOURCE), "-o", tmp], check=False, capture_output=True, text=True, timeout=300
+                [compiler, *FLAGS, *map(str, SOURCES), "-o", tmp],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
             if done.returncode:
                 raise RuntimeError(f"{compiler} failed: {done.stderr.strip()[-500:]}")
@@ -77,6 +84,8 @@ def _build() -> ctypes.CDLL:
     lib.band_attention.argtypes = [p, p, p, p, p, *[i64] * 7, p, f32, *[i64] * 4]
     lib.band_attention.restype = ctypes.c_int
     lib.band_vector_width.restype = ctypes.c_int
+    lib.causal_linear_attention.argtypes = [p, p, p, p, *[i64] * 6]
+    lib.causal_linear_attention.restype = ctypes.c_int
     return lib
 
 
@@ -129,13 +138,8 @@ def band_attention(q, k, v, *, before: int, after: int, scale: float, min_key: i
     The work is split over torch's intra-op thread count, by sequence or by rows."""
     lib = library()
     N, L, D = q.shape
-    Dv = v.shape[-1]
     before, after = max(0, min(before, L - 1)), max(0, min(after, L - 1))  # the same band; scratch sized by L
-    width = lib.band_vector_width()
-    pad = -Dv % width
-    q, k = q.contiguous(), k.contiguous()
-    v = (torch.nn.functional.pad(v, (0, pad)) if pad else v).contiguous()
-    out = torch.empty(N, L, Dv + pad, dtype=q.dtype)
+    q, k, v, out, dv = _operands(lib, q, k, v)
     lse = torch.empty(N, L, dtype=q.dtype) if need_lse else None
     limits = None
     if n_valid is not None:
@@ -143,14 +147,47 @@ def band_attention(q, k, v, *, before: int, after: int, scale: float, min_key: i
     ptr = [t.data_ptr() if t is not None else None for t in (q, k, v, out, lse, limits)]
 
     def run(n0: int, n1: int, r0: int, r1: int) -> None:
-        rc = lib.band_attention(
-            *ptr[:5], N, L, D, Dv + pad, before, after, min_key, ptr[5], float(scale), n0, n1, r0, r1
-        )
-        if rc:
+        args = (N, L, D, v.shape[-1], before, after, min_key, ptr[5], float(scale), n0, n1, r0, r1)
+        if lib.band_attention(*ptr[:5], *args):
             raise MemoryError("band kernel: no scratch memory")
 
+    _split(run, N, L, N * L * (before + after + 1), by_rows=True)
+    return out[..., :dv], lse
+
+
+def causal_linear(q, k, v, *, chunk: int):
+    """Causal elu + 1 linear attention over (N, L, D) q, k and (N, L, Dv) v, in chunks of ``chunk``
+    positions (rounded up to the vector width): (N, L, Dv). Sequences are split over the threads;
+    one sequence's state runs along it on one."""
+    lib = library()
+    N, L, D = q.shape
+    width = lib.band_vector_width()
+    q, k, v, out, dv = _operands(lib, q, k, v)
+    ptr = [t.data_ptr() for t in (q, k, v, out)]
+    c = -(-chunk // width) * width
+
+    def run(n0: int, n1: int, r0: int, r1: int) -> None:
+        if lib.causal_linear_attention(*ptr, L, D, v.shape[-1], c, n0, n1):
+            raise MemoryError("causal linear kernel: no scratch memory")
+
+    _split(run, N, L, N * L * D, by_rows=False)
+    return out[..., :dv]
+
+
+def _operands(lib, q, k, v):
+    """Contiguous q, k and v padded to a whole number of vectors wide, the output to write, Dv."""
+    dv = v.shape[-1]
+    pad = -dv % lib.band_vector_width()
+    v = (torch.nn.functional.pad(v, (0, pad)) if pad else v).contiguous()
+    out = torch.empty(*q.shape[:-1], dv + pad, dtype=q.dtype)
+    return q.contiguous(), k.contiguous(), v, out, dv
+
+
+def _split(run, N: int, L: int, work: int, *, by_rows: bool) -> None:
+    """run(n0, n1, r0, r1) over all N sequences and L rows, in torch's intra-op thread count of parts:
+    by sequence, or (``by_rows``, fewer sequences than threads) by rows; small work in this thread."""
     threads = max(1, torch.get_num_threads())
-    if threads == 1 or N * L * (before + after + 1) < 1 << 18:  # small: threads would cost more than they save
+    if threads == 1 or work < 1 << 18 or (N < threads and not by_rows):  # threads would cost more than they save
         run(0, N, 0, L)
     elif N >= threads:
         cuts = [N * t // threads for t in range(threads + 1)]
@@ -158,8 +195,6 @@ def band_attention(q, k, v, *, before: int, after: int, scale: float, min_key: i
     else:
         cuts = [L * t // threads for t in range(threads + 1)]
         _parallel(run, [(0, N, cuts[t], cuts[t + 1]) for t in range(threads)])
-    out = out[..., :Dv] if pad else out
-    return out, lse
 
 
 def _parallel(run, parts) -> None:

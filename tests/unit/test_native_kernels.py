@@ -1,6 +1,6 @@
-"""The compiled band kernel (attn_core/kernels/native): every row against a float64 oracle of the
-masked softmax, the three windowed kernels equal on it and on the PyTorch path, the thread splits
-equal to one thread, and what happens without a compiler."""
+"""The compiled kernels (attn_core/kernels/native): the band's every row against a float64 oracle of
+the masked softmax, causal linear attention against the float64 quadratic form, each equal to the
+PyTorch path, the thread splits equal to one thread, and what happens without a compiler."""
 
 import math
 import os
@@ -129,6 +129,73 @@ def test_the_threads_split_gives_what_one_thread_gives(N):
     assert (one - many).abs().max() < 1e-6 and torch.equal(torch.isfinite(lse1), torch.isfinite(lse3))
     ref, _ = oracle(q, k, v, 100, 37, 0.125, 2)
     assert (many.double() - ref).abs().max() < 2e-6
+
+
+def linear_oracle(q, k, v):
+    """Causal elu + 1 linear attention as its quadratic form in float64: (φ(Q) φ(K)ᵀ masked to j <= i) V,
+    each row divided by its sum."""
+    f = [torch.where(x > 0, x + 1, x.exp()) for x in (q.double(), k.double())]  # not elu(x) + 1: that is 0 below -37
+    a = (f[0] @ f[1].transpose(-1, -2)).tril()
+    return (a @ v.double()) / a.sum(-1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    "B,H,L,D,Dv",
+    [
+        (1, 4, 1000, 64, 64),
+        (2, 3, 33, 16, 16),
+        (1, 1, 31, 8, 5),
+        (1, 2, 1, 4, 4),
+        (1, 2, 100, 20, 30),
+        (1, 1, 64, 7, 64),
+    ],
+)
+def test_causal_linear_equals_its_quadratic_form_on_both_paths(B, H, L, D, Dv):
+    g = torch.Generator().manual_seed(L + D)
+    q, k, v = (
+        torch.randn(B, H, L, D, generator=g),
+        torch.randn(B, H, L, D, generator=g),
+        torch.randn(B, H, L, Dv, generator=g),
+    )
+    fast = KERNELS["causal_linear"].fn(q, k, v)
+    with native.disabled():
+        slow = KERNELS["causal_linear"].fn(q, k, v)
+    ref = linear_oracle(q, k, v)
+    assert fast.shape == (B, H, L, Dv)
+    assert (fast.double() - ref).abs().max() < 1e-5 and (slow.double() - ref).abs().max() < 1e-5
+    assert torch.equal(fast, KERNELS["linear_elu"].fn(q, k, v, causal=True))  # the same kernel by either name
+
+
+def test_causal_linear_features_far_below_zero_keep_their_ratio():
+    # φ(x) = eˣ below 0: at x ~ -60 every feature is ~1e-26. The kernel takes eˣ itself, so the ratio survives
+    # (elu(x) + 1 as written would be -1 + 1e-26 + 1 = 0 in fp32, and the output 0).
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (
+        torch.randn(1, 2, 200, 16, generator=g) - 60,
+        torch.randn(1, 2, 200, 16, generator=g),
+        torch.randn(1, 2, 200, 16),
+    )
+    out = KERNELS["causal_linear"].fn(q, k, v)
+    ref = linear_oracle(q, k, v)
+    assert torch.isfinite(ref).all() and ref.abs().max() > 0.1
+    assert (out.double() - ref).abs().max() < 1e-5
+
+
+def test_causal_linear_chunks_and_threads_do_not_change_the_result():
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(6, 700, 64, generator=g) for _ in range(3))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = native.causal_linear(q, k, v, chunk=32)
+        wide = native.causal_linear(q, k, v, chunk=64)
+        torch.set_num_threads(3)
+        split = native.causal_linear(q, k, v, chunk=32)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(one, split)  # whole sequences per thread: the same arithmetic
+    assert (one - wide).abs().max() < 1e-5
+    assert (one.double() - linear_oracle(q, k, v)).abs().max() < 1e-5
 
 
 def _python(code: str, **env) -> subprocess.CompletedProcess:
