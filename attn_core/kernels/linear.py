@@ -235,7 +235,7 @@ def _elu_into(x: torch.Tensor, out: torch.Tensor, tmp: torch.Tensor) -> torch.Te
 
 def _elu_linear(q, k, v, *, causal: bool):
     if causal and q.shape[-2] == k.shape[-2] and native.usable(q, k, v):  # the compiled chunked form
-        B, H, L, D = q.shape
+        B, H, L, _ = q.shape
         flat = (t.reshape(B * H, L, t.shape[-1]) for t in (q, k, v))
         return native.causal_linear(*flat, chunk=CHUNK).view(B, H, L, -1)
     if _in_steps(q, k, v, causal=causal):
