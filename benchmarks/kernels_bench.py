@@ -259,6 +259,8 @@ def linear(L: int, args, dev: str, dt) -> None:
         "attn_core linear_elu": lambda: KERNELS["linear_elu"].fn(q, k, v),
         "plain einsum (same formula)": lambda: plain_einsum(q, k, v),
     }
+    if dev == "cpu" and native.library() is not None:
+        non["attn_core linear, PyTorch path"] = lambda: pytorch_path("linear_elu", q, k, v)
     check(non, linear_reference(q, k, v, causal=False))
     cau = {"attn_core causal_linear": lambda: KERNELS["causal_linear"].fn(q, k, v)}
     if dev == "cpu" and native.library() is not None:

@@ -234,10 +234,11 @@ def _elu_into(x: torch.Tensor, out: torch.Tensor, tmp: torch.Tensor) -> torch.Te
 
 
 def _elu_linear(q, k, v, *, causal: bool):
-    if causal and q.shape[-2] == k.shape[-2] and native.usable(q, k, v):  # the compiled chunked form
+    if (not causal or q.shape[-2] == k.shape[-2]) and native.usable(q, k, v):  # compiled (native/linear.cpp)
         B, H, L, _ = q.shape
-        flat = (t.reshape(B * H, L, t.shape[-1]) for t in (q, k, v))
-        return native.causal_linear(*flat, chunk=CHUNK).view(B, H, L, -1)
+        flat = [t.reshape(B * H, t.shape[-2], t.shape[-1]) for t in (q, k, v)]
+        out = native.causal_linear(*flat, chunk=CHUNK) if causal else native.linear(*flat)
+        return out.view(B, H, L, -1)
     if _in_steps(q, k, v, causal=causal):
         return _span_sums(q, k, v, causal=causal, chunk=CHUNK, ratio=True, feature=_elu_into)
     return _ratio(_whole_sums(elu_features(q), elu_features(k), v, causal=causal))

@@ -131,11 +131,12 @@ def test_the_threads_split_gives_what_one_thread_gives(N):
     assert (many.double() - ref).abs().max() < 2e-6
 
 
-def linear_oracle(q, k, v):
-    """Causal elu + 1 linear attention as its quadratic form in float64: (φ(Q) φ(K)ᵀ masked to j <= i) V,
+def linear_oracle(q, k, v, causal=True):
+    """elu + 1 linear attention as its quadratic form in float64: (φ(Q) φ(K)ᵀ, masked to j <= i when causal) V,
     each row divided by its sum."""
     f = [torch.where(x > 0, x + 1, x.exp()) for x in (q.double(), k.double())]  # not elu(x) + 1: that is 0 below -37
-    a = (f[0] @ f[1].transpose(-1, -2)).tril()
+    a = f[0] @ f[1].transpose(-1, -2)
+    a = a.tril() if causal else a
     return (a @ v.double()) / a.sum(-1, keepdim=True)
 
 
@@ -166,6 +167,24 @@ def test_causal_linear_equals_its_quadratic_form_on_both_paths(B, H, L, D, Dv):
     assert torch.equal(fast, KERNELS["linear_elu"].fn(q, k, v, causal=True))  # the same kernel by either name
 
 
+@pytest.mark.parametrize(
+    "B,H,L,S,D,Dv", [(1, 4, 1000, 1000, 64, 64), (2, 3, 33, 50, 16, 16), (1, 1, 31, 200, 8, 5), (1, 2, 300, 7, 20, 30)]
+)
+def test_linear_equals_its_quadratic_form_on_both_paths_also_across_lengths(B, H, L, S, D, Dv):
+    g = torch.Generator().manual_seed(L + S)
+    q, k, v = (
+        torch.randn(B, H, L, D, generator=g),
+        torch.randn(B, H, S, D, generator=g),
+        torch.randn(B, H, S, Dv, generator=g),
+    )
+    fast = KERNELS["linear_elu"].fn(q, k, v)
+    with native.disabled():
+        slow = KERNELS["linear_elu"].fn(q, k, v)
+    ref = linear_oracle(q, k, v, causal=False)
+    assert fast.shape == (B, H, L, Dv)
+    assert (fast.double() - ref).abs().max() < 1e-5 and (slow.double() - ref).abs().max() < 1e-5
+
+
 def test_causal_linear_features_far_below_zero_keep_their_ratio():
     # φ(x) = eˣ below 0: at x ~ -60 every feature is ~1e-26. The kernel takes eˣ itself, so the ratio survives
     # (elu(x) + 1 as written would be -1 + 1e-26 + 1 = 0 in fp32, and the output 0).
@@ -189,11 +208,14 @@ def test_causal_linear_chunks_and_threads_do_not_change_the_result():
         torch.set_num_threads(1)
         one = native.causal_linear(q, k, v, chunk=32)
         wide = native.causal_linear(q, k, v, chunk=64)
+        plain = native.linear(q, k, v)
         torch.set_num_threads(3)
         split = native.causal_linear(q, k, v, chunk=32)
+        plain_split = native.linear(q, k, v)
     finally:
         torch.set_num_threads(before)
-    assert torch.equal(one, split)  # whole sequences per thread: the same arithmetic
+    assert torch.equal(one, split) and torch.equal(plain, plain_split)  # whole sequences per thread: the same sums
+    assert (plain.double() - linear_oracle(q, k, v, causal=False)).abs().max() < 1e-5
     assert (one - wide).abs().max() < 1e-5
     assert (one.double() - linear_oracle(q, k, v)).abs().max() < 1e-5
 

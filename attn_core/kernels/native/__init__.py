@@ -86,6 +86,8 @@ def _build() -> ctypes.CDLL:
     lib.band_vector_width.restype = ctypes.c_int
     lib.causal_linear_attention.argtypes = [p, p, p, p, *[i64] * 6]
     lib.causal_linear_attention.restype = ctypes.c_int
+    lib.linear_attention.argtypes = [p, p, p, p, *[i64] * 6]
+    lib.linear_attention.restype = ctypes.c_int
     return lib
 
 
@@ -171,6 +173,23 @@ def causal_linear(q, k, v, *, chunk: int):
             raise MemoryError("causal linear kernel: no scratch memory")
 
     _split(run, N, L, N * L * D, by_rows=False)
+    return out[..., :dv]
+
+
+def linear(q, k, v):
+    """Non-causal elu + 1 linear attention over (N, L, D) q, (N, S, D) k and (N, S, Dv) v: the state
+    Σ φ(k_j) v_jᵀ over all keys, then each query's φ(q_i) · state / φ(q_i) · Σ φ(k_j): (N, L, Dv)."""
+    lib = library()
+    N, L, D = q.shape
+    S = k.shape[1]
+    q, k, v, out, dv = _operands(lib, q, k, v)
+    ptr = [t.data_ptr() for t in (q, k, v, out)]
+
+    def run(n0: int, n1: int, r0: int, r1: int) -> None:
+        if lib.linear_attention(*ptr, L, S, D, v.shape[-1], n0, n1):
+            raise MemoryError("linear kernel: no scratch memory")
+
+    _split(run, N, L, N * (L + S) * D, by_rows=False)
     return out[..., :dv]
 
 

@@ -13,6 +13,7 @@
 //
 // The same arithmetic as attn_core/kernels/linear.py's chunked form, without its passes over
 // memory between the products; one sequence at a time per thread (the state runs along it).
+// Non-causal (linear_attention): the state over all S keys first, then every query reads it.
 
 #include <cfloat>
 #include <initializer_list>
@@ -121,6 +122,65 @@ int causal_linear_attention(const float* q, const float* k, const float* v, floa
         }
     }
     for (float* p : {fq, fk, fkt, a, num, state, z, den}) std::free(p);
+    return 0;
+}
+
+// q (N, L, D), k (N, S, D), v (N, S, Dv), out (N, L, Dv) contiguous fp32, Dv a multiple of
+// band_vector_width(); sequences n0 .. n1-1. Returns 0, or -1 without scratch memory.
+int linear_attention(const float* q, const float* k, const float* v, float* out, long L, long S, long D, long Dv,
+                     long n0, long n1) {
+    constexpr long C = 8 * VEC;                // keys (queries) per step
+    const long Dp = (D + R - 1) / R * R;       // state rows, whole register tiles
+    const long Cp = (C + R - 1) / R * R;
+    const long ldf = (D + VEC - 1) / VEC * VEC;
+    float* f = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Cp * ldf));
+    float* fkt = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Dp * C));
+    float* num = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * (Cp + R) * Dv));
+    float* state = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Dp * Dv));
+    float* z = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * (Dp > ldf ? Dp : ldf)));
+    if (!f || !fkt || !num || !state || !z) {
+        for (float* p : {f, fkt, num, state, z}) std::free(p);
+        return -1;
+    }
+    float* junk = num + Cp * Dv;
+    const long dvec = Dv / VEC;
+    for (long n = n0; n < n1; ++n) {
+        const float *qn = q + n * L * D, *kn = k + n * S * D, *vn = v + n * S * Dv;
+        float* on = out + n * L * Dv;
+        std::memset(state, 0, sizeof(float) * Dp * Dv);
+        std::memset(z, 0, sizeof(float) * (Dp > ldf ? Dp : ldf));
+        for (long t0 = 0; t0 < S; t0 += C) {  // the state: S += phi(K)^T V, z += sum phi(k)
+            const long c = S - t0 < C ? S - t0 : C;
+            features(kn + t0 * D, c, C, D, f, ldf);
+            for (long d = 0; d < Dp; ++d)
+                for (long j = 0; j < C; ++j) fkt[d * C + j] = d < D ? f[j * ldf + d] : 0.0f;
+            for (long d0 = 0; d0 < Dp; d0 += R)
+                values(fkt + d0 * C, C, c, vn + t0 * Dv, Dv, dvec, state + d0 * Dv, Dv, true, nullptr, nullptr);
+            for (long d = 0; d < D; ++d) {
+                vf s = {};
+                for (long j = 0; j < C; j += VEC) s += load(fkt + d * C + j);
+                z[d] += hsum(s);
+            }
+        }
+        for (long t0 = 0; t0 < L; t0 += C) {  // every query: phi(q) S / phi(q) . z
+            const long c = L - t0 < C ? L - t0 : C;
+            features(qn + t0 * D, c, Cp, D, f, ldf);
+            for (long i0 = 0; i0 < Cp; i0 += R) {
+                float* dst[R];
+                float inv[R];
+                for (int r = 0; r < R; ++r) {
+                    const long i = i0 + r;
+                    vf s = {};
+                    for (long d = 0; d < ldf; d += VEC) s += load(f + i * ldf + d) * load(z + d);
+                    const float den = hsum(s);
+                    dst[r] = i < c ? on + (t0 + i) * Dv : junk;
+                    inv[r] = 1.0f / (den > FLT_MIN ? den : FLT_MIN);
+                }
+                values(f + i0 * ldf, ldf, D, state, Dv, dvec, num + i0 * Dv, Dv, false, dst, inv);
+            }
+        }
+    }
+    for (float* p : {f, fkt, num, state, z}) std::free(p);
     return 0;
 }
 }
