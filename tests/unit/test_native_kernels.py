@@ -140,49 +140,33 @@ def linear_oracle(q, k, v, causal=True):
     return (a @ v.double()) / a.sum(-1, keepdim=True)
 
 
-@pytest.mark.parametrize(
-    "B,H,L,D,Dv",
-    [
-        (1, 4, 1000, 64, 64),
-        (2, 3, 33, 16, 16),
-        (1, 1, 31, 8, 5),
-        (1, 2, 1, 4, 4),
-        (1, 2, 100, 20, 30),
-        (1, 1, 64, 7, 64),
-    ],
-)
-def test_causal_linear_equals_its_quadratic_form_on_both_paths(B, H, L, D, Dv):
-    g = torch.Generator().manual_seed(L + D)
-    q, k, v = (
-        torch.randn(B, H, L, D, generator=g),
-        torch.randn(B, H, L, D, generator=g),
-        torch.randn(B, H, L, Dv, generator=g),
-    )
-    fast = KERNELS["causal_linear"].fn(q, k, v)
-    with native.disabled():
-        slow = KERNELS["causal_linear"].fn(q, k, v)
-    ref = linear_oracle(q, k, v)
-    assert fast.shape == (B, H, L, Dv)
-    assert (fast.double() - ref).abs().max() < 1e-5 and (slow.double() - ref).abs().max() < 1e-5
-    assert torch.equal(fast, KERNELS["linear_elu"].fn(q, k, v, causal=True))  # the same kernel by either name
+LINEAR = [  # causal, B, H, L, S, D, Dv: causal with S = L; non-causal keys and values of another length too
+    (True, 1, 4, 1000, 1000, 64, 64),
+    (True, 2, 3, 33, 33, 16, 16),
+    (True, 1, 1, 31, 31, 8, 5),
+    (True, 1, 2, 1, 1, 4, 4),
+    (True, 1, 2, 100, 100, 20, 30),
+    (True, 1, 1, 64, 64, 7, 64),
+    (False, 1, 4, 1000, 1000, 64, 64),
+    (False, 2, 3, 33, 50, 16, 16),
+    (False, 1, 1, 31, 200, 8, 5),
+    (False, 1, 2, 300, 7, 20, 30),
+]
 
 
-@pytest.mark.parametrize(
-    "B,H,L,S,D,Dv", [(1, 4, 1000, 1000, 64, 64), (2, 3, 33, 50, 16, 16), (1, 1, 31, 200, 8, 5), (1, 2, 300, 7, 20, 30)]
-)
-def test_linear_equals_its_quadratic_form_on_both_paths_also_across_lengths(B, H, L, S, D, Dv):
-    g = torch.Generator().manual_seed(L + S)
-    q, k, v = (
-        torch.randn(B, H, L, D, generator=g),
-        torch.randn(B, H, S, D, generator=g),
-        torch.randn(B, H, S, Dv, generator=g),
-    )
-    fast = KERNELS["linear_elu"].fn(q, k, v)
+@pytest.mark.parametrize("causal,B,H,L,S,D,Dv", LINEAR)
+def test_linear_equals_its_quadratic_form_on_both_paths(causal, B, H, L, S, D, Dv):
+    g = torch.Generator().manual_seed(L + S + D)
+    q, k, v = (torch.randn(B, H, n, d, generator=g) for n, d in ((L, D), (S, D), (S, Dv)))
+    name = "causal_linear" if causal else "linear_elu"
+    fast = KERNELS[name].fn(q, k, v)
     with native.disabled():
-        slow = KERNELS["linear_elu"].fn(q, k, v)
-    ref = linear_oracle(q, k, v, causal=False)
+        slow = KERNELS[name].fn(q, k, v)
+    ref = linear_oracle(q, k, v, causal=causal)
     assert fast.shape == (B, H, L, Dv)
     assert (fast.double() - ref).abs().max() < 1e-5 and (slow.double() - ref).abs().max() < 1e-5
+    if causal:
+        assert torch.equal(fast, KERNELS["linear_elu"].fn(q, k, v, causal=True))  # the same kernel by either name
 
 
 def test_causal_linear_features_far_below_zero_keep_their_ratio():

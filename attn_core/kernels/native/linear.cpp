@@ -43,6 +43,26 @@ static void features(const float* x, long n, long rows, long D, float* f, long l
     }
 }
 
+// phi of c key rows (of C; D wide) as phi(K)^T into kt (Dp rows of C, zero past D and past c); fk is
+// scratch for the rows (C rows of ldf).
+static void key_features(const float* k, long c, long C, long D, long Dp, float* fk, long ldf, float* kt) {
+    features(k, c, C, D, fk, ldf);
+    for (long d = 0; d < Dp; ++d)
+        for (long j = 0; j < C; ++j) kt[d * C + j] = d < D ? fk[j * ldf + d] : 0.0f;
+}
+
+// The running state after c more keys: S (Dp x Dv) += phi(K)^T V, z += the columns of phi(K)^T.
+static void add_to_state(const float* kt, long c, long C, long D, long Dp, const float* v, long Dv, float* state,
+                         float* z) {
+    for (long d0 = 0; d0 < Dp; d0 += R)
+        values(kt + d0 * C, C, c, v, Dv, Dv / VEC, state + d0 * Dv, Dv, true, nullptr, nullptr);
+    for (long d = 0; d < D; ++d) {  // the columns of phi(K)^T past c are zero
+        vf s = {};
+        for (long j = 0; j < C; j += VEC) s += load(kt + d * C + j);
+        z[d] += hsum(s);
+    }
+}
+
 extern "C" {
 
 // q, k (N, L, D) and v, out (N, L, Dv) contiguous fp32, Dv a multiple of band_vector_width(); chunks
@@ -75,9 +95,7 @@ int causal_linear_attention(const float* q, const float* k, const float* v, floa
         for (long t0 = 0; t0 < L; t0 += C) {
             const long c = L - t0 < C ? L - t0 : C;
             features(qn + t0 * D, c, Cp, D, fq, ldf);
-            features(kn + t0 * D, c, Cp, D, fk, ldf);
-            for (long d = 0; d < Dp; ++d)  // phi(K)^T, zero past D and past c
-                for (long j = 0; j < C; ++j) fkt[d * C + j] = d < D ? fk[j * ldf + d] : 0.0f;
+            key_features(kn + t0 * D, c, C, D, Dp, fk, ldf, fkt);
             // inside the chunk: A = phi(Q) phi(K)^T, j <= i, its row sums; then + phi(Q) . z
             for (long i0 = 0; i0 < Cp; i0 += R) {
                 const float* qr[R];
@@ -111,14 +129,7 @@ int causal_linear_attention(const float* q, const float* k, const float* v, floa
                 values(a + i0 * C, C, c, vn + t0 * Dv, Dv, dvec, num + i0 * Dv, Dv, false, nullptr, nullptr);
                 values(fq + i0 * ldf, ldf, D, state, Dv, dvec, num + i0 * Dv, Dv, true, dst, inv);
             }
-            // the state after the chunk
-            for (long d0 = 0; d0 < Dp; d0 += R)
-                values(fkt + d0 * C, C, c, vn + t0 * Dv, Dv, dvec, state + d0 * Dv, Dv, true, nullptr, nullptr);
-            for (long d = 0; d < D; ++d) {  // the columns of phi(K)^T past c are zero
-                vf s = {};
-                for (long j = 0; j < C; j += VEC) s += load(fkt + d * C + j);
-                z[d] += hsum(s);
-            }
+            add_to_state(fkt, c, C, D, Dp, vn + t0 * Dv, Dv, state, z);  // the state after the chunk
         }
     }
     for (float* p : {fq, fk, fkt, a, num, state, z, den}) std::free(p);
@@ -151,16 +162,8 @@ int linear_attention(const float* q, const float* k, const float* v, float* out,
         std::memset(z, 0, sizeof(float) * (Dp > ldf ? Dp : ldf));
         for (long t0 = 0; t0 < S; t0 += C) {  // the state: S += phi(K)^T V, z += sum phi(k)
             const long c = S - t0 < C ? S - t0 : C;
-            features(kn + t0 * D, c, C, D, f, ldf);
-            for (long d = 0; d < Dp; ++d)
-                for (long j = 0; j < C; ++j) fkt[d * C + j] = d < D ? f[j * ldf + d] : 0.0f;
-            for (long d0 = 0; d0 < Dp; d0 += R)
-                values(fkt + d0 * C, C, c, vn + t0 * Dv, Dv, dvec, state + d0 * Dv, Dv, true, nullptr, nullptr);
-            for (long d = 0; d < D; ++d) {
-                vf s = {};
-                for (long j = 0; j < C; j += VEC) s += load(fkt + d * C + j);
-                z[d] += hsum(s);
-            }
+            key_features(kn + t0 * D, c, C, D, Dp, f, ldf, fkt);
+            add_to_state(fkt, c, C, D, Dp, vn + t0 * Dv, Dv, state, z);
         }
         for (long t0 = 0; t0 < L; t0 += C) {  // every query: phi(q) S / phi(q) . z
             const long c = L - t0 < C ? L - t0 : C;
