@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,32 @@ def test_causal_linear_chunks_and_threads_do_not_change_the_result():
     assert (plain.double() - linear_oracle(q, k, v, causal=False)).abs().max() < 1e-5
     assert (one - wide).abs().max() < 1e-5
     assert (one.double() - linear_oracle(q, k, v)).abs().max() < 1e-5
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_splits_over_threads_of_its_own():
+    q = torch.randn(2, 3000, 64)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        want, _ = native.band_attention(q, q, q, before=64, after=64, scale=0.125)  # the parent's pool now has threads
+        pid = os.fork()
+        if pid == 0:  # the child: the same call, split over two threads again, must finish and agree
+            try:
+                got, _ = native.band_attention(q, q, q, before=64, after=64, scale=0.125)
+                os._exit(0 if torch.equal(got, want) else 3)
+            finally:
+                os._exit(4)
+        deadline = time.monotonic() + 60
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child never finished: it waited on its parent's threads")
+        assert os.waitstatus_to_exitcode(done[1]) == 0
+    finally:
+        torch.set_num_threads(before)
 
 
 def _python(code: str, **env) -> subprocess.CompletedProcess:

@@ -216,6 +216,17 @@ def _split(run, N: int, L: int, work: int, *, by_rows: bool) -> None:
         _parallel(run, [(0, N, cuts[t], cuts[t + 1]) for t in range(threads)])
 
 
+def _after_fork() -> None:
+    """A forked child has none of its parent's threads: a pool inherited from it would take work and
+    never run it. The child starts its own (the library itself stays loaded)."""
+    global _pool, _lock
+    _pool, _lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 def _parallel(run, parts) -> None:
     global _pool
     if _pool is None:
