@@ -214,9 +214,9 @@ def test_a_forked_child_splits_over_threads_of_its_own():
         want, _ = native.band_attention(q, q, q, before=64, after=64, scale=0.125)  # the parent's pool now has threads
         pid = os.fork()
         if pid == 0:  # the child: the same call, split over two threads again, must finish and agree
-            try:
+            try:  # (compared as bytes: torch's own OpenMP pool may not survive a fork, and is not what is tested)
                 got, _ = native.band_attention(q, q, q, before=64, after=64, scale=0.125)
-                os._exit(0 if torch.equal(got, want) else 3)
+                os._exit(0 if got.numpy().tobytes() == want.numpy().tobytes() else 3)
             finally:
                 os._exit(4)
         deadline = time.monotonic() + 60
