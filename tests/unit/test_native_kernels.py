@@ -63,7 +63,7 @@ def test_every_row_equals_the_float64_masked_softmax(N, L, D, Dv, before, after,
         q, k, v, before=before, after=after, scale=scale, min_key=min_key, n_valid=n_valid, need_lse=True
     )
     ref, ref_lse = oracle(q, k, v, before, after, scale, min_key, n_valid)
-    assert out.shape == (N, L, Dv) and lse.shape == (N, L)
+    assert out.shape == (N, L, Dv) and lse.shape == (N, L) and out.is_contiguous()  # padded inside, not outside
     assert (out.double() - ref).abs().max() < 2e-6
     seen = torch.isfinite(ref_lse)
     assert torch.equal(torch.isfinite(lse), seen)  # -inf exactly where a row has no key ...
@@ -164,7 +164,7 @@ def test_linear_equals_its_quadratic_form_on_both_paths(causal, B, H, L, S, D, D
     with native.disabled():
         slow = KERNELS[name].fn(q, k, v)
     ref = linear_oracle(q, k, v, causal=causal)
-    assert fast.shape == (B, H, L, Dv)
+    assert fast.shape == (B, H, L, Dv) and fast.is_contiguous()
     assert (fast.double() - ref).abs().max() < 1e-5 and (slow.double() - ref).abs().max() < 1e-5
     if causal:
         assert torch.equal(fast, KERNELS["linear_elu"].fn(q, k, v, causal=True))  # the same kernel by either name

@@ -154,7 +154,7 @@ def band_attention(q, k, v, *, before: int, after: int, scale: float, min_key: i
             raise MemoryError("band kernel: no scratch memory")
 
     _split(run, N, L, N * L * (before + after + 1), by_rows=True)
-    return out[..., :dv], lse
+    return (out[..., :dv].contiguous() if out.shape[-1] != dv else out), lse
 
 
 def causal_linear(q, k, v, *, chunk: int):
@@ -173,7 +173,7 @@ def causal_linear(q, k, v, *, chunk: int):
             raise MemoryError("causal linear kernel: no scratch memory")
 
     _split(run, N, L, N * L * D, by_rows=False)
-    return out[..., :dv]
+    return out[..., :dv].contiguous() if out.shape[-1] != dv else out  # as any kernel's output: contiguous
 
 
 def linear(q, k, v):
@@ -190,7 +190,7 @@ def linear(q, k, v):
             raise MemoryError("linear kernel: no scratch memory")
 
     _split(run, N, L, N * (L + S) * D, by_rows=False)
-    return out[..., :dv]
+    return out[..., :dv].contiguous() if out.shape[-1] != dv else out  # as any kernel's output: contiguous
 
 
 def _operands(lib, q, k, v):
