@@ -20,7 +20,58 @@
 // Built at first use by attn_core/kernels/native/__init__.py (g++ -O3 -march=native), called through
 // ctypes (which releases the GIL); GCC's vector extensions give AVX-512, AVX2 or NEON code.
 
+#include <sys/mman.h>
+
 #include "tiles.h"
+
+// A VEC x VEC block transposed in registers: log2(VEC) rounds, each swapping the off-diagonal
+// h x h blocks of every 2h x 2h tile by two-vector shuffles.
+template <int H>
+static inline void swap_blocks(vf* r) {
+    vi lo, hi;
+    for (int c = 0; c < VEC; ++c) lo[c] = (c & H) ? VEC + c - H : c, hi[c] = (c & H) ? VEC + c : c + H;
+    for (int i = 0; i < VEC; ++i)
+        if (!(i & H)) {
+            const vf a = r[i], b = r[i + H];
+            r[i] = __builtin_shuffle(a, b, lo), r[i + H] = __builtin_shuffle(a, b, hi);
+        }
+}
+
+static inline void transpose_block(vf* r) {
+    if constexpr (VEC >= 16) swap_blocks<8>(r);
+    swap_blocks<4>(r), swap_blocks<2>(r), swap_blocks<1>(r);
+}
+
+// The keys [kb, ke) of one sequence transposed: kt[d][j - kb], zero past ke - kb up to ldkt.
+static void transpose_keys(const float* k, long D, long kb, long ke, float* kt, long ldkt) {
+    const long w = ke - kb;
+    for (long d = 0; d < D; ++d) std::memset(kt + d * ldkt + w, 0, (ldkt - w) * sizeof(float));
+    k += kb * D;
+    long j0 = 0;
+    if (D % VEC == 0)
+        for (; j0 + VEC <= w; j0 += VEC)
+            for (long d0 = 0; d0 < D; d0 += VEC) {
+                vf r[VEC];
+                for (int t = 0; t < VEC; ++t) r[t] = load(k + (j0 + t) * D + d0);
+                transpose_block(r);
+                for (int t = 0; t < VEC; ++t) store(kt + (d0 + t) * ldkt + j0, r[t]);
+            }
+    for (; j0 < w; ++j0)
+        for (long d = 0; d < D; ++d) kt[d * ldkt + j0] = k[j0 * D + d];
+}
+
+// Scratch of n floats; past 2 MiB aligned to and advised for huge pages, so that first touching
+// the transposed keys costs a few page faults rather than one per 4 KiB.
+static float* scratch(long n) {
+    const size_t bytes = (sizeof(float) * n + 63) / 64 * 64;
+    constexpr size_t HUGE = 2u << 20;
+    if (bytes < HUGE) return static_cast<float*>(std::aligned_alloc(64, bytes));
+    void* p = std::aligned_alloc(HUGE, (bytes + HUGE - 1) / HUGE * HUGE);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, (bytes + HUGE - 1) / HUGE * HUGE, MADV_HUGEPAGE);
+#endif
+    return static_cast<float*>(p);
+}
 
 // Softmax over each row's own keys, in place: s (R x nvec vectors, scores in log2 units) becomes p;
 // row r sees the columns [lo[r], hi[r]] (lo > hi: none), so only the two vectors holding lo and hi

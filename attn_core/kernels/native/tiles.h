@@ -1,13 +1,12 @@
 // What the compiled kernels share: GCC's vector types (AVX-512, AVX2 or NEON code from one source),
-// 2^x, the two register-tiled products (a row of scores against transposed keys; weights times rows of
-// values) and an in-register transpose. Each function is static: every kernel file gets its own copy.
+// 2^x and the two register-tiled products (a row of scores against transposed keys; weights times rows
+// of values). Each function is static: every kernel file gets its own copy.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <sys/mman.h>
 
 #if defined(__AVX512F__)
 constexpr int VEC = 16;  // floats per vector
@@ -134,53 +133,3 @@ static void values(const float* p, long ldp, long nk, const float* v, long ldv, 
         }
     }
 }
-
-// A VEC x VEC block transposed in registers: log2(VEC) rounds, each swapping the off-diagonal
-// h x h blocks of every 2h x 2h tile by two-vector shuffles.
-template <int H>
-static inline void swap_blocks(vf* r) {
-    vi lo, hi;
-    for (int c = 0; c < VEC; ++c) lo[c] = (c & H) ? VEC + c - H : c, hi[c] = (c & H) ? VEC + c : c + H;
-    for (int i = 0; i < VEC; ++i)
-        if (!(i & H)) {
-            const vf a = r[i], b = r[i + H];
-            r[i] = __builtin_shuffle(a, b, lo), r[i + H] = __builtin_shuffle(a, b, hi);
-        }
-}
-
-static inline void transpose_block(vf* r) {
-    if constexpr (VEC >= 16) swap_blocks<8>(r);
-    swap_blocks<4>(r), swap_blocks<2>(r), swap_blocks<1>(r);
-}
-
-// The keys [kb, ke) of one sequence transposed: kt[d][j - kb], zero past ke - kb up to ldkt.
-[[maybe_unused]] static void transpose_keys(const float* k, long D, long kb, long ke, float* kt, long ldkt) {
-    const long w = ke - kb;
-    for (long d = 0; d < D; ++d) std::memset(kt + d * ldkt + w, 0, (ldkt - w) * sizeof(float));
-    k += kb * D;
-    long j0 = 0;
-    if (D % VEC == 0)
-        for (; j0 + VEC <= w; j0 += VEC)
-            for (long d0 = 0; d0 < D; d0 += VEC) {
-                vf r[VEC];
-                for (int t = 0; t < VEC; ++t) r[t] = load(k + (j0 + t) * D + d0);
-                transpose_block(r);
-                for (int t = 0; t < VEC; ++t) store(kt + (d0 + t) * ldkt + j0, r[t]);
-            }
-    for (; j0 < w; ++j0)
-        for (long d = 0; d < D; ++d) kt[d * ldkt + j0] = k[j0 * D + d];
-}
-
-// Scratch of n floats; past 2 MiB aligned to and advised for huge pages, so that first touching
-// the transposed keys costs a few page faults rather than one per 4 KiB.
-[[maybe_unused]] static float* scratch(long n) {
-    const size_t bytes = (sizeof(float) * n + 63) / 64 * 64;
-    constexpr size_t HUGE = 2u << 20;
-    if (bytes < HUGE) return static_cast<float*>(std::aligned_alloc(64, bytes));
-    void* p = std::aligned_alloc(HUGE, (bytes + HUGE - 1) / HUGE * HUGE);
-#ifdef MADV_HUGEPAGE
-    if (p) madvise(p, (bytes + HUGE - 1) / HUGE * HUGE, MADV_HUGEPAGE);
-#endif
-    return static_cast<float*>(p);
-}
-
