@@ -45,8 +45,18 @@ def head0(settings: Settings):
     return base.Q[:1].unsqueeze(0), base.K[:1].unsqueeze(0), base.V[:1].unsqueeze(0), base
 
 
+def compared(settings: Settings) -> Settings:
+    """The settings the kernels are compared under. A kernel takes one mask, causal or not (a sparse
+    one adds its own pattern), so the sidebar's Mask = causal is the kernels' causal flag; the
+    other masks are not applied here (``compare`` names them under ``mask_not_applied``)."""
+    if settings.mask == "causal":
+        return replace(settings, mask="none", causal=True)
+    return settings
+
+
 def _reference(settings: Settings):
     """Head 0's Q, K, V, full attention's output and weights on them, uniform attention's errors."""
+    settings = compared(settings)
     q, k, v, base = head0(settings)
     L, causal, scale = q.shape[-2], settings.causal, base.scale
     ref_out = run_kernel("full", q, k, v, causal=causal, scale=scale)[0, 0]
@@ -73,11 +83,26 @@ def _kernel(ref: tuple, s: Settings, name: str) -> dict:
 
 
 def compare(settings: Settings, names: list[str]) -> dict:
-    """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention."""
+    """Per kernel: its effective weights (L x S), pattern (sparse), and distance from full attention.
+    A kernel that cannot run under these settings (Linformer when causal) is under ``refused``
+    with its ``AttentionConfigError``, the others are compared all the same."""
     ref, uniform = _reference(settings)
     s = ref[3].settings
-    kernels = {name: _kernel(ref, s, name) for name in names}
-    return {"tokens": list(ref[3].tokens.words), "kernels": kernels, "uniform": uniform}
+    kernels, refused = {}, {}
+    for name in names:
+        try:
+            kernels[name] = _kernel(ref, s, name)
+        except AttentionConfigError as err:
+            refused[name] = err
+    mask = settings.mask if settings.mask not in ("none", "causal") else None
+    return {
+        "tokens": list(ref[3].tokens.words),
+        "kernels": kernels,
+        "refused": refused,
+        "uniform": uniform,
+        "causal": s.causal,
+        "mask_not_applied": mask,
+    }
 
 
 def errors(ref_out: torch.Tensor, ref_w: torch.Tensor, o: torch.Tensor, w: torch.Tensor) -> dict:

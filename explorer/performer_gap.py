@@ -13,7 +13,7 @@ import streamlit as st
 import torch
 
 from attn_core import Settings
-from attn_core.compare import head0
+from attn_core.compare import compared, head0
 from attn_core.kernels import full_attention, run_kernel
 
 from . import figures as fig
@@ -36,7 +36,7 @@ def _rel(out: torch.Tensor, exact: torch.Tensor) -> float:
 def gap_curves(items: tuple) -> dict:
     """{"factors", "features", "uniform": [err per factor], "performer": {m: [err per factor]}}:
     relative errors of the output against exact softmax (mean over ``SEEDS`` feature draws)."""
-    s = Settings(**dict(items))
+    s = compared(Settings(**dict(items)))  # the sidebar's Mask = causal is the kernels' causal flag
     q, k, v, base = head0(s)
     scale = base.scale
     causal = s.causal

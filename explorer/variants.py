@@ -12,11 +12,15 @@ from .cache import bounded
 @bounded(max_mib=64)  # tensors are drawn as they are
 def comparison(items: tuple, kernels: tuple) -> dict:
     """Each kernel's effective weights, pattern and distance from full attention; ``items`` are
-    the settings as sorted (name, value) pairs."""
+    the settings as sorted (name, value) pairs. A kernel that cannot run under them (Linformer when
+    causal) is under ``refused`` with its error; the others are compared all the same."""
     res = compare(Settings(**dict(items)), list(kernels))
     return {
         "tokens": res["tokens"],
         "uniform": res["uniform"],
+        "refused": res["refused"],
+        "causal": res["causal"],
+        "mask_not_applied": res["mask_not_applied"],
         "kernels": {
             k: {**v, "pattern": None if v["pattern"] is None else v["pattern"].int()}
             for k, v in res["kernels"].items()

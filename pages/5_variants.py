@@ -8,7 +8,7 @@ from attn_core.options import OPTIONS
 from explorer import figures as fig
 from explorer import performer_gap, session, variants, widgets
 from explorer.boot import run_through_app
-from explorer.i18n import error_text, kernel_label, t
+from explorer.i18n import error_text, kernel_label, label, t
 from explorer.safe import md
 from explorer.state import current_settings
 from explorer.variants import curve_points
@@ -51,10 +51,18 @@ except AttentionConfigError as err:
 
 labels = fig.labels(res["tokens"])
 L = len(labels)
-if any(KERNELS[k].family == "sparse" for k in picked) and window >= L - 1:
+if res["causal"]:
+    st.caption(t("var_causal"))
+if res["mask_not_applied"]:
+    st.info(t("var_mask_not_applied", mask=label("opt.")(res["mask_not_applied"])), icon=":material/info:")
+for name, err in res["refused"].items():  # a kernel these settings rule out: said beside the others
+    message, fix = error_text(err)
+    st.warning(f"{md(message)} {t('fix_prefix')} {md(fix)}", icon=":material/block:")
+shown = [k for k in picked if k in res["kernels"]]
+if any(KERNELS[k].family == "sparse" for k in shown) and window >= L - 1:
     st.warning(t("window_too_big", w=window, L=L))
-cols = st.columns(len(picked))
-for col, name in zip(cols, picked):
+cols = st.columns(max(1, len(shown)))
+for col, name in zip(cols, shown):
     k, r = KERNELS[name], res["kernels"][name]
     with col:
         st.markdown(f"**{md(kernel_label(name))}**")
@@ -88,7 +96,7 @@ for col, name in zip(cols, picked):
         with st.expander(t("how")):
             st.text(k.doc)
 
-sweepable = [n for n in picked if KERNELS[n].sweep]
+sweepable = [n for n in shown if KERNELS[n].sweep]
 if sweepable:
     name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
     param = KERNELS[name].sweep

@@ -90,3 +90,36 @@ def test_the_variants_page_sets_each_error_beside_uniform_attention_and_says_whe
     warned = [w.value for w in at.warning if "no better than uniform" in w.value]
     worse = [k for k in ("sliding_window", "linformer") if res["kernels"][k]["max_abs"] >= expect]
     assert len(warned) == len(worse) >= 1  # on this sentence Linformer (k = 3) is farther off than a plain average
+
+
+@pytest.mark.parametrize("query", [{"mask": "causal"}, {"causal": "true"}])
+def test_the_variants_page_uses_the_sidebars_causal_mask(app, query):
+    """Mask = causal (or the causal switch) makes full attention causal on Variants: nothing above the
+    diagonal, and the weights are the trace's own under that mask (head 0, the input every kernel sees)."""
+    at = app("pages/5_variants.py", query=query)
+    at.multiselect(key="var_kernels").set_value(["full", "linear_elu", "linformer"]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    spec = next(c for c in charts(at) if c["layout"]["title"]["text"].startswith("Attention weights"))
+    z = torch.tensor(spec["data"][0]["z"], dtype=torch.float64)
+    L = z.shape[0]
+    assert L >= 3 and torch.count_nonzero(z.triu(1)) == 0, z
+    expect = run_trace(Settings(mask="causal")).attn[0].double()  # the engine's causal softmax, independently
+    assert torch.allclose(z, expect, rtol=1e-5, atol=1e-6)
+    assert torch.allclose(z.sum(-1), torch.ones(L, dtype=torch.float64), rtol=1e-5)
+    # Linformer cannot be causal: the page says so beside it, in the UI's language, and shows the others
+    said = " ".join(i.value for i in at.info) + " ".join(w.value for w in at.warning)
+    assert "Linformer" in said and "cannot be causal" in said
+    assert len([c for c in charts(at) if c["layout"]["title"]["text"].startswith("Attention weights")]) == 2
+
+
+def test_the_variants_page_says_which_sidebar_mask_it_does_not_apply_in_the_uis_language(app):
+    at = app("pages/5_variants.py", query={"mask": "block", "lang": "zh"})
+    assert not at.exception and not at.error
+    said = " ".join(i.value for i in at.info)
+    assert "掩码" in said and "不适用" in said
+    at = app("pages/5_variants.py", query={"mask": "causal"})
+    at.multiselect(key="var_kernels").set_value(["full", "linformer"]).run()
+    at.sidebar.radio(key="lang").set_value("zh").run()
+    assert not at.exception and not at.error
+    assert any("Linformer" in w.value and "因果" in w.value for w in at.warning)
+    assert not any("mask" in i.value.lower() for i in at.info)
