@@ -19,6 +19,15 @@ def md(text: object) -> str:
     return _MARKDOWN.sub(r"\\\1", str(text))
 
 
+def md_t(key: str, *, language: str | None = None, **values) -> str:
+    """A catalogue string for a Markdown sink: its own markup (bold, code) rendered, the values put
+    into it escaped with ``md()`` (they may be a user's text). Not ``md(t(...))``, which would show
+    the catalogue's ``**`` as text."""
+    from .i18n import t
+
+    return t(key, language=language, **{k: md(v) for k, v in values.items()})
+
+
 def plot(text: object) -> str:
     """Entities for plotly's HTML-like labels: '<a href=...>' shows as typed, not as a link."""
     return html.escape(str(text), quote=False)

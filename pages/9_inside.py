@@ -11,7 +11,7 @@ from explorer import figures as fig
 from explorer import inside, real, widgets
 from explorer.boot import run_through_app
 from explorer.i18n import error_text, t
-from explorer.safe import md
+from explorer.safe import md, md_t
 from explorer.state import current_settings
 from explorer.views import chart
 
@@ -208,7 +208,7 @@ if widgets.toggle(st, t("in_roles_go"), key="in_roles_go"):
         for h in heads
         if h["syntactic"]
     ]
-    st.markdown(md(t("in_voita", pos=", ".join(positional) or "—", syn=", ".join(syntactic) or "—")))
+    st.markdown(md_t("in_voita", pos=", ".join(positional) or "—", syn=", ".join(syntactic) or "—"))
     sep = [[heads[layer * pre.heads + h]["sep"] for h in range(pre.heads)] for layer in range(pre.layers)]
     cls = [[heads[layer * pre.heads + h]["cls"] for h in range(pre.heads)] for layer in range(pre.layers)]
     a, b = st.columns(2)
