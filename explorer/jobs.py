@@ -8,12 +8,20 @@ when ``give_up`` says so), runs ``execute`` in its slot, and stops one on reques
 process is ended). Children run at the lowest CPU priority (``spawn``): the server's reruns come
 first, and a child's output is read as JSON lines (``JsonLines``). ``Idle`` keeps children that
 can be reused, each ended after waiting too long.
+
+Children never outlive this process: every one is started from one thread that lives as long as
+the process (a child may ask for Linux's parent-death signal, which follows the *thread* that
+started it; the job threads come and go) and learns its parent's pid (``ATTN_PARENT_PID``); at exit,
+and on SIGTERM where nothing else handles it, every child still alive is asked to end and killed
+after a grace period (``end_children``).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
@@ -50,18 +58,99 @@ def lowest_priority(cmd: list[str]) -> list[str]:
     return [nice, "-n", "19", *cmd] if nice else cmd
 
 
+class _Starter:
+    """Runs each ``Popen`` on one thread that lives as long as the process (the main thread's calls
+    run where they are): a child's parent-death signal fires when the thread that started it ends."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.requests: queue.Queue = queue.Queue()
+        self.thread: threading.Thread | None = None
+
+    def __call__(self, make: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+        if threading.current_thread() is threading.main_thread():
+            return make()
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._serve, name="child-starter", daemon=True)
+                self.thread.start()
+        box: list = []
+        done = threading.Event()
+        self.requests.put((make, box, done))
+        done.wait()
+        if isinstance(box[0], Exception):
+            raise box[0]
+        return box[0]
+
+    def _serve(self) -> None:
+        while True:
+            make, box, done = self.requests.get()
+            try:
+                box.append(make())
+            except Exception as err:  # noqa: BLE001 (handed to the caller, raised there)
+                box.append(err)
+            done.set()
+
+
+_START = _Starter()
+_CHILDREN: list[subprocess.Popen] = []  # every child started here (the ended ones dropped as more start)
+_CHILDREN_LOCK = threading.Lock()
+
+
 def spawn(cmd: list[str], *, stdin: bool = False) -> subprocess.Popen:
     """A child at the lowest priority in the project's folder, unbuffered; its stderr joins its
-    stdout (one pipe, read to the end: a chatty child can never block on a full one)."""
-    return subprocess.Popen(
-        lowest_priority(cmd),
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-        stdin=subprocess.PIPE if stdin else None,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    stdout (one pipe, read to the end: a chatty child can never block on a full one). It is ended
+    with this process (``end_children``)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ATTN_PARENT_PID=str(os.getpid()))
+    proc = _START(
+        lambda: subprocess.Popen(
+            lowest_priority(cmd),
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE if stdin else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
     )
+    with _CHILDREN_LOCK:
+        _CHILDREN[:] = [p for p in _CHILDREN if p.poll() is None]
+        _CHILDREN.append(proc)
+    return proc
+
+
+def end_children(grace: float = 2.0) -> None:
+    """End every child still alive: woken (should one be paused) and asked to end, then killed
+    after ``grace`` seconds."""
+    with _CHILDREN_LOCK:
+        procs = [p for p in _CHILDREN if p.poll() is None]
+    for proc in procs:
+        try:
+            proc.send_signal(signal.SIGCONT)
+            proc.terminate()
+        except OSError:
+            pass
+    deadline = time.time() + grace
+    for proc in procs:
+        try:
+            proc.wait(max(0.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            try:
+                proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _on_sigterm(signum, frame) -> None:
+    end_children()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+atexit.register(end_children)
+if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+    signal.signal(signal.SIGTERM, _on_sigterm)  # under Streamlit, its own handler ends the server: atexit runs
 
 
 class Idle:

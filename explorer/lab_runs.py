@@ -5,20 +5,21 @@ in the server, the training loop would hold the GIL between its small tensor ope
 student's rerun would wait. Workers are kept and reused: importing torch anew for every run cost ~2
 s, more than a preset takes to train. Identical runs (the same settings and seed) are one run,
 shared by every session that asks; at most ``SLOTS`` train at once and the rest wait in a queue,
-their position shown. Pause suspends the child (SIGSTOP) and gives its slot back, so paused runs
-never starve the class; Play re-queues it for a slot and resumes it there; Step lets it reach its
-next snapshot. A run that no session has looked at for ``ORPHAN_S`` seconds (its sessions ended) is
-stopped. A run's peak memory is estimated before it starts (``lab.check_memory``): settings over
-``lab.MAX_BYTES`` are refused with the estimate and what to reduce. Snapshots are kept as small
-float tensors in this module (never in session state); finished runs are kept up to ``KEEP`` runs
-and ``KEEP_BYTES`` of snapshots, the oldest dropped first. The queue, the slots, stopping, the bounded
-keeping and the idle workers are the job skeleton's (``explorer.jobs``).
+their position shown. Pause tells the worker to hold its run between two training steps (it stays a
+runnable process that reads its input, so it notices its server's end and dies with it: never a
+stopped process left behind) and gives the slot back, so paused runs never starve the class; Play
+re-queues it for a slot and tells it to go on there; Step lets it reach its next snapshot. A run
+that no session has looked at for ``ORPHAN_S`` seconds (its sessions ended) is stopped. A run's peak
+memory is estimated before it starts (``lab.check_memory``): settings over ``lab.MAX_BYTES`` are
+refused with the estimate and what to reduce. Snapshots are kept as small float tensors in this
+module (never in session state); finished runs are kept up to ``KEEP`` runs and ``KEEP_BYTES`` of
+snapshots, the oldest dropped first. The queue, the slots, stopping, the bounded keeping and the
+idle workers are the job skeleton's (``explorer.jobs``).
 """
 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import threading
@@ -92,6 +93,16 @@ class Run:
 WORKER = [sys.executable, "-m", "attn_core", "train", "--serve"]
 
 
+def tell(proc: subprocess.Popen, control: str) -> None:
+    """Pause or Play, on the worker's input (``attn_core.lab.cli.Commands``); a worker that has
+    ended hears nothing (its run's end is read from its output)."""
+    try:
+        proc.stdin.write(json.dumps({"control": control}) + "\n")
+        proc.stdin.flush()
+    except (OSError, ValueError):
+        pass
+
+
 class Runs(Jobs):
     """The server's Lab runs (see the module's docstring), on the shared job skeleton."""
 
@@ -141,7 +152,7 @@ class Runs(Jobs):
         with self.lock:
             if run.state != "running" or run.proc is None:
                 return
-            run.proc.send_signal(signal.SIGSTOP)
+            tell(run.proc, "pause")
             run.state = "paused"
             give = run.holds_slot
             run.holds_slot = False
@@ -173,7 +184,7 @@ class Runs(Jobs):
                 return
             run.holds_slot = True
             run.state = "running"
-            run.proc.send_signal(signal.SIGCONT)
+            tell(run.proc, "play")
 
     def step(self, run: Run) -> None:
         """Run to the next snapshot, then pause."""

@@ -87,6 +87,7 @@ def cmd_train(args) -> int:
 
     torch.set_num_threads(1)  # a tiny model gains nothing from more threads; a shared server keeps the rest
     if args.serve:
+        die_with_parent()
         return serve(sys.stdin, sys.stdout)
     cfg = validate(config_from_args(args))
     if not (math.isfinite(args.max_mib) and 0 < args.max_mib < 2**40):
@@ -130,19 +131,104 @@ def _train_out(cfg: LabConfig, args) -> int:
     return 0
 
 
+def die_with_parent() -> None:
+    """End this process when the one that started it ends, whatever this one is doing: Linux's
+    parent-death signal (SIGKILL), and wherever that is missing, a thread that looks every second
+    for a new parent. The parent is ``ATTN_PARENT_PID`` (set by the server's ``explorer.jobs.spawn``)
+    or else whichever started this process."""
+    import ctypes
+    import os
+    import signal
+    import sys
+    import threading
+    import time
+
+    try:
+        parent = int(os.environ.get("ATTN_PARENT_PID", ""))
+    except ValueError:
+        parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it ended before the signal was asked for
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+class _Closed(Exception):
+    """The input ended while a run was paused: nothing can resume it."""
+
+
+class Commands:
+    """A worker's input, read by a thread of its own as it comes: the runs' settings (one JSON object
+    a line) queued in ``runs`` (None: the input ended), and ``{"control": "pause"}`` /
+    ``{"control": "play"}`` applied at once. A paused run waits between two training steps
+    (``between``) in a process that stays runnable: it reads its input, and ends when that ends."""
+
+    def __init__(self, inp) -> None:
+        import queue
+        import threading
+
+        self.runs: queue.Queue = queue.Queue()
+        self.playing = threading.Event()
+        self.playing.set()
+        self.abandoned = False  # the input ended while paused
+        threading.Thread(target=self._read, args=(inp,), name="worker-input", daemon=True).start()
+
+    def _read(self, inp) -> None:
+        import json
+
+        for line in inp:
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError:
+                item = None
+            control = item.get("control") if isinstance(item, dict) and len(item) == 1 else None
+            if control == "pause":
+                self.playing.clear()
+            elif control == "play":
+                self.playing.set()
+            else:
+                self.runs.put(line)
+        self.abandoned = not self.playing.is_set()
+        self.playing.set()
+        self.runs.put(None)
+
+    def between(self) -> None:
+        """Before each training step: hold while paused."""
+        self.playing.wait()
+        if self.abandoned:
+            raise _Closed
+
+
 def serve(inp, out) -> int:
     """The Lab page's worker: torch is imported once, then run after run (a fresh process per run
-    cost ~2 s of imports, more than a whole preset run takes to train)."""
+    cost ~2 s of imports, more than a whole preset run takes to train). Pause and Play arrive on the
+    same input as the runs (``Commands``); a run paused when the input ends ends ``stopped``."""
     import json
 
-    for line in inp:
-        if not line.strip():
-            continue
+    commands = Commands(inp)
+    while True:
+        line = commands.runs.get()
+        if line is None:
+            return 0
+        commands.playing.set()  # a pause meant for the last run does not hold this one
         try:
             cfg = validate(LabConfig.from_dict(json.loads(line)))
             need = check_memory(cfg)
             try:
-                for snap in train(cfg):
+                for snap in train(cfg, between=commands.between):
                     out.write(json.dumps(snapshot_dict(snap)) + "\n")
                     out.flush()
             except (MemoryError, RuntimeError) as err:  # the allocator refused (a tighter limit than estimated)
@@ -152,9 +238,12 @@ def serve(inp, out) -> int:
                     "batch", "lab_out_of_memory", need=math.ceil(need / 2**20), batch=cfg.batch, L=cfg.length
                 ) from None
             out.write(json.dumps({"end": "ok"}) + "\n")
+        except _Closed:
+            out.write(json.dumps({"end": "stopped"}) + "\n")
+            out.flush()
+            return 0
         except AttentionConfigError as err:
             out.write(json.dumps({"end": "error", "message": str(err), "code": err.code, "params": err.params}) + "\n")
         except (ValueError, TypeError) as err:
             out.write(json.dumps({"end": "error", "message": str(err)}) + "\n")
         out.flush()
-    return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -47,8 +47,11 @@ def ideal(cfg: LabConfig) -> torch.Tensor:
 SCORED = 128  # held-out examples the heads' detection scores are taken over
 
 
-def train(cfg: LabConfig, *, val_size: int = VAL_SIZE) -> Iterator[Snapshot]:
-    """Train and yield a snapshot every ``cfg.every`` steps and at the end. Deterministic for a seed."""
+def train(
+    cfg: LabConfig, *, val_size: int = VAL_SIZE, between: Callable[[], None] | None = None
+) -> Iterator[Snapshot]:
+    """Train and yield a snapshot every ``cfg.every`` steps and at the end. Deterministic for a seed.
+    ``between``: called before each step (the Lab's worker holds a paused run there)."""
     c = validate(cfg)
     task = TASKS[c.task]
     torch.manual_seed(c.seed)
@@ -60,6 +63,8 @@ def train(cfg: LabConfig, *, val_size: int = VAL_SIZE) -> Iterator[Snapshot]:
     losses: list[float] = []
     hits = seen = 0
     for step in range(1, c.steps + 1):
+        if between is not None:
+            between()
         model.train()
         x, y, scored = task.make(g, c.batch, c.length)
         logits, _ = model(x)

@@ -80,32 +80,6 @@ def test_identical_runs_are_one_run_shared_by_sessions_and_different_ones_queue(
     assert waiting[0].state == "running"  # the freed slot went to the queue
 
 
-def paused_count(run, timeout: float = 30.0) -> int:
-    """The number of snapshots once a pause has settled: the state reads paused, the child is stopped,
-    its pipe is empty and the count has not moved over ten reads in a row (lines already written
-    before the pause are still read after it)."""
-    import fcntl
-    import termios
-    from array import array
-
-    import psutil
-
-    deadline, last, same = time.time() + timeout, -1, 0
-    while same < 10:
-        assert time.time() < deadline, f"the pause never settled (state {run.state}, {len(run.snaps)} snapshots)"
-        time.sleep(0.05)
-        proc = run.proc
-        if run.state != "paused" or proc is None or psutil.Process(proc.pid).status() != psutil.STATUS_STOPPED:
-            same = 0
-            continue
-        waiting = array("i", [0])
-        fcntl.ioctl(proc.stdout.fileno(), termios.FIONREAD, waiting)
-        count = len(run.snaps)
-        same = same + 1 if count == last and waiting[0] == 0 else 0
-        last = count
-    return last
-
-
 def wait_for(condition, timeout=180.0, where=()) -> None:
     """Until ``condition()`` holds (the workers run at the lowest priority: on a busy machine they wait)."""
     deadline = time.time() + timeout
