@@ -1,6 +1,59 @@
 import os
 import sys
+import time
+
+import psutil
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+LEFT_GRACE_S = 20.0  # how long a process that is ending may take before it counts as left behind
+
+
+def _running(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE  # a zombie has ended: only its exit status is left
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _named(p: psutil.Process) -> str:
+    try:
+        return f"pid {p.pid} ({p.status()}): {' '.join(p.cmdline()) or p.name()}"
+    except psutil.Error:
+        return f"pid {p.pid}"
+
+
+def processes_left(grace: float = LEFT_GRACE_S) -> list[psutil.Process]:
+    """This process's descendants still running once ``grace`` seconds have passed (polled: those
+    ending meanwhile are not counted)."""
+    me, deadline = psutil.Process(), time.time() + grace
+    while True:
+        left = [p for p in me.children(recursive=True) if _running(p)]
+        if not left or time.time() >= deadline:
+            return left
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind():
+    """The suite ends every process it started. At the session's end the app's own children (the
+    Lab's workers, a sweep's child: started in this process by AppTest) are ended as a server ends
+    them at exit (``explorer.jobs.end_children``); any descendant still running after a grace
+    period fails the session, each named, and is then killed."""
+    yield
+    jobs = sys.modules.get("explorer.jobs")
+    if jobs is not None:
+        jobs.end_children()
+    left = processes_left()
+    if left:
+        names = [_named(p) for p in left]
+        for p in left:
+            try:
+                p.resume()
+                p.kill()
+            except psutil.Error:
+                pass
+        pytest.fail("processes the tests started were left running:\n  " + "\n  ".join(names), pytrace=False)

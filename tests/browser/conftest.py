@@ -2,7 +2,6 @@
 
 import os
 import shutil
-import subprocess
 import time
 
 import pytest
@@ -24,11 +23,7 @@ def server():
     os.makedirs(ARTIFACTS, exist_ok=True)
     proc, url = start_server()
     yield url
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    serve.stop_server(proc)
 
 
 @pytest.fixture(scope="session")

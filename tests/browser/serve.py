@@ -4,6 +4,7 @@ benchmarks/browser_latency.py."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -52,6 +53,7 @@ def start_server(log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] =
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: ``stop_server`` ends it with everything it started
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
@@ -61,5 +63,24 @@ def start_server(log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] =
                 return proc, url
         except OSError:
             time.sleep(0.3)
-    proc.kill()
+    stop_server(proc)
     raise RuntimeError(f"streamlit did not become healthy in {timeout:.0f} s")
+
+
+def stop_server(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """End a server from ``start_server`` and every process it started (its process group: the Lab's
+    workers, a sweep's child): asked to end (the server ends its children itself), then the whole
+    group killed, a stopped process included."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout)

@@ -3,7 +3,6 @@ the input, no JS dialog, the server alive and its memory bounded."""
 
 import os
 import random
-import subprocess
 import urllib.request
 from urllib.parse import quote
 
@@ -11,7 +10,7 @@ import psutil
 import pytest
 from conftest import ARTIFACTS
 from playwright.sync_api import expect
-from serve import start_server
+from serve import start_server, stop_server
 
 WAIT = 60_000
 EVIL = "evil.example"
@@ -61,11 +60,7 @@ def live():
     with open(os.path.join(ARTIFACTS, "server-hostile.log"), "w") as log:
         proc, url = start_server(log=log)
     yield proc, url
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_server(proc)
 
 
 def test_hostile_links_in_a_real_browser(live, page):

@@ -13,7 +13,6 @@ import concurrent.futures
 import json
 import math
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 
@@ -55,11 +54,7 @@ class Tab(Session):
 def url():
     proc, url = serve.start_server()
     yield url
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    serve.stop_server(proc)
 
 
 def run(coro):
