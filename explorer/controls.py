@@ -309,6 +309,7 @@ def draw(
     name = c.name
     title = t(c.title or name)
     kept = widgets.stored(name)  # the browser's value: data, checked like a link's
+    over = widgets.text_over(kept, MAX_TEXT) if c.kind in ("text", "area") else 0  # a long paste: cut, and said
     if kept is widgets.MISSING:
         value = _fit(c, url_value(c, options, high), options, low, high)[0]
     else:
@@ -327,14 +328,16 @@ def draw(
     elif c.kind == "switch":
         value = container.checkbox(title, bool(value), **common)
     elif c.kind == "area":
-        value = container.text_area(title, value, max_chars=MAX_TEXT, **common)
-    elif c.kind == "text":
-        value = container.text_input(title, value, max_chars=MAX_TEXT, **common)
+        value = container.text_area(title, value, **common)  # no max_chars: the browser would refuse a
+    elif c.kind == "text":  # whole paste over it, silently; it is cut to MAX_TEXT above, and said
+        value = container.text_input(title, value, **common)
     else:
         session.translated(name)
         widget = container.radio if c.kind == "radio" else container.selectbox
         index = options.index(value)
         value = widget(title, options, index, format_func=format_func or label(c.fmt), **common)
+    if over:
+        widgets.say_cut(container, MAX_TEXT, over)
     value = _fit(c, value, options, low, high)[0]  # what the widget returned is checked again
     sync_url(c, value)
     return value

@@ -150,6 +150,21 @@ def fit_text(value: Any, default: str, max_chars: int) -> tuple[str, bool]:
     return (value[:max_chars], True) if isinstance(value, str) else (default, False)
 
 
+def text_over(value: Any, max_chars: int) -> int:
+    """How many characters a text from the browser has past ``max_chars`` (0 when it fits). The boxes
+    take any length (a browser refuses a whole paste over their ``max_chars``, silently), and the
+    text is cut here, with ``say_cut``."""
+    return max(0, len(value) - max_chars) if isinstance(value, str) else 0
+
+
+def say_cut(container, max_chars: int, over: int) -> None:
+    """The notice, under the box, that only the first ``max_chars`` characters of a text were taken."""
+    container.warning(
+        t("text_cut", kept=f"{max_chars:,}", total=f"{max_chars + over:,}", cut=f"{over:,}"),
+        icon=":material/content_cut:",
+    )
+
+
 def fix_state(key: str, check: Callable[[Any], tuple[Any, bool]], title: str) -> Any:
     """Check the session's value for ``key`` before its widget is drawn; put the fallback in its
     place when it does not fit. Returns the value to draw with, or ``MISSING`` when the session
@@ -201,6 +216,7 @@ def multiselect(
     options = list(options)
     default = [d for d in default if is_option(d, options)][:max_selections]
     fix_state(key, lambda v: fit_many(v, options, default, max_selections), title)
+    kwargs.setdefault("placeholder", t("choose_options"))  # Streamlit's own is English
     out = container.multiselect(title, options, default=default, key=key, max_selections=max_selections, **kwargs)
     return fit_many(out, options, default, max_selections)[0]
 
@@ -247,7 +263,11 @@ def expander(container, title: str, *, key: str):
 
 
 def text(container, title: str, default: str = "", *, key: str, max_chars: int, **kwargs) -> str:
-    """A one-line text input, at most ``max_chars`` characters (a longer value from the browser is cut)."""
+    """A one-line text input, at most ``max_chars`` characters: a longer value from the browser (a
+    paste) is cut to them before the box is drawn, and the page says so."""
+    over = text_over(stored(key), max_chars)
     fix_state(key, lambda v: fit_text(v, default, max_chars), title)
-    out = container.text_input(title, default, max_chars=max_chars, key=key, **kwargs)
+    out = container.text_input(title, default, key=key, **kwargs)
+    if over:
+        say_cut(container, max_chars, over)
     return fit_text(out, default, max_chars)[0]
