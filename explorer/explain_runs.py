@@ -1,14 +1,15 @@
-"""The Explain page's heavy work, computed once per server and shared by every session that asks
-for the same plain values (model name, sentence, removal); results are plain lists and floats
-(no tensors), bounded by ``explorer.cache``. Shapley values (2^m passes) only on request."""
+"""The Explain page's work. What one forward pass gives (raw attention, rollout, norms, the tokens)
+is computed here at once and cached (``explorer.cache``); everything slower (value zeroing,
+leave-one-out, integrated gradients, flow, the curves, the pair, Shapley values) is a background
+job shared by every session that asks for the same plain values (``explorer.heavy``), whose parts
+arrive as plain lists and floats while the page polls (``explorer.waiting``)."""
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
 
-from attn_core.explain import explain as X
-from attn_core.explain import pair as P
+from attn_core.explain import references, staged
 from attn_core.explain import table as T
 
 from .cache import bounded
@@ -21,26 +22,29 @@ def _pre(name: str):
     return pre
 
 
-@bounded(max_mib=32)
-def explanation(name: str, sentence: str, removal: str) -> dict:
-    """Every method, leave-one-out, integrated gradients, the curves and the correlations; no Shapley."""
-    return X.explain(_pre(name), sentence, removal=removal, shapley=False, layers=True)
-
-
-@bounded(max_mib=16)
-def shapley(name: str, sentence: str, removal: str) -> dict:
-    """Exact Shapley values of the words and their correlations with each method (≤ 10 words)."""
-    return X.with_shapley(_pre(name), sentence, removal)
-
-
-@bounded(max_mib=16)
-def pair(name: str, a: str, b: str) -> dict:
-    return P.pair(_pre(name), a, b)
-
-
 @bounded(max_mib=8)
-def pair_shapley(name: str, a: str, b: str, removal: str) -> dict:
-    return P.pair_shapley(_pre(name), a, b, removal)
+def cheap(name: str, sentence: str) -> dict:
+    """Tokens, notices, raw attention, rollout and norms per layer (raises AttentionConfigError)."""
+    return staged.cheap(_pre(name), sentence)
+
+
+def explanation(sentence: str, removal: str) -> tuple[str, dict]:
+    """The request for everything else: value zeroing, leave-one-out, integrated gradients, flow,
+    the curves and the correlations; no Shapley."""
+    return "explain", {"sentence": sentence, "removal": removal, "steps": references.IG_STEPS}
+
+
+def shapley(sentence: str, removal: str) -> tuple[str, dict]:
+    """Exact Shapley values of the words and their correlations with each method (≤ SHAPLEY_MAX words)."""
+    return "shapley", {"sentence": sentence, "removal": removal}
+
+
+def pair(a: str, b: str) -> tuple[str, dict]:
+    return "pair", {"a": a, "b": b, "steps": references.IG_STEPS}
+
+
+def pair_shapley(a: str, b: str, removal: str) -> tuple[str, dict]:
+    return "pair_shapley", {"a": a, "b": b, "removal": removal}
 
 
 @lru_cache(maxsize=1)

@@ -65,15 +65,25 @@ def normalised(values) -> list[float]:
     return [v / top if top > 0 else 0.0 for v in values]
 
 
+def last_layer(result: dict) -> dict:
+    """Each method's values at the last layer, of those that have arrived (``explorer.explain_runs``)."""
+    if "methods" in result:
+        return result["methods"]
+    return {k: v[-1] for k, v in result.get("layers", {}).items() if v is not None}
+
+
 def overview(result: dict, labels: list[str]) -> None:
+    """Every method and reference that has arrived, one row each (the rest join as they arrive)."""
     rows, z = [], []
+    values = last_layer(result)
     for key in METHODS:
-        if result["methods"][key] is not None:
+        if values.get(key) is not None:
             rows.append(name(key))
-            z.append(normalised(result["methods"][key]))
+            z.append(normalised(values[key]))
     for key in ("loo", "ig"):
-        rows.append(name(key))
-        z.append(normalised(result["references"][key]))
+        if key in result.get("references", {}):
+            rows.append(name(key))
+            z.append(normalised(result["references"][key]))
     figure = fig.heatmap(z, labels, rows, title=t("ex_overview"), x_title="token", colorscale="RdBu", zmid=0)
     chart(figure, "ex_overview")
     st.caption(t("ex_overview_note"))
@@ -82,7 +92,7 @@ def overview(result: dict, labels: list[str]) -> None:
 def layer_view(result: dict, labels: list[str], layer: int) -> None:
     rows, z = [], []
     for key in METHODS:
-        per = result["layers"][key]
+        per = result["layers"].get(key)
         if per is not None:
             rows.append(name(key))
             z.append(normalised(per[layer]))

@@ -1,11 +1,12 @@
-"""The "Inside the model" page's computations, cached on plain values and shared by every session
-(``explorer.cache.bounded``: a memory budget, identical concurrent requests computed once, at most
-two computations at once on the server). Results are plain lists and floats, never tensors in a
-session."""
+"""The "Inside the model" page's computations, shared by every session. One intervention (two
+passes) is computed here and cached on plain values (``explorer.cache.bounded``: a memory budget,
+identical concurrent requests computed once); the slow ones (importance, patching, pruning, the
+heads' roles) are requests for background jobs (``explorer.heavy``) whose results arrive as plain
+lists and floats while the page polls. Never tensors in a session."""
 
 from __future__ import annotations
 
-from attn_core.interpret import ablate, patch, prune, roles
+from attn_core.interpret import ablate
 
 from .cache import bounded
 from .real import wait_for
@@ -31,29 +32,20 @@ def intervention(name: str, sentence: str, heads: tuple, mode: str, masked: tupl
     }
 
 
-@bounded(max_mib=8)
-def importance(name: str, sentence: str, mode: str, masked: tuple, second: str | None) -> dict:
-    r = ablate.importance(_pre(name), sentence, mode, masked, second)
-    return {k: v.tolist() for k, v in r.items()}
+def importance(sentence: str, mode: str, masked: tuple, second: str | None) -> tuple[str, dict]:
+    """The request for each head's importance (72 ablated passes), a background job (``explorer.heavy``)."""
+    return "importance", {"sentence": sentence, "mode": mode, "masked": list(masked), "second": second}
 
 
-@bounded(max_mib=8)
-def patching(name: str, clean: str, corrupted: str) -> dict:
-    r = patch.patch_map(_pre(name), clean, corrupted)
-    return {
-        "restored": r["restored"].tolist(),
-        "base_distance": r["base_distance"],
-        "identical": r["identical"],
-    }
+def patching(clean: str, corrupted: str) -> tuple[str, dict]:
+    return "patching", {"clean": clean, "corrupted": corrupted}
 
 
-@bounded(max_mib=4)
-def pruning(name: str) -> dict:
+def pruning() -> tuple[str, dict]:
     """Once per server and model: the corpus is the shipped one."""
-    return prune.prune_curve(_pre(name))
+    return "pruning", {}
 
 
-@bounded(max_mib=16)
-def head_stats(name: str) -> dict:
+def head_stats() -> tuple[str, dict]:
     """Once per server and model: the shipped probe set."""
-    return roles.head_stats(_pre(name))
+    return "head_stats", {}

@@ -6,12 +6,13 @@ import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
+from attn_core.explain import pair as P
 from attn_core.explain.pair import EXAMPLES
 from attn_core.explain.references import SHAPLEY_MAX
 from attn_core.explain.sentence import REMOVALS
 from explorer import explain_runs as runs
 from explorer import figures as fig
-from explorer import real, session, widgets
+from explorer import real, session, waiting, widgets
 from explorer.boot import run_through_app
 from explorer.explain_more import pair_shapley_view, pair_view, table_view
 from explorer.explain_views import (
@@ -35,6 +36,7 @@ from explorer.state import current_settings
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
+waiting.warm()  # a worker loads the model while the page is read
 st.title(t("page.explain"))
 st.caption(t("ex_intro"))
 MODEL = pt.BUNDLED
@@ -69,7 +71,9 @@ def labeller(keys: dict):
 
 
 def sentence_section() -> None:
-    text = widgets.text(st, t("ex_sentence"), current_settings().sentence, max_chars=2000, key="ex_text")
+    text = current_settings().sentence  # the sidebar's sentence: one sentence on every page
+    st.caption(t("your_sentence"))
+    st.text(text)
     removal = widgets.radio(
         st,
         t("ex_removal"),
@@ -81,44 +85,67 @@ def sentence_section() -> None:
     )
     st.caption(t(REMOVAL_NOTES[removal]))
     try:
-        with st.spinner(t("ex_computing")):  # a new sentence takes seconds on a busy 2-core server
-            result = runs.explanation(MODEL, text, removal)
+        first = runs.cheap(MODEL, text)  # one forward pass: drawn at once
     except AttentionConfigError as err:
         bad(err)
+        asked({})
         return
-    show_notices(result["notices"])
-    labels = fig.labels(result["tokens"])
+    words = len(first["word_texts"])
+    wanted = {"explain": runs.explanation(text, removal)}
+    shap_asked = (text, removal)
+    if words <= SHAPLEY_MAX and tuple(session.get("ex_shapley_for") or ()) == shap_asked:
+        wanted["shapley"] = runs.shapley(text, removal)
+    jobs = asked(wanted)
+    job = jobs["explain"]
+    result = {**first, "removal": removal, **job.result}
+    done = waiting.status(job)
+    show_notices(first["notices"])
+    labels = fig.labels(first["tokens"])
     choices()
     overview(result, labels)
     layer = widgets.slider(st, t("ex_layer"), 1, pre.layers, pre.layers, 1, key="ex_layer") - 1
     layer_view(result, labels, layer)
     st.subheader(t("ex_refs"))
-    loo_view(result, labels)
-    ig_view(result, labels)
+    if "ig" in result.get("references", {}):
+        loo_view(result, labels)
+        ig_view(result, labels)
+    elif "loo" in result.get("references", {}):
+        loo_view(result, labels)
+        waiting.pending()
+    else:
+        waiting.pending()
     st.subheader(t("ex_agree"))
     st.caption(t("ex_agree_note"))
-    correlation_table(result["correlation"], tuple(r for r in REF_KEYS if r != "shapley"))
-    st.caption(t("ex_specials"))
-    specials_table(result["specials"])
+    if done:
+        correlation_table(result["correlation"], tuple(r for r in REF_KEYS if r != "shapley"))
+        st.caption(t("ex_specials"))
+        specials_table(result["specials"])
+    else:
+        waiting.pending()
     st.subheader(t("ex_faithful"))
-    curves_view(result)
-    shapley_part(text, removal, len(result["word_texts"]))
+    if done:
+        curves_view(result)
+    else:
+        waiting.pending()
+    shapley_part(words, shap_asked, jobs.get("shapley"))
 
 
-def shapley_part(text: str, removal: str, words: int) -> None:
+def asked(wanted: dict) -> dict:
+    """This session's jobs on the sentence tab (what it asked for before and no longer does is left)."""
+    return waiting.ask("explain", wanted)
+
+
+def shapley_part(words: int, shap_asked: tuple, job) -> None:
     st.subheader(t("ex_shapley"))
     st.caption(t("ex_shapley_intro", limit=SHAPLEY_MAX))
     if words > SHAPLEY_MAX:
         st.info(t("ex_notice_shapley_words", n=words, limit=SHAPLEY_MAX))
         return
-    asked = (text, removal)
     if st.button(t("ex_shapley_button", n=2**words), key="ex_shapley_go"):
-        session.put("ex_shapley_for", list(asked))
-    if tuple(session.get("ex_shapley_for") or ()) == asked:
-        with st.spinner(t("ex_computing")):
-            shap = runs.shapley(MODEL, text, removal)
-        if shap is not None:
-            shapley_view(shap)
+        session.put("ex_shapley_for", list(shap_asked))
+        st.rerun()  # asked for with the other jobs of this run
+    if job is not None and waiting.status(job) and job.result.get("shapley") is not None:
+        shapley_view(job.result["shapley"])
 
 
 def pair_section() -> None:
@@ -132,17 +159,23 @@ def pair_section() -> None:
     a = widgets.text(c1, t("ex_pair_a"), a0, max_chars=2000, key=f"ex_a_{example}")
     b = widgets.text(c2, t("ex_pair_b"), b0, max_chars=2000, key=f"ex_b_{example}")
     try:
-        p = runs.pair(MODEL, a, b)
+        P.items(pre, a, b)  # tokenising only: a bad sentence is answered at once
     except AttentionConfigError as err:
         bad(err)
+        waiting.ask("pair", {})
         return
-    pair_view(p)
+    wanted = {"pair": runs.pair(a, b)}
+    if tuple(session.get("ex_pair_shapley_for") or ()) == (a, b):
+        wanted["pair_shapley"] = runs.pair_shapley(a, b, "attention")
+    jobs = waiting.ask("pair", wanted)
+    if waiting.status(jobs["pair"]):
+        pair_view(jobs["pair"].result)
     st.markdown(f"**{t('ex_shapley')}**")
-    asked = (a, b)
     if st.button(t("ex_pair_shapley_button"), key="ex_pair_shapley_go"):
-        session.put("ex_pair_shapley_for", list(asked))
-    if tuple(session.get("ex_pair_shapley_for") or ()) == asked:
-        pair_shapley_view(runs.pair_shapley(MODEL, a, b, "attention"))
+        session.put("ex_pair_shapley_for", [a, b])
+        st.rerun()
+    if "pair_shapley" in jobs and waiting.status(jobs["pair_shapley"]):
+        pair_shapley_view(jobs["pair_shapley"].result)
 
 
 one, two, corpus = st.tabs([t("ex_tab_sentence"), t("ex_tab_pair"), t("ex_tab_table")])

@@ -8,7 +8,7 @@ from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from attn_core.interpret import ablate, prune, roles
 from explorer import figures as fig
-from explorer import inside, real, widgets
+from explorer import inside, real, waiting, widgets
 from explorer.boot import run_through_app
 from explorer.i18n import error_text, t
 from explorer.safe import md, md_t
@@ -17,6 +17,7 @@ from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
+waiting.warm()  # a worker loads the model while the page is read
 st.title(t("page.inside"))
 st.caption(t("in_intro"))
 settings = current_settings()
@@ -107,11 +108,9 @@ st.subheader(t("in_importance"))
 st.caption(t("in_importance_note"))
 head_axis = [str(h) for h in range(pre.heads)]
 layer_axis = [str(layer) for layer in range(pre.layers)]
-try:
-    imp = inside.importance(name, sentence, mode, masked, second)
-except AttentionConfigError as err:
-    bad(err)
-else:
+imp_job = waiting.ask("inside_imp", {"importance": inside.importance(sentence, mode, masked, second)})["importance"]
+if waiting.status(imp_job):
+    imp = imp_job.result
     z = imp["importance"]
     chart(
         fig.heatmap(z, head_axis, layer_axis, title=t("in_importance_title"), x_title="head", y_title="layer"),
@@ -127,12 +126,11 @@ st.subheader(t("in_patch"))
 st.caption(t("in_patch_note"))
 if second is None:
     st.info(t("in_patch_need"), icon=":material/info:")
+    waiting.ask("inside_patch", {})
 else:
-    try:
-        pm = inside.patching(name, sentence, second)
-    except AttentionConfigError as err:
-        bad(err)
-    else:
+    pm_job = waiting.ask("inside_patch", {"patching": inside.patching(sentence, second)})["patching"]
+    if waiting.status(pm_job):
+        pm = pm_job.result
         if pm["identical"]:
             st.info(t("in_patch_same"), icon=":material/info:")
         else:
@@ -153,9 +151,13 @@ else:
 
 st.subheader(t("in_prune"))
 st.caption(t("in_prune_note", n=prune.PRUNE_SENTENCES))
+pr_job = None
 if widgets.toggle(st, t("in_prune_go"), key="in_prune_go"):
-    with st.spinner(t("in_computing")):
-        pr = inside.pruning(name)
+    pr_job = waiting.ask("inside_prune", {"pruning": inside.pruning()})["pruning"]
+else:
+    waiting.ask("inside_prune", {})
+if pr_job is not None and waiting.status(pr_job):
+    pr = pr_job.result
     curve = fig.line(
         [round(100 * x) for x in pr["removed"]],
         {t("in_prune_series"): pr["cosine"]},
@@ -169,9 +171,13 @@ if widgets.toggle(st, t("in_prune_go"), key="in_prune_go"):
 
 st.subheader(t("in_roles"))
 st.caption(t("in_roles_note"))
+roles_job = None
 if widgets.toggle(st, t("in_roles_go"), key="in_roles_go"):
-    with st.spinner(t("in_computing")):
-        stats = inside.head_stats(name)
+    roles_job = waiting.ask("inside_roles", {"head_stats": inside.head_stats()})["head_stats"]
+else:
+    waiting.ask("inside_roles", {})
+if roles_job is not None and waiting.status(roles_job):
+    stats = roles_job.result
     rel_names = {
         "coref": t("in_rel_coref"),
         "nsubj": t("in_rel_nsubj"),

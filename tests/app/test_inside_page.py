@@ -3,6 +3,7 @@ bad input gets a message in the UI's language, no traceback, no NaN."""
 
 import json
 import math
+import time
 
 import pytest
 import torch
@@ -24,6 +25,16 @@ def chart(at, title_part):
     raise AssertionError(f"no chart titled '{title_part}'")
 
 
+def until_done(at, timeout: float = 240.0):
+    """Rerun the page (as its poll does) until the parts computed in the background have arrived."""
+    deadline = time.monotonic() + timeout
+    while at.get("progress") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        at.run()
+    assert not at.get("progress"), "still computing"
+    return at
+
+
 def metric(at, label_part):
     return next(m.value for m in at.metric if label_part in m.label)
 
@@ -34,7 +45,7 @@ def pre():
 
 
 def test_importance_map_and_an_ablation_are_the_engines(app, pre):
-    at = app(PAGE, query={"sentence": SENTENCE})
+    at = until_done(app(PAGE, query={"sentence": SENTENCE}))
     assert not at.error and metric(at, "Cosine to the original") == "1.000000"
     z = torch.tensor(chart(at, "when this head alone is ablated")["data"][0]["z"], dtype=torch.float32)
     assert torch.allclose(z, ablate.importance(pre, SENTENCE)["importance"], atol=1e-6)
@@ -49,6 +60,7 @@ def test_patching_map_and_a_second_sentence_of_another_length(app, pre):
     corrupted = SENTENCE.replace("tired", "wide")
     at = app(PAGE, query={"sentence": SENTENCE})
     at.text_input(key="in_second").set_value(corrupted).run()
+    until_done(at)
     z = torch.tensor(chart(at, "restored by patching")["data"][0]["z"], dtype=torch.float32)
     assert torch.allclose(z, patch.patch_map(pre, SENTENCE, corrupted)["restored"], atol=1e-5)
     assert math.isfinite(float(metric(at, "between the two sentences")))
@@ -84,12 +96,13 @@ def test_head_roles_table_links_to_the_head_view(app):
     at = app(PAGE, query={"sentence": SENTENCE})
     at.toggle(key="in_roles_go").set_value(True).run()
     assert not at.exception
+    until_done(at)
     table = at.dataframe[0].value
     assert len(table) == 8 and set(table.columns) >= {"relation", "held-out accuracy %", "offset baseline %"}
     urls = [b.proto.url for b in at.get("link_button")]
     assert urls and all(u.startswith("/model?rm_layer=") and "&rm_head=" in u for u in urls)
-    from explorer.inside import head_stats
+    from attn_core.interpret import roles
 
-    stats = head_stats(pt.BUNDLED)
+    stats = roles.head_stats(real.wait_for(pt.BUNDLED))
     det = stats["relations"]["det"]
     assert f"/model?rm_layer={det['layer']}&rm_head={det['head']}" in urls

@@ -1,0 +1,199 @@
+"""``python -m attn_core.heavy``: the worker behind the Explain and Inside pages' slow parts.
+
+The server sends one request a line, ``{"kind": ..., "args": {...}}``; the worker answers with lines
+``{"progress": share, "part": {...}}`` as each part is ready (plain lists and floats), then
+``{"end": "ok"}``, ``{"end": "cancelled"}`` (a line ``{"cancel": true, "id": ...}`` naming the
+request's ``id`` arrived: it stops between two parts) or ``{"end": "error", "code", "params",
+"message"}``. The model is loaded once, before the first request is read; a worker serves request
+after request (a fresh process costs seconds of imports and the model's load).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterator
+
+from .errors import AttentionConfigError
+
+Steps = Iterator[tuple[float, dict]]
+
+
+def _once(fn: Callable[[], dict]) -> Steps:
+    yield 1.0, fn()
+
+
+def _explain(pre, a: dict) -> Steps:
+    from .explain import staged
+
+    return staged.stages(pre, a["sentence"], a["removal"], a["steps"])
+
+
+def _shapley(pre, a: dict) -> Steps:
+    from .explain.explain import with_shapley
+
+    return _once(lambda: {"shapley": with_shapley(pre, a["sentence"], a["removal"])})
+
+
+def _pair(pre, a: dict) -> Steps:
+    from .explain.pair import pair
+
+    return _once(lambda: pair(pre, a["a"], a["b"], steps=a["steps"]))
+
+
+def _pair_shapley(pre, a: dict) -> Steps:
+    from .explain.pair import pair_shapley
+
+    return _once(lambda: pair_shapley(pre, a["a"], a["b"], a["removal"]))
+
+
+def _importance(pre, a: dict) -> Steps:
+    from .interpret import ablate
+
+    def run() -> dict:
+        r = ablate.importance(pre, a["sentence"], a["mode"], tuple(a["masked"]), a["second"])
+        return {k: v.tolist() for k, v in r.items()}
+
+    return _once(run)
+
+
+def _patching(pre, a: dict) -> Steps:
+    from .interpret import patch
+
+    def run() -> dict:
+        r = patch.patch_map(pre, a["clean"], a["corrupted"])
+        return {"restored": r["restored"].tolist(), "base_distance": r["base_distance"], "identical": r["identical"]}
+
+    return _once(run)
+
+
+def _pruning(pre, a: dict) -> Steps:
+    from .interpret import prune
+
+    return _once(lambda: prune.prune_curve(pre))
+
+
+def _head_stats(pre, a: dict) -> Steps:
+    from .interpret import roles
+
+    return _once(lambda: roles.head_stats(pre))
+
+
+KINDS: dict[str, Callable[[object, dict], Steps]] = {
+    "explain": _explain,
+    "shapley": _shapley,
+    "pair": _pair,
+    "pair_shapley": _pair_shapley,
+    "importance": _importance,
+    "patching": _patching,
+    "pruning": _pruning,
+    "head_stats": _head_stats,
+}
+
+
+def plain(value):
+    """A part as JSON has it (tuples become lists), so that the server and a direct call compare alike."""
+    return json.loads(json.dumps(value))
+
+
+def run(pre, kind: str, args: dict) -> Steps:
+    """The parts of one request, in order (what the worker sends, before JSON)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}")
+    return KINDS[kind](pre, args)
+
+
+class Inbox:
+    """The server's lines, read by a thread of their own so that a cancel is seen while a request computes."""
+
+    def __init__(self, inp) -> None:
+        self.lines: queue.Queue = queue.Queue()
+        self.waiting: list[dict] = []  # requests that came while another computed
+        self.inp = inp
+        threading.Thread(target=self._read, name="heavy-stdin", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.inp:
+            if line.strip():
+                self.lines.put(line)
+        self.lines.put(None)
+
+    @staticmethod
+    def parse(line: str):
+        try:
+            item = json.loads(line)
+        except ValueError:
+            return None
+        return item if isinstance(item, dict) else None
+
+    def next(self) -> dict | None:
+        """The next request (None: the input ended); a cancel for a request no longer computing is dropped."""
+        while not self.waiting:
+            line = self.lines.get()
+            if line is None:
+                self.lines.put(None)
+                return None
+            item = self.parse(line)
+            if item is not None and not item.get("cancel"):
+                self.waiting.append(item)
+        return self.waiting.pop(0)
+
+    def cancelled(self, current) -> bool:
+        """A cancel line for the request ``current`` arrived (one for an earlier request is late and
+        ignored; other requests that came meanwhile wait their turn; the input's end cancels nothing)."""
+        found = False
+        while True:
+            try:
+                line = self.lines.get_nowait()
+            except queue.Empty:
+                return found
+            if line is None:
+                self.lines.put(None)
+                return found
+            item = self.parse(line)
+            if item is not None and item.get("cancel"):
+                found = found or item.get("id") == current
+            elif item is not None:
+                self.waiting.append(item)
+
+
+def serve(inp, out, load: Callable[[], object] | None = None) -> int:
+    """Answer requests from ``inp`` until it ends (see the module's docstring)."""
+    if load is None:
+        from .pretrained import load as load_bundled
+
+        load = load_bundled
+    inbox = Inbox(inp)
+    pre = load()
+
+    def send(item: dict) -> None:
+        out.write(json.dumps(item, ensure_ascii=False) + "\n")
+        out.flush()
+
+    while (request := inbox.next()) is not None:
+        try:
+            for share, part in run(pre, request.get("kind", ""), request.get("args") or {}):
+                send({"progress": share, "part": part})
+                if inbox.cancelled(request.get("id")):
+                    send({"end": "cancelled"})
+                    break
+            else:
+                send({"end": "ok"})
+        except AttentionConfigError as err:
+            send({"end": "error", "message": str(err), "code": err.code, "params": err.params})
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
+            send({"end": "error", "message": f"{type(err).__name__}: {err}"})
+    return 0
+
+
+def main() -> int:
+    import torch
+
+    torch.set_num_threads(1)  # one core per worker: the server and the other worker keep the rest
+    return serve(sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

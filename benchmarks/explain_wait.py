@@ -1,0 +1,156 @@
+"""A learner's wait on Explain and Inside, in Chromium against a real server started here.
+
+For each page: type a new sentence into the sidebar and time, in the browser, from the commit to
+the first result (the page shows the new sentence with its first chart: raw attention on Explain, the
+ablation's cosine on Inside) and to the last (no part still computing: no progress bar left; on
+Explain the faithfulness curves' table, on Inside the importance map). Pages are interleaved,
+each sentence is new to the server (nothing cached), repeated ``--repeats`` times; medians and the
+spread are printed and written to ``benchmarks/results/explain_wait_cpu.txt`` with the date and the
+machine's load. Goal on a 2-core machine: first < 1 s, last < 3 s for sentences of ≤ 32 pieces.
+
+    python benchmarks/explain_wait.py [--repeats 5] [--out benchmarks/results/explain_wait_cpu.txt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))
+sys.path.insert(0, ROOT)
+
+from serve import start_server, stop_server
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+WAIT_MS = 180_000
+NOUNS = ("otter", "falcon", "teacher", "river", "lantern", "violin", "glacier", "baker", "comet", "harbour")
+ADJS = ("quiet", "bright", "tired", "curious", "ancient", "gentle", "clever", "distant", "golden", "patient")
+
+
+def sentence(i: int, salt: int) -> str:
+    """A new sentence (20–26 pieces) for each measurement: nothing of it is cached on the server."""
+    a, b = NOUNS[(i + salt) % 10], NOUNS[(3 * i + salt + 1) % 10]
+    x, y = ADJS[(2 * i + salt) % 10], ADJS[(i + 2 * salt + 5) % 10]
+    return f"The {x} {a} watched the {y} {b} near the old bridge on day {i + 7 * salt} of the long winter"
+
+
+FIRST = {
+    "explain": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
+        && document.querySelectorAll('[data-testid="stPlotlyChart"]').length > 0""",
+    "inside": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
+        && [...document.querySelectorAll('[data-testid="stMetric"]')].some(e => e.innerText.includes('Cosine'))""",
+}
+LAST = {
+    "explain": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
+        && document.querySelectorAll('[data-testid="stProgress"]').length === 0
+        && !document.body.innerText.includes('appears here when it is ready')
+        && document.body.innerText.includes('deletion area')""",
+    "inside": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
+        && document.querySelectorAll('[data-testid="stProgress"]').length === 0
+        && [...document.querySelectorAll('.gtitle')].some(e => e.textContent.includes('ablated'))""",
+}
+
+
+def measure(page, name: str, text: str) -> tuple[float, float]:
+    box = page.locator("textarea[aria-label='Sentence']")
+    box.fill(text)
+    t0 = time.perf_counter()
+    box.press("Control+Enter")
+    page.wait_for_function(FIRST[name], arg=text, polling=20, timeout=WAIT_MS)
+    first = time.perf_counter() - t0
+    page.wait_for_function(LAST[name], arg=text, polling=20, timeout=WAIT_MS)
+    last = time.perf_counter() - t0
+    return first, last
+
+
+def pieces(text: str) -> int:
+    from attn_core import pretrained as pt
+
+    global _PRE
+    try:
+        pre = _PRE
+    except NameError:
+        pre = _PRE = pt.load()
+    return pt.encode(pre, text).n_real
+
+
+def summary(values: list[float]) -> str:
+    return f"median {statistics.median(values):6.2f} s   min {min(values):6.2f}   max {max(values):6.2f}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "explain_wait_cpu.txt"))
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    load_before = os.getloadavg()
+    proc, url = start_server(timeout=120)
+    times: dict[str, dict[str, list[float]]] = {p: {"first": [], "last": []} for p in FIRST}
+    sizes = []
+    salt = int(time.time()) % 97
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            tabs = {}
+            for name in FIRST:  # one tab per page, warmed with a first sentence (not counted)
+                tab = browser.new_page(viewport={"width": 1280, "height": 900})
+                warm = sentence(100 + len(tabs), salt)
+                tab.goto(f"{url}/{name}?sentence=" + warm.replace(" ", "+"))
+                tab.wait_for_function(LAST[name], arg=warm, polling=100, timeout=WAIT_MS)
+                tabs[name] = tab
+            for rep in range(args.repeats):
+                for name, tab in tabs.items():  # interleaved
+                    text = sentence(2 * rep + (name == "inside"), salt)
+                    sizes.append(pieces(text))
+                    first, last = measure(tab, name, text)
+                    times[name]["first"].append(first)
+                    times[name]["last"].append(last)
+                    print(f"{name:8s} rep {rep}: first {first:5.2f} s  last {last:5.2f} s", flush=True)
+            browser.close()
+    finally:
+        stop_server(proc)
+    load_after = os.getloadavg()
+    cmd = ["sh", "-c", "grep -m1 'model name' /proc/cpuinfo"]
+    cpu = subprocess.run(cmd, check=False, capture_output=True, text=True).stdout
+    lines = [
+        "A learner's wait: from a new sentence (typed in the sidebar, Ctrl+Enter) to the first and to the last result",
+        f"date {datetime.datetime.now().isoformat(timespec='seconds')}   {platform.node()}   {os.cpu_count()} cores   "
+        + cpu.split(":", 1)[-1].strip(),
+        (
+            f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+            f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (other work inflates these)"
+        ),
+        (
+            f"sentences of {min(sizes)}–{max(sizes)} pieces, {args.repeats} repeats per page, pages interleaved, "
+            "Chromium headless, one server started here"
+        ),
+        "",
+    ]
+    met = True
+    for name, t in times.items():
+        lines.append(f"{name:8s} first result  {summary(t['first'])}   (goal < 1 s)")
+        lines.append(f"{name:8s} last result   {summary(t['last'])}   (goal < 3 s)")
+        met = met and statistics.median(t["first"]) < 1 and statistics.median(t["last"]) < 3
+    lines.append("")
+    lines.append(f"goal met (medians): {'yes' if met else 'no'}")
+    lines.append("raw: " + repr({n: {k: [round(v, 3) for v in vs] for k, vs in t.items()} for n, t in times.items()}))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""The Explain and Inside pages' slow computations, outside the server process, shared and bounded.
+
+Each runs in a worker (``python -m attn_core.heavy``, at the lowest CPU priority) that has the
+model loaded and serves request after request; at most ``SLOTS`` compute at once, the rest wait in
+a queue with their position shown. A job is keyed by its plain request (kind and arguments):
+identical requests from any session are one job, and a finished one is kept (``KEEP`` jobs and
+``KEEP_BYTES`` of results, the oldest dropped first). Its parts arrive as plain lists and floats,
+each as soon as the worker has it, so a page draws what has arrived and polls for the rest instead
+of holding its script thread (and the GIL) for seconds. A session that asks for something else
+leaves the jobs it watched; a job nobody watches any more is cancelled (the worker stops between
+two parts and serves the next request). The queue, the slots and the bounded keeping are the job
+skeleton's (``explorer.jobs``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from .cache import nbytes as size_of
+from .jobs import Idle, Jobs, JsonLines, spawn
+
+SLOTS = 2  # computations at once on the server (two cores; each worker runs torch on one thread)
+KEEP = 64  # finished jobs kept
+KEEP_BYTES = 48 * 2**20  # and at most this many bytes of their results
+IDLE_S = 300.0  # a worker with nothing to do for this long exits (each holds ~400 MiB: torch and the model)
+WORKER = [sys.executable, "-m", "attn_core.heavy"]
+_IDS = itertools.count(1)
+STAGED = {"explain"}  # kinds whose worker sends several parts (and can stop between two)
+
+
+@dataclass
+class Job:
+    kind: str
+    args: dict
+    state: str = "queued"  # queued, running, done, failed, stopped
+    result: dict = field(default_factory=dict)  # the parts that have arrived, merged
+    parts: int = 0
+    progress: float = 0.0
+    error: tuple = (None, {})  # a failed job's engine error code and params
+    message: str = ""
+    proc: subprocess.Popen | None = None
+    holds_slot: bool = False
+    watchers: set = field(default_factory=set)
+    id: int = field(default_factory=lambda: next(_IDS))
+    started: float | None = None
+    ended: float | None = None
+    size: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.state in ("queued", "running")
+
+    @property
+    def done(self) -> bool:
+        return self.state == "done"
+
+    @property
+    def nbytes(self) -> int:
+        return self.size
+
+
+def key_of(kind: str, args: dict) -> tuple:
+    return kind, json.dumps(args, sort_keys=True, ensure_ascii=False)
+
+
+class Heavy(Jobs):
+    def __init__(self) -> None:
+        super().__init__(SLOTS, "heavy")
+        self.workers = Idle(lambda: IDLE_S, "heavy-reaper")
+        self.spawned = 0  # workers started, for the tests
+
+    def keep(self) -> tuple[int, int]:
+        return KEEP, KEEP_BYTES
+
+    def ask(self, kind: str, args: dict, session: str = "") -> Job:
+        """The job for this request (the queued, running or finished one, else a new one), watched by ``session``."""
+        args = json.loads(json.dumps(args))  # plain: tuples as lists, as the worker will see them
+        key = key_of(kind, args)
+        with self.lock:
+            job = self.jobs.get(key)
+            if job is None or job.state in ("failed", "stopped"):
+                job = Job(kind, args)
+                self.add(key, job)
+            else:
+                self.jobs.move_to_end(key)
+            job.watchers.add(session)
+        return job
+
+    def leave(self, job: Job, session: str = "") -> None:
+        """``session`` no longer waits for ``job``; a job nobody waits for any more is cancelled."""
+        with self.lock:
+            job.watchers.discard(session)
+            last = not job.watchers
+        if last and (job.state == "queued" or (job.state == "running" and job.kind in STAGED)):
+            self.stop(job)  # a job of one part that runs is let finish: its result is kept for the next asker
+
+    def position(self, job: Job) -> int:
+        """How many computations run or wait before this one (0 when it is running or finished)."""
+        with self.lock:
+            if job not in self.queue:
+                return 0
+            running = sum(1 for j in self.jobs.values() if j.state == "running")
+            return self.queue.index(job) + running
+
+    def stop(self, job: Job) -> None:
+        """A queued job leaves the queue; a running one is asked to stop between two parts (its worker is kept)."""
+        with self.lock:
+            if job in self.queue:
+                self.queue.remove(job)
+            if not job.active:
+                return
+            was = job.state
+            job.state, job.ended = "stopped", time.time()
+            proc = job.proc
+        if was == "running" and proc is not None and proc.poll() is None:
+            try:
+                proc.stdin.write(json.dumps({"cancel": True, "id": job.id}) + "\n")
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                pass
+
+    def warm(self) -> None:
+        """Start a worker now if none waits and none computes: its imports and the model's load (seconds)
+        are then behind it when the first request comes."""
+        with self.lock:
+            busy = any(j.state == "running" for j in self.jobs.values())
+        if not busy and not self.workers.waiting:
+            try:
+                self.workers.give(self._spawn())
+            except OSError:
+                pass
+
+    def _spawn(self) -> subprocess.Popen:
+        self.spawned += 1
+        return spawn(WORKER, stdin=True)
+
+    def on_start(self, job: Job) -> None:
+        job.started = time.time()
+
+    def execute(self, job: Job) -> None:
+        try:
+            proc = self.workers.take() or self._spawn()
+            proc.stdin.write(json.dumps({"kind": job.kind, "args": job.args, "id": job.id}) + "\n")
+            proc.stdin.flush()
+        except OSError as err:
+            job.state, job.message, job.ended = "failed", str(err), time.time()
+            return
+        job.proc = proc
+        lines = JsonLines(proc.stdout)
+        end = None
+        for item in lines:
+            if "end" in item:
+                end = item
+                break
+            part = item.get("part") or {}
+            with self.lock:
+                job.result = {**job.result, **part}  # a new dict: a reader never sees one half-updated
+                job.parts += 1
+                job.progress = float(item.get("progress", job.progress))
+        with self.lock:
+            job.proc, job.ended = None, time.time()
+            job.size = size_of(job.result) + size_of(job.args)
+            if end is not None and end["end"] in ("ok", "cancelled"):
+                self.workers.give(proc)  # back to wait for the next request
+            if end is not None and end["end"] == "ok" and job.state == "running":
+                job.state, job.progress = "done", 1.0
+            elif job.state == "running":
+                job.state = "failed"
+                job.message = (end or {}).get("message") or lines.last_other or "the worker ended"
+                job.error = (end or {}).get("code"), (end or {}).get("params") or {}
+            if end is None and proc.poll() is None:
+                proc.terminate()
+        if end is None:
+            threading.Thread(target=proc.wait, daemon=True).start()
+
+
+HEAVY = Heavy()

@@ -1,0 +1,98 @@
+"""A page's view of its background jobs (``explorer.heavy``): which ones this session waits for, and
+while one computes, a progress bar with "computing…, N ahead of you" that polls the job without
+holding the script thread; when a part arrives (or the job ends) the page is drawn again with it."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from attn_core import AttentionConfigError
+
+from . import session
+from .heavy import HEAVY, Job, key_of
+from .i18n import error_text, t
+from .safe import md
+from .server import session_id
+
+POLL_S = 0.25  # how often a waiting page looks at its jobs
+EXPECTED_S = {  # a job that sends one part: its bar moves by time, up to 95 %, at this pace (a quiet 2-core machine)
+    "shapley": 3.0,
+    "pair": 1.0,
+    "pair_shapley": 4.0,
+    "importance": 1.5,
+    "patching": 3.0,
+    "pruning": 6.0,
+    "head_stats": 8.0,
+}
+
+
+def ask(page: str, requests: dict[str, tuple[str, dict]]) -> dict[str, Job]:
+    """The jobs for this run of ``page`` ({name: (kind, args)}); the jobs the session waited for on
+    its last run of this page and no longer asks for are left (cancelled if nobody else waits)."""
+    me = session_id()
+    jobs = {name: HEAVY.ask(kind, args, me) for name, (kind, args) in requests.items()}
+    keys = [list(key_of(job.kind, job.args)) for job in jobs.values()]
+    slot = f"heavy_watching_{page}"
+    for old in session.get(slot) or []:
+        if old not in keys:
+            job = HEAVY.get(tuple(old))
+            if job is not None:
+                HEAVY.leave(job, me)
+    session.put(slot, keys)
+    return jobs
+
+
+def warm() -> None:
+    HEAVY.warm()
+
+
+def share(job: Job) -> float:
+    """How far the job has come, 0 to 1 (a job of one part: by its time against the expected)."""
+    if job.done:
+        return 1.0
+    if job.state != "running" or job.started is None:
+        return 0.0
+    if job.kind in EXPECTED_S:
+        return min(0.95, (time.time() - job.started) / EXPECTED_S[job.kind])
+    return max(0.02, job.progress)
+
+
+def failed(job: Job) -> None:
+    code, params = job.error
+    if code:
+        params = dict(params)
+        try:
+            err = AttentionConfigError(params.pop("field", "sentence"), code, **params)
+        except (KeyError, TypeError, ValueError):
+            err = None
+        if err is not None:
+            st.warning(t("invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
+            return
+    st.error(t("heavy_failed", msg=md(job.message or job.state)), icon=":material/warning:")
+
+
+def status(job: Job) -> bool:
+    """Draw the job's state where it is called; True when it is done (its result complete)."""
+    if job.done:
+        return True
+    if job.state in ("failed", "stopped"):
+        failed(job)
+        return False
+    _poll(job, (job.state, job.parts))
+    return False
+
+
+@st.fragment(run_every=POLL_S)
+def _poll(job: Job, seen: tuple) -> None:
+    if (job.state, job.parts) != seen:  # something arrived: draw the page again with it
+        st.rerun(scope="app")
+    ahead = HEAVY.position(job)
+    text = t("heavy_ahead", n=ahead) if ahead else t("heavy_running")
+    st.progress(share(job), text=text)
+
+
+def pending() -> None:
+    """In place of a section whose numbers have not arrived yet."""
+    st.caption(t("heavy_pending"))

@@ -1,0 +1,129 @@
+"""The Explain and Inside pages' slow parts as shared background jobs (``explorer.heavy``, worker
+``attn_core.heavy``): identical requests are one job, the parts arrive in stages, and what arrives
+equals the engine's direct, in-process computation."""
+
+import io
+import json
+import time
+
+import numpy as np
+import pytest
+
+from attn_core import heavy as worker
+from attn_core import pretrained as pt
+from attn_core.explain import explain as X
+from attn_core.explain import staged
+from attn_core.interpret import ablate, patch
+from explorer import heavy
+
+SENTENCE = "The animal didn't cross the street because it was too tired"
+
+
+@pytest.fixture(scope="module")
+def pre():
+    return pt.load()
+
+
+def close(a, b, path="") -> None:
+    """Equal structures; floats within rtol 1e-5 (atol 1e-7 near zero)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (path, set(a) ^ set(b) if isinstance(b, dict) else b)
+        for k in a:
+            close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and not isinstance(a, bool):
+        assert isinstance(b, (int, float)), path
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7, err_msg=path)
+    else:
+        assert a == b, (path, a, b)
+
+
+def wait(job, timeout=240.0):
+    deadline = time.monotonic() + timeout
+    while job.active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert job.done, (job.state, job.message)
+    return job
+
+
+@pytest.mark.parametrize("removal", ["attention", "delete"])
+def test_the_stages_merged_are_explain(pre, removal):
+    direct = X.explain(pre, SENTENCE, removal=removal, shapley=False, layers=True)
+    close(worker.plain(direct), worker.plain(staged.merged(pre, SENTENCE, removal)))
+    first = staged.cheap(pre, SENTENCE, removal)  # the part drawn at once is the same numbers
+    for k in ("raw", "rollout", "norm"):
+        close(worker.plain(direct["layers"][k]), first["layers"][k], k)
+    assert first["tokens"] == direct["tokens"]
+
+
+def test_the_worker_streams_parts_and_can_be_cancelled(pre):
+    requests = [
+        {"kind": "explain", "args": {"sentence": SENTENCE, "removal": "mask", "steps": 8}, "id": 1},
+        {"kind": "patching", "args": {"clean": SENTENCE, "corrupted": SENTENCE.replace("tired", "wide")}, "id": 2},
+        {"kind": "explain", "args": {"sentence": "!!!", "removal": "mask", "steps": 8}, "id": 3},
+        {"kind": "nothing", "args": {}, "id": 4},
+    ]
+    out = io.StringIO()
+    worker.serve(io.StringIO("".join(json.dumps(r) + "\n" for r in requests)), out, load=lambda: pre)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    ends = [x for x in lines if "end" in x]
+    assert [e["end"] for e in ends] == ["ok", "ok", "error", "error"]
+    assert ends[2]["code"] == "no_word_pieces" or ends[2]["code"]  # an engine error keeps its code for the UI
+    first = lines[: lines.index(ends[0])]
+    assert len(first) >= 5 and [x["progress"] for x in first] == sorted(x["progress"] for x in first)
+    merged = {}
+    for x in first:
+        merged.update(x["part"])
+    close(worker.plain(X.explain(pre, SENTENCE, removal="mask", shapley=False, layers=True, steps=8)), merged)
+    restored = lines[lines.index(ends[0]) + 1]["part"]["restored"]
+    np.testing.assert_allclose(
+        restored, patch.patch_map(pre, SENTENCE, SENTENCE.replace("tired", "wide"))["restored"], rtol=1e-5, atol=1e-7
+    )
+    # a cancel for the running request stops it between two parts; a late one for another id is ignored
+    out = io.StringIO()
+    inp = "".join(
+        json.dumps(r) + "\n"
+        for r in (requests[0], {"cancel": True, "id": 1}, {"cancel": True, "id": 99}, {**requests[1], "id": 5})
+    )
+    worker.serve(io.StringIO(inp), out, load=lambda: pre)
+    ends = [json.loads(x)["end"] for x in out.getvalue().splitlines() if "end" in json.loads(x)]
+    assert ends == ["cancelled", "ok"]
+
+
+def test_identical_requests_are_one_job_and_equal_the_direct_computation(pre):
+    jobs = heavy.Heavy()
+    args = {"sentence": SENTENCE, "mode": "zero", "masked": [], "second": None}
+    a = jobs.ask("importance", args, "session-a")
+    b = jobs.ask("importance", dict(reversed(args.items())), "session-b")  # the same request, keys in another order
+    assert a is b and a.watchers == {"session-a", "session-b"}
+    wait(a)
+    assert jobs.ask("importance", args, "session-c") is a  # a finished job is kept and shared
+    assert jobs.spawned == 1
+    np.testing.assert_allclose(
+        a.result["importance"], ablate.importance(pre, SENTENCE)["importance"], rtol=1e-5, atol=1e-7
+    )
+    ex = wait(jobs.ask("explain", {"sentence": SENTENCE, "removal": "attention", "steps": 16}, "session-a"))
+    close(worker.plain(X.explain(pre, SENTENCE, shapley=False, layers=True, steps=16)), ex.result)
+    assert jobs.spawned == 1  # the worker served both
+
+
+def test_a_job_nobody_waits_for_is_cancelled_and_the_worker_kept(pre):
+    jobs = heavy.Heavy()
+    job = jobs.ask("explain", {"sentence": SENTENCE + " again", "removal": "delete", "steps": 64}, "me")
+    deadline = time.monotonic() + 120
+    while job.parts == 0 and time.monotonic() < deadline:  # running in its worker
+        time.sleep(0.02)
+    other = jobs.ask("explain", {"sentence": SENTENCE + " again", "removal": "delete", "steps": 64}, "you")
+    assert other is job
+    jobs.leave(job, "me")
+    assert job.state == "running"  # someone else still waits for it
+    jobs.leave(job, "you")
+    assert job.state == "stopped"
+    while job.proc is not None and time.monotonic() < deadline:  # it stops between two parts
+        time.sleep(0.02)
+    assert job.proc is None and job.state == "stopped" and len(jobs.workers.waiting) == 1
+    nxt = wait(jobs.ask("patching", {"clean": SENTENCE, "corrupted": SENTENCE.replace("tired", "wide")}, "me"))
+    assert "restored" in nxt.result and jobs.spawned == 1  # the cancelled job's worker served the next one
