@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from tolerance import assert_close
 
 from attn_core import masks, positions, steps
 from attn_core.kernels import KERNELS
@@ -97,7 +98,7 @@ def test_the_labs_attention_is_attend_on_its_weights_and_the_written_out_formula
     for layer in model.layers:
         w, V = layer.weights(x)
         assert w.shape == (5, c.heads, c.length, c.length)
-        torch.testing.assert_close(w, hand_attention(layer, x), atol=2e-6, rtol=0)
+        assert_close(w, hand_attention(layer, x), rtol=2e-6, atol=2e-7)
         for b in range(5):  # attend on one example (L, d_model) at a time: the batched call is the same
             one = steps.attend(
                 x[b],
@@ -109,21 +110,21 @@ def test_the_labs_attention_is_attend_on_its_weights_and_the_written_out_formula
                 positions=SCHEMES[c.pos],
                 effective=None if kern.softmax else variant,
             )
-            torch.testing.assert_close(one.weights, w[b], atol=1e-6, rtol=0)
-            torch.testing.assert_close(one.V, V[b], atol=1e-6, rtol=0)
+            assert_close(one.weights, w[b], rtol=1e-6, atol=1e-7)
+            assert_close(one.V, V[b], rtol=1e-6, atol=1e-7)
 
 
 def test_rope_is_the_rotation_and_scores_depend_on_the_offset_only():
     torch.manual_seed(1)
     x = torch.randn(2, 3, 7, 8)  # (B, H, L, d)
     R = rotation(7, 8)
-    torch.testing.assert_close(positions.rope(x), torch.einsum("pde,bhpe->bhpd", R, x), atol=1e-6, rtol=0)
+    assert_close(positions.rope(x), torch.einsum("pde,bhpe->bhpd", R, x), rtol=1e-6, atol=1e-7)
     q, k = torch.randn(8), torch.randn(8)
     rq, rk = positions.rope(q.expand(7, 8)), positions.rope(k.expand(7, 8))  # the same q, k at every position
     s = rq @ rk.T  # s[m, n] = q R_mᵀ R_n k = q R_(n-m) k
     for off in range(-6, 7):
         diag = torch.diagonal(s, off)
-        torch.testing.assert_close(diag, diag[0].expand_as(diag), atol=1e-5, rtol=0)
+        assert_close(diag, diag[0].expand_as(diag), rtol=1e-5, atol=1e-6)
 
 
 def test_alibi_is_the_papers_bias_and_attend_adds_it_to_the_scaled_scores():
@@ -137,9 +138,9 @@ def test_alibi_is_the_papers_bias_and_attend_adds_it_to_the_scaled_scores():
     plain = steps.attend(x, x, weights, mask, positions=SCHEMES["none"])
     biased = steps.attend(x, x, weights, mask, positions=SCHEMES["alibi"])
     torch.testing.assert_close(biased.scores, plain.scores, atol=0, rtol=0)  # the raw scores are untouched
-    torch.testing.assert_close(biased.scaled, plain.scaled + alibi_bias(4, 5, 5), atol=1e-6, rtol=0)
+    assert_close(biased.scaled, plain.scaled + alibi_bias(4, 5, 5), rtol=1e-6, atol=1e-7)
     expected = torch.softmax(plain.scaled + alibi_bias(4, 5, 5), -1)
-    torch.testing.assert_close(biased.softmax.weights, expected, atol=1e-6, rtol=0)
+    assert_close(biased.softmax.weights, expected, rtol=1e-6, atol=1e-7)
 
 
 def test_attend_is_batched_and_its_gradients_are_the_hand_written_ones():
@@ -158,7 +159,7 @@ def test_attend_is_batched_and_its_gradients_are_the_hand_written_ones():
         one = steps.attend(x[b], x_kv[b], weights, mask, positions=SCHEMES["rope"])
         for name in ("Q", "K", "V", "scores", "scaled"):
             torch.testing.assert_close(getattr(a, name)[b], getattr(one, name), atol=1e-5, rtol=1e-6)
-        torch.testing.assert_close(a.softmax.weights[b], one.softmax.weights, atol=1e-6, rtol=0)
+        assert_close(a.softmax.weights[b], one.softmax.weights, rtol=1e-6, atol=1e-7)
     target = torch.randn(3, H, L, S)
     (grad,) = torch.autograd.grad((a.weights * target).sum(), weights.W_q)
     Wq = weights.W_q.detach().clone().requires_grad_(True)  # the same loss, written out

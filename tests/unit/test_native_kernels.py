@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tolerance import assert_close, close
 
 from attn_core.kernels import KERNELS, native
 
@@ -64,10 +65,10 @@ def test_every_row_equals_the_float64_masked_softmax(N, L, D, Dv, before, after,
     )
     ref, ref_lse = oracle(q, k, v, before, after, scale, min_key, n_valid)
     assert out.shape == (N, L, Dv) and lse.shape == (N, L) and out.is_contiguous()  # padded inside, not outside
-    assert (out.double() - ref).abs().max() < 2e-6
+    assert_close(out, ref, rtol=1e-6)  # a float64 oracle: tight, relative
     seen = torch.isfinite(ref_lse)
     assert torch.equal(torch.isfinite(lse), seen)  # -inf exactly where a row has no key ...
-    assert not seen.any() or (lse.double() - ref_lse)[seen].abs().max() < 2e-6
+    assert not seen.any() or close(lse[seen], ref_lse[seen], rtol=1e-6)
     assert (out[~seen] == 0).all()  # ... and its output is 0, not NaN
 
 
@@ -101,7 +102,7 @@ def test_the_windowed_kernels_agree_on_both_paths(name, opts, causal):
     with native.disabled():
         assert not native.usable(q, k, v)
         slow = fn(q, k, v, causal=causal, **opts)
-    assert (fast - slow).abs().max() < 1e-5
+    assert_close(fast, slow)
 
 
 def test_the_pytorch_path_keeps_gradients_and_other_dtypes():
@@ -127,9 +128,9 @@ def test_the_threads_split_gives_what_one_thread_gives(N):
         many, lse3 = native.band_attention(q, k, v, before=100, after=37, scale=0.125, min_key=2, need_lse=True)
     finally:
         torch.set_num_threads(before)
-    assert (one - many).abs().max() < 1e-6 and torch.equal(torch.isfinite(lse1), torch.isfinite(lse3))
+    assert close(one, many, rtol=1e-6) and torch.equal(torch.isfinite(lse1), torch.isfinite(lse3))
     ref, _ = oracle(q, k, v, 100, 37, 0.125, 2)
-    assert (many.double() - ref).abs().max() < 2e-6
+    assert_close(many, ref, rtol=1e-6)
 
 
 def linear_oracle(q, k, v, causal=True):
@@ -165,7 +166,7 @@ def test_linear_equals_its_quadratic_form_on_both_paths(causal, B, H, L, S, D, D
         slow = KERNELS[name].fn(q, k, v)
     ref = linear_oracle(q, k, v, causal=causal)
     assert fast.shape == (B, H, L, Dv) and fast.is_contiguous()
-    assert (fast.double() - ref).abs().max() < 1e-5 and (slow.double() - ref).abs().max() < 1e-5
+    assert close(fast, ref) and close(slow, ref)
     if causal:
         assert torch.equal(fast, KERNELS["linear_elu"].fn(q, k, v, causal=True))  # the same kernel by either name
 
@@ -182,7 +183,7 @@ def test_causal_linear_features_far_below_zero_keep_their_ratio():
     out = KERNELS["causal_linear"].fn(q, k, v)
     ref = linear_oracle(q, k, v)
     assert torch.isfinite(ref).all() and ref.abs().max() > 0.1
-    assert (out.double() - ref).abs().max() < 1e-5
+    assert_close(out, ref)
 
 
 def test_causal_linear_chunks_and_threads_do_not_change_the_result():
@@ -199,10 +200,10 @@ def test_causal_linear_chunks_and_threads_do_not_change_the_result():
         plain_split = native.linear(q, k, v)
     finally:
         torch.set_num_threads(before)
-    assert torch.equal(one, split) and torch.equal(plain, plain_split)  # whole sequences per thread: the same sums
-    assert (plain.double() - linear_oracle(q, k, v, causal=False)).abs().max() < 1e-5
-    assert (one - wide).abs().max() < 1e-5
-    assert (one.double() - linear_oracle(q, k, v)).abs().max() < 1e-5
+    assert close(one, split, rtol=1e-6) and close(plain, plain_split, rtol=1e-6)  # whatever the thread count
+    assert_close(plain, linear_oracle(q, k, v, causal=False))
+    assert_close(one, wide)
+    assert_close(one, linear_oracle(q, k, v))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")

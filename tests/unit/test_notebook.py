@@ -22,6 +22,7 @@ from dataclasses import replace
 import nbformat
 import pytest
 import torch
+from tolerance import assert_close
 
 from attn_core import AttentionConfigError, Settings, run_trace
 from attn_core import notebook as nbk
@@ -140,11 +141,7 @@ def assert_matches(result: dict, want: dict, lists: dict) -> None:
         mine, theirs = decode(got[name]), tensor.detach().to(torch.float32)
         assert mine.shape == theirs.shape, (result["name"], name, mine.shape, theirs.shape)
         assert torch.equal(mine.isnan(), theirs.isnan()), (result["name"], name)
-        assert torch.allclose(mine.nan_to_num(0.0), theirs.nan_to_num(0.0), atol=1e-5, rtol=0), (
-            result["name"],
-            name,
-            float((mine.nan_to_num(0.0) - theirs.nan_to_num(0.0)).abs().max()),
-        )
+        assert_close(mine, theirs, msg=(result["name"], name))  # float32 on both sides: scaled with the values
     for name, value in lists.items():
         assert result["lists"][name] == value, (result["name"], name)
     diffs = result["differences"]  # the notebook's own last cell agrees
@@ -584,4 +581,4 @@ def test_flexattention_exports_its_pattern():
             exec(compile(code, "<flex>", "exec"), ns)  # noqa: S102 - the notebook this module wrote
     for name, tensor in expected(t).items():
         mine = ns["recomputed"][name].to(torch.float32)
-        assert torch.allclose(mine.nan_to_num(0.0), tensor.to(torch.float32).nan_to_num(0.0), atol=1e-5), name
+        assert_close(mine, tensor.to(torch.float32), msg=name)
