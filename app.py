@@ -18,13 +18,14 @@ st.set_page_config(
 
 from attn_core import AttentionConfigError
 from explorer import figures as fig
-from explorer import server, session
+from explorer import history, poll, server, session
 from explorer.home import home
 from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
 from explorer.lesson import read as lesson
 from explorer.pages import PAGES
 from explorer.poll import check_url as poll_check
+from explorer.poll_view import QUESTION_PAGES, lesson_view
 from explorer.state import show_error, sidebar_ui, trace_for
 from explorer.tour import arrive as tour_arrive
 from explorer.tour import banner as tour_banner
@@ -38,7 +39,7 @@ nav = st.navigation(pages)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()
 tour_arrive()  # a lesson of the tour opens with its own settings
-poll_check()  # ?lesson= and ?teacher= (predict-then-reveal)
+poll_check()  # ?lesson=, ?teacher= and ?predict=, carried from page to page
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
 settings, slots = sidebar_ui(hidden, locked)
 fig.begin_run(session.palette_choice(), presenting)
@@ -50,6 +51,9 @@ except AttentionConfigError as err:
     show_error(err, slots)
 lesson_builder(hidden, locked)
 tour_banner()  # a lesson of the guided tour: its question above the page
+if poll.teacher() and nav.url_path not in QUESTION_PAGES:  # the teacher's link, wherever it is opened
+    lesson_view(poll.lesson())
+history.one_entry_per_page()  # the browser's Back goes to the page before, not to the last rerun
 show_notices(notice)  # what the sidebar rejected; a page that stops early (st.stop) draws nothing after it
 nav.run()
 show_notices(notice)  # again, with what the page's own controls rejected

@@ -34,6 +34,7 @@ from attn_core.options import OPTIONS, Option
 
 from . import session, widgets
 from .i18n import label, t
+from .urlcheck import switch, switch_notice
 
 MAX_TEXT = 1000  # characters of a sentence (it travels in the URL; 1000 CJK characters are ~9 KB)
 DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
@@ -71,8 +72,8 @@ class Control:
             if self.kind == "int":
                 return int(value) if value == int(value) else None
             return value
-        if self.kind == "switch":
-            return {"true": True, "false": False}.get(raw.lower())
+        if self.kind == "switch":  # 1/true/yes/on, 0/false/no/off: one reading for every switch in a link
+            return switch(raw)
         if self.kind in ("text", "area"):
             return raw[:MAX_TEXT]
         return next((o for o in (self.options if options is None else options) if str(o) == raw), None)
@@ -261,7 +262,7 @@ def url_value(c: Control, options=None, high=None) -> Any:
     value = c.parse(raw, options, high)
     if value is None:
         session.drop_url(c.name)
-        session.notice(c.name)
+        (switch_notice if c.kind == "switch" else session.notice)(c.name)
         return c.default
     if c.kind in ("text", "area") and value != raw:
         session.set_url(c.name, value)

@@ -4,7 +4,8 @@
 names are a contract that lesson plans rely on): a hidden setting keeps the link's value (or its
 default) and is not drawn; a locked one is drawn and cannot be changed. Unknown names are dropped
 from the link and named in the sidebar's notice. The builder in the sidebar composes such a link
-from the current view.
+from the current view, and a class's lesson with it: a lesson code (``?lesson=``), predict, then
+reveal (``?predict=1``), and the two links, the students' and the teacher's (``&teacher=1``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from . import session, widgets
+from . import poll, session, widgets
 from .controls import BY_NAME, SIDEBAR
 from .i18n import t
+from .urlcheck import switch
 
 PARAMS = ("hide", "lock")
 
@@ -41,13 +43,27 @@ def read() -> tuple[frozenset[str], frozenset[str]]:
     return hidden, locked - hidden
 
 
-def link(hide: list[str], lock: list[str]) -> str:
-    """This view's link with these settings hidden and locked."""
-    params = {k: v for k, v in session.url_params().items() if k not in PARAMS}
+CLASS = ("lesson", "predict", "teacher")  # a class's own parameters: the builder composes them
+
+
+def link(
+    hide: list[str], lock: list[str], *, code: str | None = None, predict: bool | None = None, teacher: bool = False
+) -> str:
+    """This view's link with these settings hidden and locked; with ``code``, the lesson's link
+    (``teacher``: the teacher's, which shows the class's answers live); ``predict``: predict, then
+    reveal (None: as this view has it)."""
+    mine = PARAMS + CLASS if predict is not None else PARAMS + ("lesson", "teacher")
+    params = {k: v for k, v in session.url_params().items() if k not in mine}
     if hide:
         params["hide"] = ",".join(hide)
     if lock:
         params["lock"] = ",".join(lock)
+    if code:
+        params["lesson"] = code
+    if predict:
+        params["predict"] = "1"
+    if code and teacher:
+        params["teacher"] = "1"
     base = (getattr(st.context, "url", None) or "").split("?")[0]
     return f"{base}?{urlencode(params, safe=',')}" if params else base or "?"
 
@@ -69,4 +85,18 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
         lock = widgets.multiselect(
             st, t("lesson_lock"), rest, default=sorted(locked & set(rest)), format_func=title, key="lesson_lock"
         )
-        st.code(link(hide, lock), language=None, wrap_lines=True)
+        code = widgets.text(
+            st, t("lesson_code"), poll.lesson() or "", key="lesson_code", max_chars=16, help=t("lesson_code_help")
+        ).strip()
+        if code and not poll.valid_code(code):  # typed text is data: said, and left out of the link
+            st.warning(t("lesson_code_bad"), icon=":material/edit_off:")
+            code = ""
+        on = switch(session.url("predict")) is True
+        predict = widgets.checkbox(st, t("lesson_predict"), on, key="lesson_predict")
+        if not code:
+            st.code(link(hide, lock, predict=predict), language=None, wrap_lines=True)
+            return
+        st.caption(t("lesson_student_link"))
+        st.code(link(hide, lock, code=code, predict=predict), language=None, wrap_lines=True)
+        st.caption(t("lesson_teacher_link"))
+        st.code(link(hide, lock, code=code, predict=predict, teacher=True), language=None, wrap_lines=True)

@@ -9,6 +9,7 @@ sent is kept in the session and sent again on the session's next run once the st
 from __future__ import annotations
 
 import csv
+import html
 import io
 
 import streamlit as st
@@ -20,6 +21,7 @@ from .poll import PollUnavailable
 from .views import chart
 
 PENDING = "_poll_pending"
+QUESTION_PAGES = ("steps", "multihead", "cross", "model")  # the pages that ask a predict-then-reveal question
 
 
 def describe(question: tuple, tok: str) -> str:
@@ -64,7 +66,34 @@ def class_count(code: str, question: tuple, labels: list[str], truth: int) -> No
     except PollUnavailable:
         unavailable()
         return
-    chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts)), highlight=truth), "predict_class")
+    chart(class_figure(counts, labels, truth=truth), "predict_class")
+
+
+def plural(key: str, n: int, **fmt) -> str:
+    """``key`` for a count: ``key_one`` when it is 1 (English says "1 answer"), else ``key``."""
+    return t(f"{key}_one" if n == 1 else key, n=n, **fmt)
+
+
+def class_figure(counts: list[int], labels: list[str], *, truth: int | None, title: str | None = None):
+    """The class's answers as bars: whole numbers on the bars, the count in the title in the
+    singular or the plural, and a text alternative that names a tie as a tie."""
+    counts = [int(c) for c in counts]
+    n = sum(counts)
+    f = fig.bars(counts, labels, title=title or plural("predict_class", n), highlight=truth)
+    f.update_traces(text=[str(c) for c in counts], hovertemplate="%{x}<br>%{y:d}<extra></extra>")
+    f.update_layout(yaxis=dict(tickformat="d", rangemode="tozero"), meta={"alt": class_alt(counts, labels)})
+    return f
+
+
+def class_alt(counts: list[int], labels: list[str]) -> str:
+    """The chart's main fact: the key token with the most answers, or the tie, or no answers."""
+    most = max(counts, default=0)
+    if most == 0:
+        return t("class_alt_none")
+    top = [f"'{html.unescape(labels[i])}'" for i, c in enumerate(counts) if c == most]
+    if len(top) == 1:
+        return plural("class_alt_top", most, name=top[0])
+    return plural("class_alt_tie", most, names=t("list_join").join(top))
 
 
 def lesson_csv(code: str) -> str:
@@ -89,13 +118,57 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
         except PollUnavailable:
             unavailable(teacher=True)
             return
-        chart(fig.bars(counts, labels, title=t("predict_class", n=sum(counts))), "predict_teacher_bars")
-        st.caption(t("predict_answers", n=sum(counts), tok=tok))
+        chart(class_figure(counts, labels, truth=None), "predict_teacher_bars")
+        st.caption(plural("predict_answers", sum(counts), tok=tok))
 
     live()
     shown = widgets.toggle(st, t("predict_show_truth"), key="predict_show_truth")
     if shown:
         st.info(t("predict_truth", tok=tok, truth=labels[truth]))
+    teacher_tools(code)
+    if not shown:  # the projector shows the class's answers, not the weights, until the answer is shown
+        st.caption(t("predict_teacher_hidden"))
+        st.stop()
+
+
+def lesson_questions(code: str) -> list[tuple[str, list[str], list[int]]]:
+    """Every question of the lesson, in order: (its description, key-token labels, counts)."""
+    questions: dict[str, tuple[list[str], list[int]]] = {}
+    for label, token, count in poll.POLLS.export(code):
+        names, counts = questions.setdefault(label, ([], []))
+        names.append(token)
+        counts.append(int(count))
+    return [(label, names, counts) for label, (names, counts) in questions.items()]
+
+
+def lesson_view(code: str) -> None:
+    """The teacher's link on a page without a question (the start page): the lesson's tally, every
+    question asked so far with the class's answers, live; the lesson's CSV and its end."""
+    st.subheader(t("lesson_tally", code=code))
+
+    @st.fragment(run_every=2.0)
+    def live() -> None:
+        try:
+            questions = lesson_questions(code)
+        except PollUnavailable:
+            unavailable(teacher=True)
+            return
+        n = sum(sum(counts) for _, _, counts in questions)
+        if not questions:
+            pages = t("list_join").join(t(f"page.{key}") for key in QUESTION_PAGES)
+            st.caption(t("lesson_tally_empty", pages=pages))
+        else:
+            st.caption(plural("lesson_tally_count", n, q=len(questions)))
+        for i, (label, names, counts) in enumerate(questions):
+            title = html.escape(label)  # the question names the learner's sentence: data
+            chart(class_figure(counts, names, truth=None, title=title), f"lesson_tally_{i}")
+
+    live()
+    teacher_tools(code)
+
+
+def teacher_tools(code: str) -> None:
+    """The lesson's CSV and the button that ends it."""
     c1, c2 = st.columns(2)
     c1.download_button(
         t("poll_download"),
@@ -112,9 +185,6 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
             unavailable(teacher=True)
         else:
             st.rerun()
-    if not shown:  # the projector shows the class's answers, not the weights, until the answer is shown
-        st.caption(t("predict_teacher_hidden"))
-        st.stop()
 
 
 def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> None:
@@ -124,9 +194,8 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> N
     one tally. With ``?lesson=CODE`` the answers of every session that opened the lesson are
     tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
     the answer is in."""
-    code = session.url("lesson")  # checked by poll.check_url before the page ran
-    code = code if poll.valid_code(code) else None
-    teacher = session.url("teacher") in ("1", "true")
+    code = poll.lesson()  # checked and carried by poll.check_url before the page ran
+    teacher = poll.teacher()
     row = [float(w) for w in row]
     truth = max(range(len(row)), key=row.__getitem__)
     labels = fig.labels(k_words)

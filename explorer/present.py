@@ -2,7 +2,8 @@
 back of a room at 1280×720, and Step by step walked with Back / Next buttons that also answer
 the arrow keys, each step with a short narration in the UI's language.
 
-``present`` takes ``1``/``true`` (on) or ``0``/``false`` (off); any other value is dropped from
+``present`` is a switch like every other in a link (``1``/``true``/``yes``/``on`` or
+``0``/``false``/``no``/``off``, see ``explorer.urlcheck.switch``); any other value is dropped from
 the link and named in the sidebar's notice. The parameter name is a contract (lesson plans link
 to it).
 """
@@ -15,9 +16,9 @@ from . import session
 from .controls import STEPS, assign
 from .i18n import STRINGS, step_key, t
 from .safe import md
+from .urlcheck import switch, url_switch
 
 PARAM = "present"
-ON, OFF = ("1", "true"), ("0", "false")
 FIRST = STEPS[0]  # every walk (a variant's too) starts with the tokens
 NEXT_KEY, BACK_KEY = "ArrowRight", "ArrowLeft"  # a clicker's keys too, in its arrow mode
 
@@ -35,18 +36,11 @@ html { font-size: 21px !important; }
 
 def read() -> bool:
     """Whether this run presents (a bad value is dropped, with a notice)."""
-    raw = session.url(PARAM)
-    if raw is None or raw.lower() in OFF:
-        return False
-    if raw.lower() in ON:
-        return True
-    session.drop_url(PARAM)
-    session.notice(PARAM)
-    return False
+    return url_switch(PARAM) is True
 
 
 def on() -> bool:
-    return (session.url(PARAM) or "").lower() in ON
+    return switch(session.url(PARAM)) is True
 
 
 def style() -> None:

@@ -52,7 +52,7 @@ def test_every_setting_can_be_hidden_and_every_page_still_runs(app):
     for page in FILES:
         at = app(page, query={"hide": names})
         assert not at.exception, page
-        assert sidebar_keys(at) <= {"lang", "palette"}  # a reader's own choices, never hidden
+        assert sidebar_keys(at) <= {"lang", "palette", "lesson_code", "lesson_predict"}  # a reader's own, the builder
 
 
 def test_multihead_offers_four_heads_in_one_click(app):

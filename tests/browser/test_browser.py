@@ -241,7 +241,7 @@ def test_a_students_prediction_reaches_the_teachers_live_tally(server, browser):
         settle(student)
         student.get_by_role("button", name="Reveal").click()
         expect(student.get_by_text("Right: 'is' attends most to 4 dessert").first).to_be_visible(timeout=WAIT)
-        expect(teacher.get_by_text("1 answers so far").first).to_be_visible(timeout=WAIT)  # live, no reload
+        expect(teacher.get_by_text("1 answer so far").first).to_be_visible(timeout=WAIT)  # live, no reload
         teacher.screenshot(path=os.path.join(ARTIFACTS, "predict_teacher.png"), full_page=True)
     finally:
         teacher_ctx.close()

@@ -72,7 +72,7 @@ def test_one_poll_for_the_class_across_replicas_a_restart_and_a_redis_outage(clu
         open_lesson(student, cluster)
         assert (on_replica(student_ctx), on_replica(teacher_ctx)) == ("r1", "r2")  # two processes
         predict(student)
-        expect(teacher.get_by_text("1 answers so far").first).to_be_visible(timeout=WAIT)  # live, no reload
+        expect(teacher.get_by_text("1 answer so far").first).to_be_visible(timeout=WAIT)  # live, no reload
 
         # replica 1 (the student's) is killed and started again: the count lives in Redis
         os.killpg(cluster.procs[0].pid, signal.SIGKILL)
@@ -83,8 +83,8 @@ def test_one_poll_for_the_class_across_replicas_a_restart_and_a_redis_outage(clu
         teacher1 = teacher1_ctx.new_page()
         open_lesson(teacher1, cluster, "&teacher=1")
         assert on_replica(teacher1_ctx) == "r1"  # the restarted process, which never saw the answer
-        expect(teacher1.get_by_text("1 answers so far").first).to_be_visible(timeout=WAIT)
-        expect(teacher.get_by_text("1 answers so far").first).to_be_visible(timeout=WAIT)
+        expect(teacher1.get_by_text("1 answer so far").first).to_be_visible(timeout=WAIT)
+        expect(teacher.get_by_text("1 answer so far").first).to_be_visible(timeout=WAIT)
 
         # Redis stops: both pages say so, nothing raises, the student's own reveal still works
         # its browser was sent to replica 2 while replica 1 was down; pinned to replica 1 again
@@ -107,7 +107,7 @@ def test_one_poll_for_the_class_across_replicas_a_restart_and_a_redis_outage(clu
         open_lesson(late, cluster)
         predict(late)
         expect(late.get_by_text(NOTICE)).to_have_count(0)
-        expect(teacher.get_by_text("1 answers so far").first).to_be_visible(timeout=WAIT)
+        expect(teacher.get_by_text("1 answer so far").first).to_be_visible(timeout=WAIT)
         expect(teacher.get_by_text(NOTICE)).to_have_count(0)
         no_exception(student, teacher, teacher1, late)
         teacher.screenshot(path=os.path.join(ARTIFACTS, "class_poll_replicas.png"), full_page=True)
