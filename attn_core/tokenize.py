@@ -42,8 +42,33 @@ def split_words(text: str) -> list[str]:
     for i, ch in enumerate(text):
         inside = 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
         keep = not _is_punct(ch) or (ch in _JOINERS and inside)
+        if keep and chars and chars[-1] == " " and (ch in "\u200d\ufe0f" or unicodedata.category(ch) == "Mn"):
+            keep = i > 0 and not _is_punct(text[i - 1]) and text[i - 1] not in "\u200d\ufe0f"  # an emoji's joiner
         chars.append(ch if keep else " ")
     return _TOKEN.findall("".join(chars))
+
+
+def dropped_symbols(text: str) -> list[str]:
+    """The symbols ``split_words`` leaves out that a reader may miss: emoji and other symbols (Unicode category
+    S: 🍕, ∑, €), each once in order of appearance, with the joiners and variation selectors that belong to an
+    emoji kept on it. Punctuation is left out too, as the tutorial does, and is not listed."""
+    out: list[str] = []
+    current = ""
+    for ch in text:
+        if unicodedata.category(ch).startswith("S"):
+            if current and not current.endswith("\u200d"):
+                out.append(current)
+                current = ""
+            current += ch
+        elif current and (ch in "\u200d\ufe0f" or unicodedata.category(ch) == "Mn"):
+            current += ch  # a joiner or a variation selector: part of the emoji before it
+        else:
+            if current:
+                out.append(current)
+            current = ""
+    if current:
+        out.append(current)
+    return list(dict.fromkeys(s.rstrip("\u200d") for s in out))
 
 
 @dataclass(frozen=True)

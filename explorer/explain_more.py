@@ -8,7 +8,7 @@ from attn_core.explain.table import facts
 
 from . import figures as fig
 from .explain_views import REMOVAL_NAMES, corr_text, name, show_notices
-from .i18n import t
+from .i18n import STRINGS, t
 from .views import chart
 
 
@@ -54,6 +54,15 @@ def cell_text(c: dict) -> str:
     return f"{c['mean']:+.2f} ± {c['sd']:.2f}"
 
 
+def cell(text: str) -> str:
+    """A published figure's cell in the UI's language (the catalogue's ``ex_pubcell.`` table, found by its
+    English); a name (DistilBERT, BERT) shows as it is."""
+    for key, (en, _zh) in STRINGS.items():
+        if key.startswith("ex_pubcell.") and en == text:
+            return t(key)
+    return text
+
+
 def table_view(table: dict | None) -> None:
     if table is None:
         st.info(t("ex_table_missing"))
@@ -82,7 +91,7 @@ def table_view(table: dict | None) -> None:
         "reference": "ex_pub_reference",
         "spearman": "ex_pub_spearman",
     }
-    st.dataframe({t(key): [row[k] for row in table["published"]] for k, key in keys.items()}, hide_index=True)
+    st.dataframe({t(key): [cell(row[k]) for row in table["published"]] for k, key in keys.items()}, hide_index=True)
     st.markdown(reading(table))
     with st.expander(t("ex_corpus")):
         st.dataframe({t("ex_sentence"): table["sentences"]}, hide_index=True)

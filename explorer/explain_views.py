@@ -6,6 +6,7 @@ import streamlit as st
 
 from attn_core.explain.explain import METHODS
 from attn_core.explain.faithfulness import KS
+from attn_core.explain.references import SHAPLEY_MAX
 
 from . import figures as fig
 from .i18n import t
@@ -53,9 +54,24 @@ def name(key: str) -> str:
     return t(NAMES[key])
 
 
+def players_text(words: list[str]) -> str:
+    """Shapley's players as the page counts them (the tokenizer's words, punctuation apart), one by one."""
+    return " · ".join(f"“{w}”" for w in words)
+
+
+def shapley_limit(words: list[str]) -> str | None:
+    """Why a sentence gets no exact Shapley values, counting and naming the players the values would have
+    (one per tokenizer word, punctuation apart); None when it has at most ``SHAPLEY_MAX``."""
+    if len(words) <= SHAPLEY_MAX:
+        return None
+    return t("ex_notice_shapley_words", n=len(words), limit=SHAPLEY_MAX, words=players_text(words))
+
+
 def show_notices(notes: list[dict]) -> None:
     for note in notes:
         params = {k: v for k, v in note.items() if k != "code"}
+        if isinstance(params.get("words"), list):
+            params["words"] = players_text(params["words"])
         st.info(t(NOTICES[note["code"]], **params), icon=":material/info:")
 
 

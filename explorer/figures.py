@@ -227,12 +227,14 @@ def heatmap(
     height: int | None = None,
     focus: int | None = None,
     weights: bool = False,
+    zrange: tuple[float, float] | None = None,
 ) -> go.Figure:
     """A matrix with its row and column names; above MAX_SIDE rows or columns, the mean of blocks
     (the title says so), so one chart never sends more than MAX_SIDE² cells. ``focus``: a row
     outlined (by default the row named like the ``use_focus`` token); ``weights``: the rows are
     attention weights, and the text alternative says where the focus row (else the row with the
-    sharpest peak) attends most."""
+    sharpest peak) attends most. ``zrange``: the colour bar's fixed range (a mask's 0..1); a constant
+    matrix without one gets a range that holds its value and 0..1, not Plotly's ±0.4 around it."""
     from .i18n import t
 
     x, y = list(x), list(y)
@@ -245,6 +247,8 @@ def heatmap(
     z, x, cols = _pool(z, x, 1)
     if rows > 1 or cols > 1:
         title = f"{title} · {t('pooled', r=rows, c=cols)}"
+    if zrange is None and zmid is None:
+        zrange = _constant_range(z)
     shapes = []
     if focus is not None and 0 <= focus // rows < len(y):
         at = focus // rows
@@ -267,6 +271,7 @@ def heatmap(
         y=list(y),
         colorscale=_scale(colorscale),
         zmid=zmid,
+        **({} if zrange is None else dict(zmin=float(zrange[0]), zmax=float(zrange[1]))),
         colorbar=dict(thickness=12),
         hovertemplate=(
             f"{y_title or axis_name('row')} %{{y}}<br>{x_title or axis_name('column')} %{{x}}<br>"
@@ -284,6 +289,18 @@ def heatmap(
     )
 
 
+def _constant_range(z) -> tuple[float, float] | None:
+    """For a matrix whose computed cells all hold one value c: (min(0, c), max(1, c)); else None."""
+    import numpy as np
+
+    a = np.asarray(z.detach().cpu().float() if hasattr(z, "detach") else z, dtype=np.float64)
+    a = a[np.isfinite(a)]
+    if a.size == 0 or a.min() != a.max():
+        return None
+    c = float(a[0])
+    return min(0.0, c), max(1.0, c)
+
+
 def _matrix_fact(z, x: list[str], y: list[str], x_title: str, y_title: str, focus, weights: bool) -> str:
     """A heatmap's main fact: where a row of weights peaks, else where the largest and smallest
     values are (cells never computed are skipped)."""
@@ -294,12 +311,16 @@ def _matrix_fact(z, x: list[str], y: list[str], x_title: str, y_title: str, focu
     a = np.asarray(z.detach().cpu().float() if hasattr(z, "detach") else z, dtype=np.float64)
     if a.ndim != 2 or a.size == 0 or np.isnan(a).all():
         return ""
-    if weights:  # the focus row, else the row with the sharpest peak
+    if weights:  # the focus row, else the sharpest peak among the rows that have a choice (a causal first row has not)
         peaks = np.nan_to_num(a, nan=-np.inf).max(axis=1)
+        choice = (np.nan_to_num(a, nan=0.0) > 0).sum(axis=1) > 1
+        if choice.any():
+            peaks = np.where(choice, peaks, -np.inf)
         i = focus if focus is not None and 0 <= focus < a.shape[0] else int(peaks.argmax())
         row = np.nan_to_num(a[i], nan=-np.inf)
         j = int(row.argmax())
-        return t("alt_attends", q=_word(y[i]), k=_word(x[j]), w=f"{a[i, j]:.2f}")
+        alone = int((np.nan_to_num(a[i], nan=0.0) > 0).sum()) == 1  # one key allowed: its weight says nothing
+        return t("alt_alone" if alone else "alt_attends", q=_word(y[i]), k=_word(x[j]), w=f"{a[i, j]:.2f}")
     hi = np.unravel_index(int(np.nanargmax(a)), a.shape)
     lo = np.unravel_index(int(np.nanargmin(a)), a.shape)
 
@@ -558,6 +579,14 @@ def _log_ticks(values: Sequence[float]) -> list[float]:
     return ticks if len(ticks) >= 2 else [low, high]
 
 
+def kernel_colours(names: Sequence[str]) -> dict[str, str]:
+    """One colour per name, by its place in ``names``: charts that pass the same mapping (the Complexity page's
+    time and memory) draw each kernel in the same colour, whichever kernels each one has."""
+    palette = _palette()["colorway"] or D3
+    order = list(dict.fromkeys(names))
+    return {name: palette[i % len(palette)] for i, name in enumerate(order)}
+
+
 def loglog(
     series: dict[str, tuple[Sequence[float], Sequence[float]]],
     *,
@@ -566,13 +595,13 @@ def loglog(
     y_title: str = "",
     theory: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None,
     label=str,
+    colours: dict[str, str] | None = None,
 ) -> go.Figure:
     """Measured curves (markers) and each one's theory curve (dotted) in the same colour, named by
     ``label`` (a kernel's name in the UI's language); the x ticks are the measured lengths."""
     from .i18n import t
 
-    colours = _palette()["colorway"] or D3
-    colour_of = {name: colours[i % len(colours)] for i, name in enumerate([*series, *(theory or {})])}
+    colour_of = {**kernel_colours([*series, *(theory or {})]), **(colours or {})}
     data = [
         go.Scatter(
             **_CHECKED,

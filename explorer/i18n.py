@@ -3,6 +3,8 @@ Option values stay language-neutral; labels go through ``label()`` in a ``format
 
 from __future__ import annotations
 
+import re
+
 from attn_core import locales
 
 from . import session
@@ -28,11 +30,42 @@ STRINGS, ERRORS_ZH = _catalogue()
 
 
 def error_text(err) -> tuple[str, str]:
-    """(what is wrong, how to fix it) of an engine error, in the UI's language."""
+    """(what is wrong, how to fix it) of an engine error, in the UI's language; a variant the error names
+    by its key (``sliding_window``) is named by its label."""
+    from attn_core.kernels import KERNELS
+
+    params = dict(getattr(err, "params", {}) or {})
+    kernel = params.get("kernel")
+    labelled = {"kernel": kernel_label(kernel)} if isinstance(kernel, str) and kernel in KERNELS else {}
+    if isinstance(params.get("field"), str) and params["field"] in STRINGS:  # the control's own noun: "Heads"
+        labelled["field"] = t(params["field"])
     zh = ERRORS_ZH.get(getattr(err, "code", ""))
     if lang() == "zh" and zh:
-        return zh[0].format(**err.params), zh[1].format(**err.params)
+        return zh[0].format(**{**params, **labelled}), zh[1].format(**{**params, **labelled})
+    from attn_core.errors import MESSAGES
+
+    if labelled and getattr(err, "code", None) in MESSAGES:
+        message, fix = MESSAGES[err.code]
+        return message.format(**{**params, **labelled}), fix.format(**{**params, **labelled})
     return err.message, err.fix
+
+
+def tex(formula: str) -> str:
+    """A LaTeX formula with the words of its ``\\text{...}`` in the UI's language (the catalogue's ``tex.``
+    table: the engine writes them in English, the UI shows them translated)."""
+    if lang() == "en" or "\\text{" not in formula:
+        return formula
+    words = {en.strip(): zh.strip() for key, (en, zh) in STRINGS.items() if key.startswith("tex.")}
+
+    def swap(m) -> str:
+        inner = m.group(1)
+        core = inner.strip()
+        if core not in words:
+            return m.group(0)
+        lead, trail = inner[: len(inner) - len(inner.lstrip())], inner[len(inner.rstrip()) :]
+        return "\\text{" + lead + words[core] + trail + "}"
+
+    return re.sub(r"\\text\{([^{}]*)\}", swap, formula)
 
 
 def begin_run() -> str:

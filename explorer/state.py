@@ -12,7 +12,7 @@ import streamlit as st
 
 from attn_core import AttentionConfigError, Settings, Trace, run_trace
 from attn_core.config import LIMITS
-from attn_core.tokenize import split_words
+from attn_core.tokenize import dropped_symbols, split_words
 
 from . import session
 from .cache import bounded
@@ -144,6 +144,9 @@ def cross_settings(settings: Settings) -> Settings:
 def current_trace(settings: Settings | None = None) -> Trace | None:
     """The trace, or None after showing the reason on the page (the rest of the page goes on)."""
     settings = settings or current_settings()
+    dropped = dropped_symbols(f"{settings.sentence} {settings.source or ''}")
+    if dropped:  # emoji and symbols are not words here: say what was left out
+        st.caption(t("tokens_dropped", chars=" ".join(dropped)))
     try:
         return trace_for(settings)
     except AttentionConfigError as err:

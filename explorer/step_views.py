@@ -17,7 +17,7 @@ import streamlit as st
 
 from . import figures as fig
 from . import widgets
-from .i18n import t
+from .i18n import t, tex
 from .views import mask_step, matrix_chart, output_step, scores_step, softmax_charts, variant_step
 
 
@@ -41,7 +41,7 @@ class StepContext:
 
 
 def _formula_and_code(ctx: StepContext, stage) -> None:
-    ctx.explain.latex(stage.formula)
+    ctx.explain.latex(tex(stage.formula))
     ctx.explain.code(stage.code, language="python")
 
 
@@ -114,7 +114,10 @@ def scores_view(ctx: StepContext, stage) -> None:
     raw, scaled = stage.tensors["scores"], stage.tensors["scaled_scores"]
     matrix_chart(
         fig.grouped_bars(
-            {"raw": raw[ctx.head, ctx.focus].tolist(), "scaled": scaled[ctx.head, ctx.focus].tolist()},
+            {
+                t("legend_raw"): raw[ctx.head, ctx.focus].tolist(),
+                t("legend_scaled"): scaled[ctx.head, ctx.focus].tolist(),
+            },
             ctx.k_labels,
             title=t("focus_scores", tok=ctx.q_words[ctx.focus]),
         ),

@@ -14,7 +14,7 @@ import streamlit as st
 from attn_core.export import matrix_csv
 
 from . import figures as fig
-from .i18n import t
+from .i18n import STRINGS, t, tex
 from .safe import md
 
 SOFTMAX_STAGES = (
@@ -99,6 +99,7 @@ def mask_step(tr, q_words: list[str], k_words: list[str], *, key_prefix: str = "
             x_title="key",
             y_title="query",
             colorscale="Blues",
+            zrange=(0, 1),  # 1 = may attend: the same scale whatever the mask
         ),
         "mask",
         mask,
@@ -186,12 +187,19 @@ def output_step(
         )
 
 
+def tensor_name(stage, name: str) -> str:
+    """How a chart names a variant's intermediate: its words in the UI's language (``vs_tensor.``), else the
+    engine's own label (a symbol: e_ij, K' = EK)."""
+    key = f"vs_tensor.{name}"
+    return t(key) if key in STRINGS else stage.labels.get(name, name)
+
+
 def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: list[str]) -> None:
     """One of a variant's own steps: its formula, its code with this input's shapes, what to look
     at, and each of its intermediates for head ``h`` (a tensor shared by all heads has one row)."""
     from attn_core.kernels import AXES, prefix_state
 
-    st.latex(stage.formula)
+    st.latex(tex(stage.formula))
     st.code(stage.code, language="python")
     st.caption(t(f"vs.{stage.key}.note", **stage.facts))
     if "error" in stage.facts:
@@ -214,7 +222,7 @@ def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: lis
                     m,
                     x,
                     y,
-                    title=f"{stage.labels.get(name, name)} {tuple(m.shape)}",
+                    title=f"{tensor_name(stage, name)} {tuple(m.shape)}",
                     x_title=columns,
                     y_title=rows,
                     colorscale="RdBu" if signed else "Viridis",

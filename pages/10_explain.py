@@ -26,6 +26,7 @@ from explorer.explain_views import (
     layer_view,
     loo_view,
     overview,
+    shapley_limit,
     shapley_view,
     show_notices,
     specials_table,
@@ -127,7 +128,7 @@ def sentence_section() -> None:
         curves_view(result)
     else:
         waiting.pending()
-    shapley_part(words, shap_asked, jobs.get("shapley"))
+    shapley_part(first["word_texts"], shap_asked, jobs.get("shapley"))
 
 
 def asked(wanted: dict) -> dict:
@@ -135,13 +136,15 @@ def asked(wanted: dict) -> dict:
     return waiting.ask("explain", wanted)
 
 
-def shapley_part(words: int, shap_asked: tuple, job) -> None:
+def shapley_part(players: list[str], shap_asked: tuple, job) -> None:
+    """``players``: the tokenizer's words, punctuation apart, the ones the Shapley values are computed for."""
     st.subheader(t("ex_shapley"))
     st.caption(t("ex_shapley_intro", limit=SHAPLEY_MAX))
-    if words > SHAPLEY_MAX:
-        st.info(t("ex_notice_shapley_words", n=words, limit=SHAPLEY_MAX))
+    refused = shapley_limit(players)
+    if refused:
+        st.info(refused)
         return
-    if st.button(t("ex_shapley_button", n=2**words), key="ex_shapley_go"):
+    if st.button(t("ex_shapley_button", n=2 ** len(players)), key="ex_shapley_go"):
         session.put("ex_shapley_for", list(shap_asked))
         st.rerun()  # asked for with the other jobs of this run
     if job is not None and waiting.status(job) and job.result.get("shapley") is not None:

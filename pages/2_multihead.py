@@ -57,6 +57,7 @@ shown = widgets.multiselect(  # a head gone, a stale label: dropped (none left: 
     on_change=_picked,
 )
 c1, c2 = st.columns([1, 3])
+focus = min(1, len(q_labels) - 1)  # the pages' default focus token: each head's caption speaks of it
 if draw(PAGE["predict"], c1):  # predict, then reveal: which key will the focus token attend to most?
     words = list(trace.tokens.words)
     focus = focus_select(c2, q_labels)
@@ -77,6 +78,7 @@ for col, h in zip(cols, shown):
                 y_title="query",
                 height=360,
                 weights=True,
+                focus=focus,  # outlined, and the caption says where it attends most
             ),
             f"mh_head_{h}",
         )

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from attn_core.config import TUTORIAL_SENTENCE
 from attn_core.tutorial import PRINTED, walkthrough
 from explorer import figures as fig
 from explorer.boot import run_through_app
@@ -24,6 +25,7 @@ w = _walk()
 tr = w.trace
 st.title(t("page.tutorial"))
 st.caption(t("tut_intro"))
+st.info(t("tut_own_sentence", sentence=TUTORIAL_SENTENCE), icon=":material/info:")  # not the sidebar's: say so
 
 st.subheader(t("tut_s1"))
 st.code(

@@ -8,7 +8,7 @@ from attn_core.options import OPTIONS
 from explorer import figures as fig
 from explorer import performer_gap, session, variants, widgets
 from explorer.boot import run_through_app
-from explorer.i18n import error_text, kernel_label, label, t
+from explorer.i18n import STRINGS, error_text, kernel_label, label, t, tex
 from explorer.safe import md
 from explorer.state import current_settings
 from explorer.variants import curve_points
@@ -26,7 +26,7 @@ picked = widgets.multiselect(
     t("var_pick"),
     names,
     default=["full", "sliding_window", "linear_elu"],
-    format_func=kernel_label,
+    format_func=label("kernel.{}.label"),  # the language of the run that drew it
     key="var_kernels",
     max_selections=4,
 )
@@ -66,7 +66,7 @@ for col, name in zip(cols, shown):
     k, r = KERNELS[name], res["kernels"][name]
     with col:
         st.markdown(f"**{md(kernel_label(name))}**")
-        st.latex(k.formula)
+        st.latex(tex(k.formula))
         st.caption(f"{t('cost_time')} {k.time} · {t('cost_memory')} {k.memory}  \n{t('paper')}: {k.paper}")
         chart(
             fig.heatmap(
@@ -94,11 +94,12 @@ for col, name in zip(cols, shown):
         st.metric(t("kl"), f"{r['kl']:.4g}")
         st.metric(t("cos"), f"{r['cos']:.4f}")
         with st.expander(t("how")):
-            st.text(k.doc)
+            how = f"kernel.{name}.how"  # the engine's docstring, in the UI's language
+            st.text(t(how) if how in STRINGS else k.doc)
 
 sweepable = [n for n in shown if KERNELS[n].sweep]
 if sweepable:
-    name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=kernel_label, key="var_curve")
+    name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=label("kernel.{}.label"), key="var_curve")
     param = KERNELS[name].sweep
     # at most 24 points, spread evenly on a log scale: each point is a full comparison
     values = OPTIONS[param].sweep or curve_points(L)

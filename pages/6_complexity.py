@@ -127,27 +127,35 @@ def _csv() -> str:
 st.download_button(t("cx_csv"), _csv, "attention_benchmark.csv", "text/csv", key="cx_download", on_click="ignore")
 
 result = bench.analyse(rows, cfg.shape, peak_gflops=job.matmul_gflops)  # every number below; the page draws them
+colours = fig.kernel_colours(cfg.kernels)  # one colour per kernel, the same in both charts
 a, b = st.columns(2)
 with a:
-    times = fig.loglog(result.times, title=t("cx_time"), y_title="ms", theory=result.theory, label=kernel_label)
+    times = fig.loglog(
+        result.times, title=t("cx_time"), y_title="ms", theory=result.theory, label=kernel_label, colours=colours
+    )
     chart(times, "cx_time_chart")
     st.caption(t("cx_theory"))
 with b:
-    chart(fig.loglog(result.memory, title=t("cx_mem"), y_title="MiB", label=kernel_label), "cx_mem_chart")
+    memory = fig.loglog(result.memory, title=t("cx_mem"), y_title="MiB", label=kernel_label, colours=colours)
+    chart(memory, "cx_mem_chart")
 
 st.subheader(t("cx_slopes"))
-st.dataframe(
+st.dataframe(  # text, so a slope that cannot be fitted is a dash with its reason below, not "None"
     {
         t("cx_col.kernel"): [kernel_label(k) for k in result.slopes],
-        t("cx_col_slope"): [None if v is None else round(v, 2) for v in result.slopes.values()],
+        t("cx_col_slope"): ["—" if v is None else f"{v:.2f}" for v in result.slopes.values()],
     },
     hide_index=True,
 )
+if None in result.slopes.values():
+    st.caption(f"— {t('cx_slope_none')}")
 if result.noisy:
     st.warning(t("cx_noisy", n=len(result.noisy)), icon=":material/ssid_chart:")
 
-st.subheader(t("cx_cross"))
-if result.baseline:  # one type per column: the lengths as text beside "never"
+if result.baseline:  # the heading names the kernel the column compares with: the baseline actually used
+    st.subheader(
+        t("cx_cross", base=kernel_label(result.baseline))
+    )  # one type per column: the lengths as text beside "never"
     st.dataframe(
         {
             t("cx_col.kernel"): [kernel_label(k) for k in result.crossovers],
@@ -160,9 +168,14 @@ if result.baseline:  # one type per column: the lengths as text beside "never"
 
 if result.share is not None:  # the matmul is measured at the end of a sweep that ran to completion
     st.subheader(t("cx_gflops", peak=job.matmul_gflops))
-    share = pd.DataFrame(result.share, columns=["kernel", "seq_len", "gflops", "share"])
-    share = shown(share.assign(share=share["share"].round(1)))
-    st.dataframe(share.rename(columns={"share": t("cx_col_share")}), hide_index=True)
+    share = pd.DataFrame(result.share, columns=["kernel", "seq_len", "gflops", "share", "flag"])
+    flags = {"implausible": t("cx_share_flag"), "noisy": t("cx_share_noisy")}
+    share = shown(
+        share.assign(share=share["share"].round(1), flag=[flags.get(f, t("cx_share_ok")) for f in share["flag"]])
+    )
+    st.dataframe(share.rename(columns={"share": t("cx_col_share"), "flag": t("cx_col_reliable")}), hide_index=True)
+    if any(r["flag"] for r in result.share):
+        st.caption(t("cx_share_note"))
 verdict = ", ".join(f"{kernel_label(k)}: L ≥ {v}" for k, v in result.verdict) or t("cx_never")
 st.info(t("cx_rule", verdict=verdict))
 d_model, params = bench.projection_params(heads, d_head)

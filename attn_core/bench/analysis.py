@@ -86,7 +86,8 @@ def _families(families: Mapping[str, str] | None) -> Mapping[str, str]:
 
 
 def slopes(rows: list) -> dict[str, float | None]:
-    """Per measured kernel (in sweep order), the slope fitted to its trustworthy rows from L = 2048 up."""
+    """Per measured kernel (in sweep order), the slope fitted to its trustworthy rows from L = 2048 up; None
+    where fewer than two trustworthy lengths are left to fit."""
     return {k: fit_slope(*fit_range(rows, k)) for k in series(rows)}
 
 
@@ -121,14 +122,33 @@ def crossovers(rows: list, base: str | None, families: Mapping[str, str] | None 
     return {k: crossover(ref, dict(zip(*xy))) for k, xy in trusted.items() if families.get(k) != "full"}
 
 
+PLAUSIBLE_SHARE = 100.0  # % of the device's matmul: no kernel's arithmetic runs faster than the matmul itself
+
+
+def share_flag(row, share: float) -> str | None:
+    """Why a row's share of the matmul is not to be read as a speed: "implausible" above ``PLAUSIBLE_SHARE`` %
+    (a disturbed timing of the row or of the matmul), "noisy" for a row that is not ``trustworthy``; None if it
+    can be read."""
+    if share > PLAUSIBLE_SHARE:
+        return "implausible"
+    return None if trustworthy(row) else "noisy"
+
+
 def matmul_share(rows: list, peak_gflops: float) -> list[dict]:
-    """Each row with a GFLOP/s figure: kernel, seq_len, gflops and ``share``, its percentage of the device's
-    matmul throughput ``peak_gflops``."""
+    """Each row with a GFLOP/s figure: kernel, seq_len, gflops, ``share`` (its percentage of the device's matmul
+    throughput ``peak_gflops``) and ``flag`` (``share_flag``: None when the figure can be read)."""
     out = []
     for r in rows:
         if r.gflops is not None and not math.isnan(r.gflops):
+            share = 100 * r.gflops / peak_gflops
             out.append(
-                {"kernel": r.kernel, "seq_len": r.seq_len, "gflops": r.gflops, "share": 100 * r.gflops / peak_gflops}
+                {
+                    "kernel": r.kernel,
+                    "seq_len": r.seq_len,
+                    "gflops": r.gflops,
+                    "share": share,
+                    "flag": share_flag(r, share),
+                }
             )
     return out
 

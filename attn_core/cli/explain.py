@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from ..explain.references import IG_STEPS
 from ..explain.sentence import REMOVALS
 
 
@@ -16,7 +17,9 @@ def add_cli(sub) -> dict:
     p.add_argument("sentence")
     p.add_argument("--second", help="a second sentence: why the two embeddings are similar")
     p.add_argument("--removal", choices=REMOVALS, default="attention", help="how leave-one-out removes a piece")
-    p.add_argument("--steps", type=int, default=32, help="integrated gradients' steps (Gauss-Legendre nodes)")
+    p.add_argument(
+        "--steps", type=int, default=IG_STEPS, help=f"integrated gradients' steps (Gauss-Legendre nodes; {IG_STEPS})"
+    )
     p.add_argument("--json", action="store_true", help="print everything as one JSON object")
     t = sub.add_parser("explain-table", help="recompute the corpus table of rank correlations")
     t.add_argument("--limit", type=int, default=0, help="only the first N sentences of the corpus")

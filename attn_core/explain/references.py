@@ -25,7 +25,7 @@ import torch
 from . import encoder as E
 from .sentence import Item, removed
 
-IG_STEPS = 32
+IG_STEPS = 64  # Gauss-Legendre nodes: 32 left a completeness error up to ~6e-4 on short sentences
 SHAPLEY_MAX = 10
 
 

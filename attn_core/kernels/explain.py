@@ -94,7 +94,7 @@ def _explain_sparse(pattern: Callable, fn: Callable):
         stages = (
             Stage(
                 "pattern",
-                r"\mathcal{A} = \{(i, j) : \text{the pattern allows } j \text{ for } i\}",
+                r"\mathcal{A} = \{(i, j) : (i, j)\ \text{allowed by the pattern}\}",
                 f"allowed = pattern({L}, {S})   # bool {_shape(allowed)}\ni, j = allowed.nonzero(as_tuple=True)"
                 f"   # {pairs} pairs, not {L * S}",
                 {"pattern": allowed.to(q.dtype).unsqueeze(0)},

@@ -92,7 +92,7 @@ def test_share_of_matmul_and_the_noisy_rows():
     measured = [r for r in rows if r.gflops is not None]
     assert len(share) == len(measured) == 23  # 25 rows, less the noisy one and the skipped one (no GFLOP/s)
     first = share[0]
-    assert first == {"kernel": "dense", "seq_len": 256, "gflops": 4.0, "share": 5.0}  # 256/64 = 4 of 80 = 5 %
+    assert first == {"kernel": "dense", "seq_len": 256, "gflops": 4.0, "share": 5.0, "flag": None}  # 4 of 80 = 5 %
     assert share[4]["share"] == pytest.approx(100 * 64 / 80)  # dense at 4096: 64 GFLOP/s
     assert [(r.kernel, r.seq_len) for r in analysis.noisy_rows(rows)] == [("proj", 2048)]
 
