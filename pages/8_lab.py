@@ -12,7 +12,7 @@ from explorer.boot import run_through_app
 from explorer.controls import PAGE, assign, draw
 from explorer.i18n import error_text, kernel_label, label, t
 from explorer.lab_runs import RUNS
-from explorer.safe import md
+from explorer.safe import md, plot
 from explorer.server import session_id
 from explorer.state import current_settings
 from explorer.views import chart
@@ -78,7 +78,13 @@ def measured(name: str) -> str:
     return text
 
 
+# a preset's title wraps in a narrow column instead of ending in "…" ("An induction patt…")
+WRAP = """<style>[class*="st-key-lab_preset_"] button, [class*="st-key-lab_preset_"] button * {
+white-space: normal !important; overflow: visible !important; text-overflow: clip !important; height: auto; }
+</style>"""
+
 with st.expander(t("lab_presets"), expanded=True):
+    st.html(WRAP)
     cols = st.columns(len(engine.PRESETS))
     for col, name in zip(cols, engine.PRESETS):
         col.button(
@@ -260,14 +266,15 @@ def scores_table(run) -> None:
             row = {
                 t("lab_score_layer"): layer,
                 t("lab_score_head"): h,
-                t("lab_score_prev"): round(sc["prev"], 3),
-                t("lab_score_induction"): round(sc["induction"], 3),
+                t("lab_score_prev"): f"{sc['prev']:.3f}",
+                t("lab_score_induction"): f"{sc['induction']:.3f}",
             }
             if "apart" in sc:
-                row[t("lab_score_apart")] = round(sc["apart"], 3)
+                row[t("lab_score_apart")] = f"{sc['apart']:.3f}"
             rows.append(row)
     st.caption(t("lab_scores"))
-    st.dataframe(rows, hide_index=True)
+    # a table, not a data grid: its headers wrap in a narrow column, where the grid cut them ("induction (a…")
+    st.table(rows, hide_index=True)
 
 
 def draw_run(name: str, run, at: int | None, shared: dict) -> None:
@@ -343,10 +350,12 @@ def live() -> None:
                 ideal,
                 labels,
                 labels,
-                title=t("lab_ideal", task=t(f"lab.task.{cfg.task}")),
+                title=t("lab_ideal_title"),
                 x_title=t("lab_ideal_x"),
                 y_title=t("lab_ideal_y"),
                 height=420,
+            ).update_layout(  # the task on a line of its own: in a third of the page, one line was cut
+                title_subtitle_text=plot(t(f"lab.task.{cfg.task}")), margin_t=fig.MARGIN["t"] + 24
             ),
             "lab_ideal",
         )
@@ -369,7 +378,7 @@ def live() -> None:
                     t("lab_val_acc"): f"{run.snaps[-1].val_acc:.1%}" if run and run.snaps else "–",
                 }
             )
-        st.dataframe(rows, hide_index=True)
+        st.table(rows, hide_index=True)
     if not active and not finished:
         st.info(t("lab_press_play"))
 

@@ -53,7 +53,8 @@ def test_a_short_run_draws_the_engines_curve_and_the_heads(app):
     assert acc["y"] == pytest.approx([p["val_acc"] for p in expect["curve"]], abs=0.01)
     head = torch.tensor(drawn["layer 0, head 0"]["data"][0]["z"])
     assert torch.allclose(head, torch.tensor(expect["weights"][0][0]), atol=1e-3)
-    ideal = torch.tensor(drawn["Ideal pattern (shift by one)"]["data"][0]["z"])
+    assert drawn["Ideal pattern"]["layout"]["title"]["subtitle"]["text"] == "shift by one"  # the task, its own line
+    ideal = torch.tensor(drawn["Ideal pattern"]["data"][0]["z"])
     assert torch.equal(ideal, engine.ideal(cfg))
     assert drawn["Accuracy"]["layout"]["yaxis"]["range"] == [0.0, 1.02]  # accuracy on 0-1, whatever it reached
     assert at.select_slider(key="lab_replay").value == 60  # the scrubber, after the run: one mark per snapshot
@@ -185,7 +186,7 @@ def test_a_preset_sets_both_runs_and_the_table_compares_them(app):
     while time.time() < deadline and len([m for m in at.markdown if "done" in m.value]) < 2:
         time.sleep(0.5)
         at.run()
-    table = next(d.value for d in at.dataframe if "run" in d.value.columns)  # A against B (not a scores table)
+    table = next(d.value for d in at.table if "run" in d.value.columns)  # A against B (not a scores table)
     reached = dict(zip(table.iloc[:, 0], table.iloc[:, 1]))
     assert reached["A"] == "did not reach it" and reached["B"].isdigit()  # positions are what reverse needs
     drawn = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]

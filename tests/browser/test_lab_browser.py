@@ -63,3 +63,56 @@ def test_the_p_key_plays_and_a_and_b_share_their_accuracy_axis(server, page):
         b,
     )  # the same 0-1 axis for the run that learns and the one that does not
     page.screenshot(path=os.path.join(ARTIFACTS, "lab_ab_axes.png"), full_page=True)
+
+
+CUT = """() => {
+    const wide = (el) => el.scrollWidth > el.clientWidth + 1;
+    const says = (el, text) => text + ' ' + el.scrollWidth + ' > ' + el.clientWidth;
+    // every cell of the Lab's tables shows its whole text: nothing wider than its box (an ellipsis or a
+    // hidden overflow), no table wider than the column it is in
+    const out = [];
+    for (const table of document.querySelectorAll("[data-testid='stTable']")) {
+        if (wide(table)) out.push(says(table, 'table'));
+        for (const cell of table.querySelectorAll('th, td'))
+            if (wide(cell)) out.push(says(cell, cell.textContent));
+    }
+    // and the presets' buttons: their titles whole ("An induction patt…" was cut)
+    for (const button of document.querySelectorAll("[class*='st-key-lab_preset_'] button"))
+        for (const el of [button, ...button.querySelectorAll('*')])
+            if (wide(el)) out.push(says(el, button.textContent));
+    return out;
+}"""
+TABLE_TEXT = """() => Array.from(document.querySelectorAll("[data-testid='stTable']"))
+    .map(t => t.innerText).join(' ')"""
+IDEAL = """() => {
+    // the ideal pattern's title (and subtitle) inside its chart, not cut at the chart's edge
+    const plot = Array.from(document.querySelectorAll('.js-plotly-plot'))
+        .find(el => (((el.layout || {}).title || {}).text || '').replace(/<[^>]+>/g, '').startsWith('Ideal pattern'));
+    if (!plot) return null;
+    const box = plot.getBoundingClientRect();
+    return Array.from(plot.querySelectorAll('.gtitle, .gtitle-subtitle')).map(t => {
+        const r = t.getBoundingClientRect();
+        return {text: t.textContent, left: r.left - box.left, right: r.right - box.left, width: box.width};
+    });
+}"""
+
+
+def test_the_head_detector_table_and_the_ideal_title_are_read_whole(server, projector):
+    """The induction preset's score is the one to read: at 1280×720 and wider, no header or score is cut."""
+    page = projector
+    open_app(page, server, "lab?lab_task=repeat&pos=learned&lab_b=induction&lab_steps=60")
+    expect(page.get_by_role("button", name="Play")).to_be_enabled(timeout=WAIT)
+    settle(page)
+    page.get_by_role("button", name="Play").click()
+    expect(page.locator("[data-testid='stTable']").nth(1)).to_be_visible(timeout=3 * WAIT)  # A's and B's scores
+    for width in (1280, 1400, 1920):
+        page.set_viewport_size({"width": width, "height": 720})
+        page.wait_for_timeout(800)
+        assert page.evaluate(CUT) == [], width
+        shown = page.evaluate(TABLE_TEXT)
+        assert "induction (after the earlier occurrence)" in shown and "previous token (t − 1)" in shown
+        titles = page.evaluate(IDEAL)
+        assert titles and "repeat a segment (next token, causal)" in " ".join(x["text"] for x in titles), titles
+        for x in titles:
+            assert x["left"] >= 0 and x["right"] <= x["width"] + 1, (width, x)
+    page.screenshot(path=os.path.join(ARTIFACTS, "lab_scores_1920.png"), full_page=True)
