@@ -171,9 +171,10 @@ def _steps_of(at) -> list[str]:
 VARIANTS = [k for k, spec in KERNELS.items() if spec.teaching and k != "full"]
 
 
-@pytest.mark.parametrize("kernel", VARIANTS)
+@pytest.mark.parametrize("kernel", ["full", *VARIANTS])
 def test_a_variants_own_steps_speak_chinese(app, kernel):
-    """Step by step with a variant chosen: every one of its steps (formulas' words, chart titles, legends)."""
+    """Step by step with a variant chosen (and full attention's own steps): every one of its steps (formulas'
+    words, chart titles, legends)."""
     at = app("pages/1_steps.py", {**QUERY, "lang": "zh", "kernel": kernel})
     found = []
     for step in _steps_of(at):
