@@ -29,6 +29,9 @@ def _catalogue() -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]
 STRINGS, ERRORS_ZH = _catalogue()
 
 
+RANGE_CODES = ("whole_number", "out_of_range", "at_least_one", "not_negative")  # {field} names the control
+
+
 def error_text(err) -> tuple[str, str]:
     """(what is wrong, how to fix it) of an engine error, in the UI's language; a variant the error names
     by its key (``sliding_window``) is named by its label."""
@@ -37,8 +40,9 @@ def error_text(err) -> tuple[str, str]:
     params = dict(getattr(err, "params", {}) or {})
     kernel = params.get("kernel")
     labelled = {"kernel": kernel_label(kernel)} if isinstance(kernel, str) and kernel in KERNELS else {}
-    if isinstance(params.get("field"), str) and params["field"] in STRINGS:  # the control's own noun: "Heads"
-        labelled["field"] = t(params["field"])
+    field = params.get("field")
+    if getattr(err, "code", None) in RANGE_CODES and isinstance(field, str) and field in STRINGS:
+        labelled["field"] = t(field)  # the control's own noun: "Choose a value from 1 to 8 for Heads."
     zh = ERRORS_ZH.get(getattr(err, "code", ""))
     if lang() == "zh" and zh:
         return zh[0].format(**{**params, **labelled}), zh[1].format(**{**params, **labelled})
