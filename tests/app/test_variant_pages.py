@@ -7,6 +7,7 @@ import torch
 
 from attn_core import Settings, run_trace
 from explorer.controls import live_variants
+from explorer.i18n import STRINGS
 
 VARIANTS = [v for v in live_variants() if v != "full"]
 TITLE = {"features": "φ(Q)", "pattern": "pattern", "projections": "K' = EK", "random_features": "ω"}
@@ -36,7 +37,8 @@ def test_every_step_of_every_variant_draws_the_engines_numbers(app, variant, lan
         assert not at.exception, (variant, stage.key)
         drawn = {c["layout"]["title"]["text"].split(" (")[0]: c for c in charts(at)}
         for name in stage.tensors:
-            label = stage.labels.get(name, name)
+            key = f"vs_tensor.{name}"  # a word in the UI's language, else the engine's symbol
+            label = STRINGS[key][lang == "zh"] if key in STRINGS else stage.labels.get(name, name)
             assert label in drawn, (variant, stage.key, label, list(drawn))
             z = torch.tensor([[float("nan") if x is None else x for x in row] for row in drawn[label]["data"][0]["z"]])
             t = tensors[name]
