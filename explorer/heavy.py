@@ -31,6 +31,7 @@ KEEP_BYTES = 48 * 2**20  # and at most this many bytes of their results
 IDLE_S = 300.0  # a worker with nothing to do for this long exits (each holds ~400 MiB: torch and the model)
 WORKER = [sys.executable, "-m", "attn_core.heavy"]
 _IDS = itertools.count(1)
+RETRY_S = 30.0  # a job whose worker died is tried again when asked for after this long
 STAGED = {"explain"}  # kinds whose worker sends several parts (and can stop between two)
 
 
@@ -84,13 +85,19 @@ class Heavy(Jobs):
         key = key_of(kind, args)
         with self.lock:
             job = self.jobs.get(key)
-            if job is None or job.state in ("failed", "stopped"):
+            if job is None or job.state == "stopped" or (job.state == "failed" and self.retry(job)):
                 job = Job(kind, args)
                 self.add(key, job)
             else:
                 self.jobs.move_to_end(key)
             job.watchers.add(session)
         return job
+
+    @staticmethod
+    def retry(job: Job) -> bool:
+        """Whether a failed job is computed again when asked for: an engine's refusal (a sentence it
+        cannot take) never is, the same answer would come; a worker that died, after ``RETRY_S``."""
+        return job.error[0] is None and time.time() - (job.ended or 0.0) > RETRY_S
 
     def leave(self, job: Job, session: str = "") -> None:
         """``session`` no longer waits for ``job``; a job nobody waits for any more is cancelled."""
@@ -160,14 +167,15 @@ class Heavy(Jobs):
                 break
             part = item.get("part") or {}
             with self.lock:
-                job.result = {**job.result, **part}  # a new dict: a reader never sees one half-updated
-                job.parts += 1
+                if part:  # a part with nothing new only moves the progress bar (the page is not drawn again)
+                    job.result = {**job.result, **part}  # a new dict: a reader never sees one half-updated
+                    job.parts += 1
                 job.progress = float(item.get("progress", job.progress))
         with self.lock:
             job.proc, job.ended = None, time.time()
             job.size = size_of(job.result) + size_of(job.args)
-            if end is not None and end["end"] in ("ok", "cancelled"):
-                self.workers.give(proc)  # back to wait for the next request
+            if end is not None:  # it answered (a result, a cancel or a refusal): back to wait for the next request
+                self.workers.give(proc)
             if end is not None and end["end"] == "ok" and job.state == "running":
                 job.state, job.progress = "done", 1.0
             elif job.state == "running":

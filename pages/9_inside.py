@@ -108,8 +108,18 @@ st.subheader(t("in_importance"))
 st.caption(t("in_importance_note"))
 head_axis = [str(h) for h in range(pre.heads)]
 layer_axis = [str(layer) for layer in range(pre.layers)]
-imp_job = waiting.ask("inside_imp", {"importance": inside.importance(sentence, mode, masked, second)})["importance"]
-if waiting.status(imp_job):
+try:  # a sentence too long for the 72 ablated passes is refused here at once, not by the job
+    ablate.check_length(pre, enc)
+    if second is not None:
+        ablate.check_length(pre, pt.encode(pre, second))
+except AttentionConfigError as err:
+    bad(err)
+    imp_job = None
+    waiting.ask("inside_imp", {})
+else:
+    imp_request = inside.importance(sentence, mode, masked, second)
+    imp_job = waiting.ask("inside_imp", {"importance": imp_request})["importance"]
+if imp_job is not None and waiting.status(imp_job):
     imp = imp_job.result
     z = imp["importance"]
     chart(

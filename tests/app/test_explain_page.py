@@ -22,7 +22,7 @@ def computing(at) -> bool:
     return bool(at.get("progress")) or any(p in c.value for c in at.caption for p in pending)
 
 
-def until_explained(at, timeout: float = 240.0):
+def until_explained(at, timeout: float = 600.0):
     """Rerun the page (as its poll does) until every part computed in the background has arrived."""
     deadline = time.monotonic() + timeout
     while computing(at) and time.monotonic() < deadline:

@@ -25,8 +25,9 @@ def chart(at, title_part):
     raise AssertionError(f"no chart titled '{title_part}'")
 
 
-def until_done(at, timeout: float = 240.0):
-    """Rerun the page (as its poll does) until the parts computed in the background have arrived."""
+def until_done(at, timeout: float = 600.0):
+    """Rerun the page (as its poll does) until the parts computed in the background have arrived (the
+    workers run at the lowest CPU priority: on a machine busy with other work they can take minutes)."""
     deadline = time.monotonic() + timeout
     while at.get("progress") and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -65,6 +66,7 @@ def test_patching_map_and_a_second_sentence_of_another_length(app, pre):
     assert torch.allclose(z, patch.patch_map(pre, SENTENCE, corrupted)["restored"], atol=1e-5)
     assert math.isfinite(float(metric(at, "between the two sentences")))
     at.text_input(key="in_second").set_value("A much shorter one").run()
+    until_done(at)  # the patching job refuses it with the engine's message
     assert not at.exception
     assert any("have" in w.value and "pieces" in w.value for w in at.warning), [w.value for w in at.warning]
 
@@ -84,7 +86,7 @@ def test_chinese_bad_input_every_token_masked_and_every_head(app, pre):
 
 def test_hostile_sentences_stay_readable(app):
     for text, needle in (("我爱机器学习" * 5, "[UNK]"), ("a," * 300, "512")):  # 600 pieces, under 1000 characters
-        at = app(PAGE, query={"sentence": text, "lang": "en"})
+        at = until_done(app(PAGE, query={"sentence": text, "lang": "en"}))
         assert not at.exception
         shown = " ".join(w.value for w in at.warning)
         assert needle in shown, shown

@@ -127,3 +127,20 @@ def test_a_job_nobody_waits_for_is_cancelled_and_the_worker_kept(pre):
     assert job.proc is None and job.state == "stopped" and len(jobs.workers.waiting) == 1
     nxt = wait(jobs.ask("patching", {"clean": SENTENCE, "corrupted": SENTENCE.replace("tired", "wide")}, "me"))
     assert "restored" in nxt.result and jobs.spawned == 1  # the cancelled job's worker served the next one
+
+
+def test_a_refused_request_is_one_failed_job_and_its_worker_serves_the_next(pre):
+    """A page polls: a request the engine refuses must not start a new job (and a new worker) on every
+    poll; the refusal keeps its code for the message in the UI's language."""
+    jobs = heavy.Heavy()
+    bad = {"clean": SENTENCE, "corrupted": "A much shorter one"}
+    job = jobs.ask("patching", bad, "me")
+    deadline = time.monotonic() + 240
+    while job.active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert job.state == "failed" and job.error[0] == "patch_length"
+    assert jobs.ask("patching", bad, "me") is job  # asked again: the same answer, nothing new started
+    while not jobs.workers.waiting and time.monotonic() < deadline:
+        time.sleep(0.02)
+    good = wait(jobs.ask("patching", {"clean": SENTENCE, "corrupted": SENTENCE.replace("tired", "wide")}, "me"))
+    assert "restored" in good.result and jobs.spawned == 1
