@@ -193,6 +193,7 @@ def _figure(data: list, *, title: str = "", height: int, alt: str = "", **layout
 
 
 MAX_SIDE = 128  # a heatmap draws at most this many rows and columns; larger ones are pooled
+PRESENT_MAX_HEIGHT = 330  # a heatmap's height in presenter mode at most (times 1.15 for the large type)
 
 
 def _pool(z, names: list[str], axis: int) -> tuple:
@@ -278,10 +279,13 @@ def heatmap(
             f"{axis_name('value')} %{{z:.6g}}<extra></extra>"
         ),
     )
+    height = height or min(120 + 28 * max(len(y), 1), 640)
+    if _current()[1]:  # presenter mode: the chart fits under the walk's row on a 1280×720 screen
+        height = min(height, PRESENT_MAX_HEIGHT)
     return _figure(
         [trace],
         title=title,
-        height=height or min(120 + 28 * max(len(y), 1), 640),
+        height=height,
         alt=alt,
         shapes=shapes,
         xaxis=dict(title=dict(text=x_title), **_ticks()),

@@ -147,7 +147,9 @@ def output_view(ctx: StepContext, stage) -> None:
 
 def stage_view(ctx: StepContext, stage) -> None:
     """Any other step (a variant's own): the generic drawer of a stage's formula, code, note and tensors."""
-    variant_step(ctx.trace, stage, ctx.head, ctx.focus, ctx.q_words, ctx.k_words)
+    variant_step(
+        ctx.trace, stage, ctx.head, ctx.focus, ctx.q_words, ctx.k_words, explain=ctx.explain, presenting=ctx.presenting
+    )
 
 
 VIEWS = {

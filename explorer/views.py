@@ -194,19 +194,36 @@ def tensor_name(stage, name: str) -> str:
     return t(key) if key in STRINGS else stage.labels.get(name, name)
 
 
-def variant_step(tr, stage, h: int, focus: int, q_words: list[str], k_words: list[str]) -> None:
-    """One of a variant's own steps: its formula, its code with this input's shapes, what to look
-    at, and each of its intermediates for head ``h`` (a tensor shared by all heads has one row)."""
-    from attn_core.kernels import AXES, prefix_state
+def variant_step(
+    tr, stage, h: int, focus: int, q_words: list[str], k_words: list[str], explain=st, presenting: bool = False
+) -> None:
+    """One of a variant's own steps: its formula, its code with this input's shapes (in ``explain``: the
+    page, or presenter mode's fold-away), what to look at, and each of its intermediates for head ``h``
+    (a tensor shared by all heads has one row). ``presenting``: what to look at comes under the charts,
+    which must start on the first screen."""
+    explain.latex(tex(stage.formula))
+    explain.code(stage.code, language="python")
+    if not presenting:
+        _variant_notes(stage)
+    _variant_charts(tr, stage, h, focus, q_words, k_words)
+    if presenting:
+        _variant_notes(stage)
 
-    st.latex(tex(stage.formula))
-    st.code(stage.code, language="python")
+
+def _variant_notes(stage) -> None:
+    """What to look at in a variant's step, and how far it is from exact softmax where it says so."""
     st.caption(t(f"vs.{stage.key}.note", **stage.facts))
     if "error" in stage.facts:
         (st.warning if stage.facts["error"] >= stage.facts["uniform"] else st.info)(
             t("vs_error", **stage.facts)
             + (" " + t("vs_no_better") if stage.facts["error"] >= stage.facts["uniform"] else "")
         )
+
+
+def _variant_charts(tr, stage, h: int, focus: int, q_words: list[str], k_words: list[str]) -> None:
+    """Each of a variant step's intermediates for head ``h``, and the running state at the focus token."""
+    from attn_core.kernels import AXES, prefix_state
+
     names = {"query": fig.labels(q_words), "key": fig.labels(k_words)}
     items = list(stage.tensors.items())
     cols = st.columns(min(len(items), 2))

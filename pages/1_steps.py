@@ -52,7 +52,8 @@ stages = step_stages(trace, head, focus)  # every step a Stage from the engine, 
 if variant is not None:  # the variant's own steps between Q, K, V and the output
     steps = tuple(stages)
     step = draw(PAGE["step"], c3, options=steps, format_func=step_label(steps), horizontal=True, default=first)
-    st.info(t("variant_steps", name=kernel_label(s.kernel)), icon=":material/alt_route:")
+    # presenting: with the controls it is about, folded away (drawn on every step, it pushed the chart down)
+    (box if presenting else st).info(t("variant_steps", name=kernel_label(s.kernel)), icon=":material/alt_route:")
 else:
     steps = PAGE["step"].options
     step = draw(PAGE["step"], c3, horizontal=True, default=first)

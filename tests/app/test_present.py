@@ -225,3 +225,23 @@ def test_multihead_keeps_the_chosen_heads_that_still_exist_when_heads_drop(app):
     assert not at.exception and at.multiselect(key="mh_heads").value == [1]
     at.number_input(key="heads").set_value(1).run()
     assert at.multiselect(key="mh_heads").value == [0]  # none left: the default
+
+
+@pytest.mark.parametrize("variant", ["performer", "linformer", "sliding_window"])
+def test_presenting_a_variant_folds_its_notice_formula_and_code_away_on_every_step(app, variant):
+    """The variant's notice, each step's formula and code are in the fold-aways, not above the chart."""
+    from attn_core.stages import step_stages
+
+    steps = list(step_stages(run_trace(Settings(kernel=variant)), 0, 1))
+    at = app(query={"present": "1", "kernel": variant})
+    for step in steps:
+        at.radio(key="step").set_value(step).run()
+        assert not at.exception, (variant, step)
+        folded_latex = sum(len(e.latex) for e in at.main.expander)
+        folded_code = sum(len(e.code) for e in at.main.expander)
+        assert len(at.main.latex) == folded_latex >= 1, (variant, step)
+        assert len(at.main.code) == folded_code >= 1, (variant, step)
+        notice = [i for i in at.main.info if "Variant" in i.value]
+        folded = [i for e in at.main.expander for i in e.info if "Variant" in i.value]
+        assert len(notice) == len(folded) == 1, (variant, step)
+        assert charts(at), (variant, step)

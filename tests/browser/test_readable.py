@@ -106,26 +106,54 @@ def test_inside_the_viewport_means_the_whole_box():
     assert not _inside({"x": 42, "y": 711, "width": 587, "height": 331})  # what step 6 looked like before
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_presenter_mode_shows_each_steps_chart_on_the_first_screen(server, projector, lang):
-    """At 1280×720 every step's main chart lies inside the viewport without scrolling, walked with →."""
+def _walk(kernel: str) -> list[str]:
+    """The steps presenter mode walks for ``kernel`` (a variant's own steps between Q, K, V and the output)."""
+    from attn_core import Settings, run_trace
+    from attn_core.stages import step_stages
     from explorer.controls import PAGE
 
-    open_app(projector, server, f"steps?present=1&lang={lang}")
-    for i, step in enumerate(PAGE["step"].options):
+    trace = run_trace(Settings(kernel=kernel))
+    return list(step_stages(trace, 0, 1)) if trace.variant is not None else list(PAGE["step"].options)
+
+
+def _variants() -> list[str]:
+    from explorer.controls import live_variants
+
+    return list(live_variants())  # the registry's variants a learner can pick, full attention first
+
+
+PRESENTED = [("full", "en"), ("full", "zh"), ("performer", "zh")] + [(v, "en") for v in _variants() if v != "full"]
+
+
+@pytest.mark.parametrize(("kernel", "lang"), PRESENTED)
+def test_presenter_mode_shows_each_steps_chart_on_the_first_screen(server, projector, kernel, lang):
+    """At 1280×720 every step's main chart lies inside the viewport without scrolling, walked with →,
+    for full attention and for every variant (their own steps too); the formula and code stay folded."""
+    steps = _walk(kernel)
+    open_app(projector, server, f"steps?present=1&lang={lang}&kernel={kernel}")
+    for i, step in enumerate(steps):
         if i:
             projector.keyboard.press("ArrowRight")
-        at = re.compile(rf"(Step {i + 1} of|第 {i + 1} 步)")
+        at = re.compile(rf"(Step {i + 1} of {len(steps)}|第 {i + 1} 步)")
         expect(projector.locator(".st-key-present-row h3")).to_contain_text(at, timeout=WAIT)
         settle(projector)
         projector.wait_for_timeout(500)
+        name = f"present_1280x720_{kernel}_{lang}_{i + 1}_{step}.png"
         chart = projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").first
-        expect(chart).to_be_visible(timeout=WAIT)
+        try:
+            expect(chart).to_be_visible(timeout=20_000)  # every step draws a chart (Performer's 7th drew none)
+        finally:
+            projector.screenshot(path=os.path.join(ARTIFACTS, name))
         scrolled = projector.evaluate(
             "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || window.scrollY"
         )
-        projector.screenshot(path=os.path.join(ARTIFACTS, f"present_1280x720_{lang}_{i + 1}_{step}.png"))
-        assert scrolled == 0 and _inside(chart.bounding_box()), (step, scrolled, chart.bounding_box())
+        assert scrolled == 0 and _inside(chart.bounding_box()), (kernel, step, scrolled, chart.bounding_box())
+        # the formula and the code are folded away: none of them drawn outside the fold
+        main = projector.locator("[data-testid='stMain']")
+        formula_or_code = ".katex-display, [data-testid='stCode']"
+        loose = main.locator(formula_or_code)
+        folded = main.locator("[data-testid='stExpander']").locator(formula_or_code)
+        assert loose.count() == folded.count(), (kernel, step, loose.count(), folded.count())
     assert (
         projector.locator("button", has_text={"en": "Leave presenter mode", "zh": "退出演示模式"}[lang]).count() == 1
     )
