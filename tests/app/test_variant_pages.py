@@ -125,3 +125,18 @@ def test_the_variants_page_says_which_sidebar_mask_it_does_not_apply_in_the_uis_
     assert not at.exception and not at.error
     assert any("Linformer" in w.value and "因果" in w.value for w in at.warning)
     assert not any("mask" in i.value.lower() for i in at.info)
+
+
+def test_under_a_causal_mask_every_variant_shown_is_causal(app):
+    """Each variant that has a causal form is drawn in it: no weight above the diagonal, rows summing to 1."""
+    at = app("pages/5_variants.py", query={"mask": "causal"})
+    picked = ["sliding_window", "linear_elu", "performer", "block"]
+    at.multiselect(key="var_kernels").set_value(picked).run()
+    assert not at.exception and not at.error
+    assert not [w.value for w in at.warning if "causal" in w.value], [w.value for w in at.warning]  # none refused
+    drawn = [c for c in charts(at) if c["layout"]["title"]["text"].startswith("Attention weights")]
+    assert len(drawn) == len(picked)
+    for spec in drawn:
+        z = torch.tensor(spec["data"][0]["z"], dtype=torch.float64)
+        assert torch.count_nonzero(z.triu(1)) == 0, z
+        assert torch.allclose(z.sum(-1), torch.ones(z.shape[0], dtype=torch.float64), rtol=1e-4, atol=1e-5)
