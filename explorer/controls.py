@@ -276,8 +276,13 @@ def sync_url(c: Control, value: Any) -> None:
     text = c.to_url(value)
     if text == c.to_url(c.default):
         session.drop_url(c.name)
-    else:
+    elif not _spelled(c, session.url(c.name), value):  # the link's own spelling of it is kept (no new URL)
         session.set_url(c.name, text)
+
+
+def _spelled(c: Control, raw: str | None, value: Any) -> bool:
+    """Whether the link already says ``value`` (``predict=1`` says True as well as ``true`` does)."""
+    return raw is not None and c.kind in ("switch", "int", "float", "slider") and widgets.same(c.parse(raw), value)
 
 
 def forget(c: Control) -> None:

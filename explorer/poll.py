@@ -150,7 +150,7 @@ def check_url() -> None:
     sessions that joined it keep its code, and their next answers start a new count. The
     teacher's link turns predict on unless the teacher turns it off."""
     from . import session
-    from .urlcheck import switch, url_switch
+    from .urlcheck import url_switch
 
     carry = dict(session.get(CARRY) or {})
     code = session.url("lesson")
@@ -171,7 +171,7 @@ def check_url() -> None:
     if isinstance(mine, bool):
         carry["predict"] = mine
     elif session.url("predict") is not None:
-        value = switch(session.url("predict"))  # a bad value: left to the page's control (dropped, named)
+        value = url_switch("predict")  # a bad value: dropped and named here, on every page
         if value is not None:
             carry["predict"] = value
     elif carry.get("predict") is not None:

@@ -22,7 +22,7 @@ SWITCHES = {"present", "teacher"}  # the link's switches seen so far (a control'
 
 def switch(raw: str | None) -> bool | None:
     """A link's switch: True, False, or None when ``raw`` is none of the spellings."""
-    text = raw.strip().lower() if isinstance(raw, str) else None
+    text = raw.lower() if isinstance(raw, str) else None  # exactly one of the words: " 1" is not one
     return True if text in ON else False if text in OFF else None
 
 

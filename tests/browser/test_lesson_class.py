@@ -98,3 +98,15 @@ def test_back_goes_to_the_page_before_not_to_the_last_setting(server, page):
     settle(page)
     assert urlsplit(page.url).path == "/"
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_a_link_opened_fresh_is_one_entry_however_it_spells_its_switches(server, browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()  # about:blank, then the link: two entries
+        open_at(page, f"{server}/steps?predict=1&causal=yes&heads=2&temperature=2&lesson={CODE}")
+        expect(page.get_by_text("attend to most?").first).to_be_visible(timeout=WAIT)
+        assert query(page)["predict"] == "1" and query(page)["causal"] == "yes"  # read as written, not rewritten
+        assert page.evaluate("history.length") == 2
+    finally:
+        ctx.close()
