@@ -57,7 +57,7 @@ if res["mask_not_applied"]:
     st.info(t("var_mask_not_applied", mask=label("opt.")(res["mask_not_applied"])), icon=":material/info:")
 for name, err in res["refused"].items():  # a kernel these settings rule out: said beside the others
     message, fix = error_text(err)
-    st.warning(f"{md(message)} {t('fix_prefix')} {md(fix)}", icon=":material/block:")
+    st.error(f"{md(message)} {t('fix_prefix')} {md(fix)}", icon=":material/warning:")
 shown = [k for k in picked if k in res["kernels"]]
 if any(KERNELS[k].family == "sparse" for k in shown) and window >= L - 1:
     st.warning(t("window_too_big", w=window, L=L))
