@@ -69,9 +69,9 @@ def class_count(code: str, question: tuple, labels: list[str], truth: int) -> No
     chart(class_figure(counts, labels, truth=truth), "predict_class")
 
 
-def plural(key: str, n: int, **fmt) -> str:
-    """``key`` for a count: ``key_one`` when it is 1 (English says "1 answer"), else ``key``."""
-    return t(f"{key}_one" if n == 1 else key, n=n, **fmt)
+def plural(n: int, one: str, many: str, **fmt) -> str:
+    """The catalogue's text for a count: ``one`` when it is 1 (English says "1 answer"), else ``many``."""
+    return t(one if n == 1 else many, n=n, **fmt)
 
 
 def class_figure(counts: list[int], labels: list[str], *, truth: int | None, title: str | None = None):
@@ -79,7 +79,7 @@ def class_figure(counts: list[int], labels: list[str], *, truth: int | None, tit
     singular or the plural, and a text alternative that names a tie as a tie."""
     counts = [int(c) for c in counts]
     n = sum(counts)
-    f = fig.bars(counts, labels, title=title or plural("predict_class", n), highlight=truth)
+    f = fig.bars(counts, labels, title=title or plural(n, "predict_class_one", "predict_class"), highlight=truth)
     f.update_traces(text=[str(c) for c in counts], hovertemplate="%{x}<br>%{y:d}<extra></extra>")
     f.update_layout(yaxis=dict(tickformat="d", rangemode="tozero"), meta={"alt": class_alt(counts, labels)})
     return f
@@ -92,8 +92,8 @@ def class_alt(counts: list[int], labels: list[str]) -> str:
         return t("class_alt_none")
     top = [f"'{html.unescape(labels[i])}'" for i, c in enumerate(counts) if c == most]
     if len(top) == 1:
-        return plural("class_alt_top", most, name=top[0])
-    return plural("class_alt_tie", most, names=t("list_join").join(top))
+        return plural(most, "class_alt_top_one", "class_alt_top", name=top[0])
+    return plural(most, "class_alt_tie_one", "class_alt_tie", names=t("list_join").join(top))
 
 
 def lesson_csv(code: str) -> str:
@@ -119,7 +119,7 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
             unavailable(teacher=True)
             return
         chart(class_figure(counts, labels, truth=None), "predict_teacher_bars")
-        st.caption(plural("predict_answers", sum(counts), tok=tok))
+        st.caption(plural(sum(counts), "predict_answers_one", "predict_answers", tok=tok))
 
     live()
     shown = widgets.toggle(st, t("predict_show_truth"), key="predict_show_truth")
@@ -158,7 +158,7 @@ def lesson_view(code: str) -> None:
             pages = t("list_join").join(t(f"page.{key}") for key in QUESTION_PAGES)
             st.caption(t("lesson_tally_empty", pages=pages))
         else:
-            st.caption(plural("lesson_tally_count", n, q=len(questions)))
+            st.caption(plural(n, "lesson_tally_count_one", "lesson_tally_count", q=len(questions)))
         for i, (label, names, counts) in enumerate(questions):
             title = html.escape(label)  # the question names the learner's sentence: data
             chart(class_figure(counts, names, truth=None, title=title), f"lesson_tally_{i}")
