@@ -3,7 +3,7 @@
 For each page: type a new sentence into the sidebar and time, in the browser, from the commit to
 the first result (the page shows the new sentence with its first chart: raw attention on Explain, the
 ablation's cosine on Inside) and to the last (no part still computing: no progress bar left; on
-Explain the faithfulness curves' table, on Inside the importance map). Pages are interleaved,
+Explain the faithfulness curves, on Inside the importance map). Pages are interleaved,
 each sentence is new to the server (nothing cached), repeated ``--repeats`` times; medians and the
 spread are printed and written to ``benchmarks/results/explain_wait_cpu.txt`` with the date and the
 machine's load. Goal on a 2-core machine: first < 1 s, last < 3 s for sentences of ≤ 32 pieces.
@@ -42,20 +42,29 @@ def sentence(i: int, salt: int) -> str:
     return f"The {x} {a} watched the {y} {b} near the old bridge on day {i + 7 * salt} of the long winter"
 
 
+# an element left from the previous sentence's run is marked stale (data-stale) until the new run replaces
+# it: only fresh elements count, and the last result needs the run ended (no status widget, nothing stale)
+SHOWN = """
+    const fresh = e => !e.closest('[data-stale="true"]');
+    const all = sel => [...document.querySelectorAll(sel)].filter(fresh);
+    const title = t => all('.gtitle').some(e => e.textContent.includes(t));
+    const ended = () => document.querySelectorAll('[data-testid="stStatusWidget"]').length === 0
+        && document.querySelectorAll('[data-stale="true"], [data-testid="stProgress"]').length === 0;
+    const sentence = all('[data-testid="stText"]').some(e => e.innerText.trim() === s);
+"""
+
+
+def condition(test: str) -> str:
+    return "(s) => {" + SHOWN + f"return sentence && {test};}}"
+
+
 FIRST = {
-    "explain": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
-        && document.querySelectorAll('[data-testid="stPlotlyChart"]').length > 0""",
-    "inside": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
-        && [...document.querySelectorAll('[data-testid="stMetric"]')].some(e => e.innerText.includes('Cosine'))""",
+    "explain": condition("title('Every explanation')"),
+    "inside": condition("all('[data-testid=\"stMetric\"]').some(e => e.innerText.includes('Cosine'))"),
 }
 LAST = {
-    "explain": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
-        && document.querySelectorAll('[data-testid="stProgress"]').length === 0
-        && !document.body.innerText.includes('appears here when it is ready')
-        && document.body.innerText.includes('deletion area')""",
-    "inside": """(s) => [...document.querySelectorAll('[data-testid="stText"]')].some(e => e.innerText.trim() === s)
-        && document.querySelectorAll('[data-testid="stProgress"]').length === 0
-        && [...document.querySelectorAll('.gtitle')].some(e => e.textContent.includes('ablated'))""",
+    "explain": condition("ended() && title('Insertion: keep only')"),
+    "inside": condition("ended() && title('when this head alone is ablated')"),
 }
 
 

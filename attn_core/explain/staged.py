@@ -20,7 +20,7 @@ from .explain import correlations, head_mean, notices, word_texts
 from .sentence import make_item
 
 # the share of a typical sentence's time spent up to the end of each stage (measured at 20 pieces)
-SHARES = {"value_zeroing": 0.08, "loo": 0.15, "ig": 0.35, "flow": 0.85, "end": 1.0}
+SHARES = {"loo": 0.15, "ig": 0.35, "flow": 0.85, "end": 1.0}
 
 
 def _cheap(pre, item, passed, text: str, removal: str) -> dict:
@@ -59,10 +59,9 @@ def stages(
     yield 0.02, first
     layers = dict(first["layers"])
     layers["value_zeroing"] = internals.value_zeroing(pre, passed).tolist()
-    yield SHARES["value_zeroing"], {"layers": dict(layers)}
     refs = {"loo": references.loo(pre, item, removal, passed).tolist()}
     refs["loo_direct"] = references.direct_share(passed).tolist()
-    yield SHARES["loo"], {"references": dict(refs)}
+    yield SHARES["loo"], {"layers": dict(layers), "references": dict(refs)}  # one part: one redraw of the page
     ig = references.integrated_gradients(pre, item.ids, target, steps)
     refs = {"loo": refs["loo"], "ig": ig["attr"].tolist(), "loo_direct": refs["loo_direct"]}
     yield (
