@@ -80,13 +80,22 @@ def status(job: Job) -> bool:
     if job.state in ("failed", "stopped"):
         failed(job)
         return False
-    _poll(job, (job.state, job.parts))
+    _poll(job, seen(job))
     return False
 
 
+def seen(job: Job) -> tuple:
+    """What the page has drawn of a job: its state and the parts that are new to the page (an Explain
+    job's first part is what the page computed itself)."""
+    return job.state, max(0, job.parts - DRAWN_ALREADY.get(job.kind, 0))
+
+
+DRAWN_ALREADY = {"explain": 1}
+
+
 @st.fragment(run_every=POLL_S)
-def _poll(job: Job, seen: tuple) -> None:
-    if (job.state, job.parts) != seen:  # something arrived: draw the page again with it
+def _poll(job: Job, drawn: tuple) -> None:
+    if seen(job) != drawn:  # something arrived: draw the page again with it
         st.rerun(scope="app")
     ahead = HEAVY.position(job)
     text = t("heavy_ahead", n=ahead) if ahead else t("heavy_running")

@@ -59,14 +59,14 @@ def stages(
     yield 0.02, first
     layers = dict(first["layers"])
     layers["value_zeroing"] = internals.value_zeroing(pre, passed).tolist()
-    refs = {"loo": references.loo(pre, item, removal, passed).tolist()}
-    refs["loo_direct"] = references.direct_share(passed).tolist()
-    yield SHARES["loo"], {"layers": dict(layers), "references": dict(refs)}  # one part: one redraw of the page
+    loo = references.loo(pre, item, removal, passed).tolist()
+    yield SHARES["loo"], {}
     ig = references.integrated_gradients(pre, item.ids, target, steps)
-    refs = {"loo": refs["loo"], "ig": ig["attr"].tolist(), "loo_direct": refs["loo_direct"]}
-    yield (
+    refs = {"loo": loo, "ig": ig["attr"].tolist(), "loo_direct": references.direct_share(passed).tolist()}
+    yield (  # value zeroing, leave-one-out and IG as one part: each part is one redraw of the page
         SHARES["ig"],
         {
+            "layers": dict(layers),
             "references": dict(refs),
             "ig_completeness_error": ig["error"],
             "ig_delta": ig["delta"],
