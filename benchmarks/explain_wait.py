@@ -36,10 +36,12 @@ ADJS = ("quiet", "bright", "tired", "curious", "ancient", "gentle", "clever", "d
 
 
 def sentence(i: int, salt: int) -> str:
-    """A new sentence (20–26 pieces) for each measurement: nothing of it is cached on the server."""
+    """A new sentence for each measurement (20 pieces, or 31 every other time: the goal is for ≤ 32),
+    so nothing of it is cached on the server."""
     a, b = NOUNS[(i + salt) % 10], NOUNS[(3 * i + salt + 1) % 10]
     x, y = ADJS[(2 * i + salt) % 10], ADJS[(i + 2 * salt + 5) % 10]
-    return f"The {x} {a} watched the {y} {b} near the old bridge on day {i + 7 * salt} of the long winter"
+    text = f"The {x} {a} watched the {y} {b} near the old bridge on day {i + 7 * salt} of the long winter"
+    return text + (" and then walked slowly back home to rest by the fire" if i % 2 else "")
 
 
 # an element left from the previous sentence's run is marked stale (data-stale) until the new run replaces
@@ -106,6 +108,7 @@ def main() -> int:
     proc, url = start_server(timeout=120)
     times: dict[str, dict[str, list[float]]] = {p: {"first": [], "last": []} for p in FIRST}
     sizes = []
+    by_size: dict[tuple[str, int], list[float]] = {}
     salt = int(time.time()) % 97
     try:
         with sync_playwright() as pw:
@@ -119,11 +122,12 @@ def main() -> int:
                 tabs[name] = tab
             for rep in range(args.repeats):
                 for name, tab in tabs.items():  # interleaved
-                    text = sentence(2 * rep + (name == "inside"), salt)
+                    text = sentence(2 * rep + (name == "inside") + rep % 2, salt)
                     sizes.append(pieces(text))
                     first, last = measure(tab, name, text)
                     times[name]["first"].append(first)
                     times[name]["last"].append(last)
+                    by_size.setdefault((name, sizes[-1]), []).append(last)
                     print(f"{name:8s} rep {rep}: first {first:5.2f} s  last {last:5.2f} s", flush=True)
             browser.close()
     finally:
@@ -150,6 +154,8 @@ def main() -> int:
         lines.append(f"{name:8s} first result  {summary(t['first'])}   (goal < 1 s)")
         lines.append(f"{name:8s} last result   {summary(t['last'])}   (goal < 3 s)")
         met = met and statistics.median(t["first"]) < 1 and statistics.median(t["last"]) < 3
+    for (name, n), lasts in sorted(by_size.items()):
+        lines.append(f"{name:8s} last result at {n} pieces: {summary(lasts)}")
     lines.append("")
     lines.append(f"goal met (medians): {'yes' if met else 'no'}")
     lines.append("raw: " + repr({n: {k: [round(v, 3) for v in vs] for k, vs in t.items()} for n, t in times.items()}))
