@@ -113,14 +113,21 @@ def main() -> None:
     goal_patch = statistics.median(times["patching map, layerwise (the app)"]) < 3.0
     lines.append(f"goal importance < 2 s (median): {'met' if goal_imp else 'NOT met'}")
     lines.append(f"goal patching < 3 s (median): {'met' if goal_patch else 'NOT met'}")
-    from explorer import inside, real
+    from explorer import inside
+    from explorer.heavy import HEAVY
 
-    real.wait_for(pt.BUNDLED)
-    first, stats_value = timed(lambda: inside.head_stats(pt.BUNDLED))
-    again, _ = timed(lambda: inside.head_stats(pt.BUNDLED))
+    def head_stats() -> dict:  # the page's background job (a worker process), waited for
+        job = HEAVY.ask(*inside.head_stats())
+        while job.active:
+            time.sleep(0.01)
+        return job.result
+
+    first, stats_value = timed(head_stats)
+    again, _ = timed(head_stats)
     lines.append(
         f"probe statistics ({stats_value['sentences']['select'] + stats_value['sentences']['score']} sentences, "
-        f"sinks and the [SEP] test): first call {first:.2f} s, then a cache hit {1000 * again:.3f} ms"
+        f"sinks and the [SEP] test, in the page's background worker, its start included): first call {first:.2f} s, "
+        f"then the kept job {1000 * again:.3f} ms"
     )
     t_prune, curve = timed(lambda: prune.prune_curve(pre))
     lines.append(
