@@ -51,10 +51,10 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         ),
         "Use the scaled_dot score (the additive score needs batch·H·L·L·d_k numbers), a smaller batch or d_k.",
     ),
-    "whole_number": ("{field} must be a whole number.", "Choose a value from {low} to {high} for {field}."),
+    "whole_number": ("{field} must be a whole number.", "Choose a value between {low} and {high} for {field}."),
     "out_of_range": (
         "{field} = {value} is outside the range {low}..{high}.",
-        "Choose a value from {low} to {high} for {field}.",
+        "Choose a value between {low} and {high} for {field}.",
     ),
     "at_least_one": ("{field} = {value}; it must be at least 1.", "Set {field} to 1 or more."),
     "not_negative": ("{field} = {value} cannot be negative.", "Set {field} to 0 or more."),

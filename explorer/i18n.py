@@ -42,7 +42,7 @@ def error_text(err) -> tuple[str, str]:
     labelled = {"kernel": kernel_label(kernel)} if isinstance(kernel, str) and kernel in KERNELS else {}
     field = params.get("field")
     if getattr(err, "code", None) in RANGE_CODES and isinstance(field, str) and field in STRINGS:
-        labelled["field"] = t(field)  # the control's own noun: "Choose a value from 1 to 8 for Heads."
+        labelled["field"] = t(field)  # the control's own noun: "Choose a value between 1 and 8 for Heads."
     zh = ERRORS_ZH.get(getattr(err, "code", ""))
     if lang() == "zh" and zh:
         return zh[0].format(**{**params, **labelled}), zh[1].format(**{**params, **labelled})

@@ -124,7 +124,7 @@ def test_the_cli_takes_it_and_refuses_a_bad_value_in_one_line(strided, capsys):
     assert torch.allclose(torch.tensor(out["heads"][0]["weights"]), expected(7, 3), atol=1e-5)
     assert main(["trace", "a b c", "--kernel", strided, "--stride", "99"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["error: stride = 99 is outside the range 1..16. Choose a value from 1 to 16 for stride."]
+    assert err == ["error: stride = 99 is outside the range 1..16. Choose a value between 1 and 16 for stride."]
     p = argparse.ArgumentParser(prog="x", exit_on_error=False)  # add_flags alone: range-checked by argparse
     add_flags(p, ["stride"])
     assert p.parse_args(["--stride", "4"]).stride == 4

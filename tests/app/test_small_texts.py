@@ -24,7 +24,7 @@ def test_a_range_message_names_the_control_by_its_noun(monkeypatch, lang, noun):
     assert noun in message and noun in fix, (message, fix)
     assert "a heads" not in fix and "Pick a" not in fix
     if lang == "en":
-        assert fix == "Choose a value from 1 to 8 for Heads."
+        assert fix == "Choose a value between 1 and 8 for Heads."
 
 
 def mask_chart(at) -> dict:
