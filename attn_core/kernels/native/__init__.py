@@ -1,5 +1,6 @@
 """The CPU's compiled kernels (band.cpp: the sliding window; linear.cpp: causal linear attention;
-tiles.h: what they share): built with the machine's C++ compiler at first use,
+tiles.h: what they share): built with the machine's C++ compiler at first use (the server starts the
+build with itself, ``build_in_background``; the Dockerfile runs ``library()`` at image build time),
 cached on disk by the source's and the machine's fingerprint, called through ctypes (which lets go
 of the GIL, so other sessions' threads run meanwhile).
 
@@ -115,6 +116,14 @@ def library() -> ctypes.CDLL | None:
 
 def why() -> str | None:
     return _why
+
+
+def build_in_background() -> threading.Thread:
+    """``library()`` in a thread of its own (a build, or the disk cache's library); returns at once. A
+    kernel asked for meanwhile waits for this build rather than starting another."""
+    thread = threading.Thread(target=library, name="build-native-kernels", daemon=True)
+    thread.start()
+    return thread
 
 
 @contextmanager
