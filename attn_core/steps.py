@@ -30,11 +30,6 @@ def embed(
     return table[torch.tensor(list(ids), dtype=torch.long)]
 
 
-# The position tables live in attn_core.positions (one registry); these names are kept for callers.
-sinusoidal_positions = positions_mod.sinusoidal
-learned_positions = positions_mod.seeded_table
-
-
 def positions(kind: str, n: int, d_model: int, *, seed: int) -> torch.Tensor:
     """What position scheme ``kind`` adds to the embeddings: (n, d_model), zeros if it acts elsewhere."""
     return positions_mod.input_table(kind, n, d_model, seed=seed)

@@ -32,7 +32,7 @@ OUT = os.path.join(ROOT, "benchmarks", "results", "interpret_cpu.txt")
 
 
 def one_batch(pre, text):
-    b, _ = ablate.batch_of(pre, [text])
+    b, _ = hooks.batch_of(pre, [text])
     base = hooks.run(pre, b).embedding
     rows = pre.layers * pre.heads
     modes = torch.zeros(rows, pre.layers, pre.heads, dtype=torch.int8)

@@ -14,15 +14,11 @@ LANGS = {"en": "English", "zh": "简体中文"}
 
 def _catalogue() -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
     """(key -> (English, 简体中文), engine error code -> its Chinese (message, fix)) from explorer/locales/*.toml;
-    a key the Chinese file lacks shows in English. Feature modules under explorer/catalogue/ may still add
-    their own ``STRINGS`` / ``ERRORS_ZH`` (a key defined twice is an error)."""
+    a key the Chinese file lacks shows in English."""
     en, zh = locales.strings("en"), locales.strings("zh")
     strings = {key: (text, zh.get(key, text)) for key, text in en.items()}
     codes = {key.split(".")[1] for key in zh if key.startswith("error.")}
     errors = {code: (zh[f"error.{code}.message"], zh[f"error.{code}.fix"]) for code in sorted(codes)}
-    from explorer.catalogue import merged
-
-    merged(strings, errors)
     return strings, errors
 
 

@@ -26,16 +26,13 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from .poll_base import (  # noqa: F401 - the limits and helpers both stores share, importable from here as before
-    CODE,
+from .poll_base import (
     ENV,
     MAX_ANSWERS,
     MAX_LESSONS,
     MAX_QUESTIONS,
     TIMEOUT_S,
-    PollUnavailable,
     export_rows,
-    question_id,
     valid_code,
 )
 

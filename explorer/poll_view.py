@@ -17,7 +17,7 @@ import streamlit as st
 from . import figures as fig
 from . import poll, session, widgets
 from .i18n import t
-from .poll import PollUnavailable
+from .poll_base import PollUnavailable
 from .views import chart
 
 PENDING = "_poll_pending"

@@ -89,6 +89,23 @@ def wait_for(name: str, timeout: float | None = None) -> pt.Pretrained | None:
     return _LOADER.wait(name, timeout)
 
 
+def wait_on_page(name: str) -> None:
+    """A page whose model ``name`` still loads: a note that looks again every half second and reruns the
+    page once the model is there. The page stops here; it never blocks the script thread."""
+    import streamlit as st  # here, not at the top: the heavy jobs' children import this module without a page
+
+    from .i18n import t
+
+    @st.fragment(run_every=0.5)
+    def wait_for_model() -> None:
+        if model(name) is not None:
+            st.rerun()
+        st.info(t("rm_loading"), icon=":material/hourglass_top:")
+
+    wait_for_model()
+    st.stop()
+
+
 def _loaded(name: str) -> pt.Pretrained:
     pre = wait_for(name)
     assert pre is not None

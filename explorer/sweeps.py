@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from attn_core import bench
 from attn_core.options import OPTIONS
 
-from .jobs import ROOT, Jobs, JsonLines, lowest_priority, spawn  # noqa: F401 - ROOT, JsonLines: their old home
+from .jobs import Jobs, JsonLines, spawn
 from .server import active_sessions
 
 KEEP = 16  # finished sweeps kept per server (each is a few dozen rows)
@@ -82,9 +82,6 @@ def command(cfg: bench.SweepConfig) -> list[str]:
         str(cfg.min_run_time),
     ]
     return cmd + (["--causal"] if sh.causal else [])
-
-
-_lowest_priority = lowest_priority  # its old name
 
 
 class Runner(Jobs):

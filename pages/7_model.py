@@ -45,15 +45,7 @@ except pt.ModelUnavailable as err:
     st.code(pt.INSTALL, language="bash")
     st.stop()
 if pre is None:  # still loading in the background (it starts with the server): never block the page
-
-    @st.fragment(run_every=0.5)
-    def wait_for_model() -> None:
-        if real.model(spec) is not None:
-            st.rerun()
-        st.info(t("rm_loading"), icon=":material/hourglass_top:")
-
-    wait_for_model()
-    st.stop()
+    real.wait_on_page(spec)
 try:
     run = real.run(spec, settings.sentence, pad_to)
 except AttentionConfigError as err:

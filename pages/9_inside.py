@@ -27,16 +27,8 @@ try:
 except pt.ModelUnavailable as err:
     st.error(t("rm_unavailable", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
     st.stop()
-if pre is None:
-
-    @st.fragment(run_every=0.5)
-    def wait_for_model() -> None:
-        if real.model(name) is not None:
-            st.rerun()
-        st.info(t("rm_loading"), icon=":material/hourglass_top:")
-
-    wait_for_model()
-    st.stop()
+if pre is None:  # still loading in the background: never block the page
+    real.wait_on_page(name)
 
 
 def bad(err: AttentionConfigError) -> None:

@@ -45,7 +45,6 @@ from .sweeping import (
     Row,
     Shape,
     SweepConfig,
-    _options,  # noqa: F401 - a test reads a kernel's options through it
     estimate_bytes,
     estimate_flops,
     exclusive_sweep,

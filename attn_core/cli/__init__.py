@@ -15,15 +15,11 @@ Bad arguments exit with status 2 and one line on stderr, never a traceback (``ba
 
 from .base import Parser, check_text, run
 from .entry import SUBCOMMANDS, build_parser, main
-from .trace import _add_trace, add_trace, cmd_trace, settings_from_args
-
-_Parser = Parser  # the single module's name for it
+from .trace import add_trace, cmd_trace, settings_from_args
 
 __all__ = [
     "SUBCOMMANDS",
     "Parser",
-    "_Parser",
-    "_add_trace",
     "add_trace",
     "build_parser",
     "check_text",

@@ -120,6 +120,3 @@ def cmd_trace(args) -> int:
         focus = args.focus if args.focus is not None else (1 if len(trace.tokens.words) > 1 else 0)
         print(_summary(trace, focus))
     return 0
-
-
-_add_trace = add_trace  # its name in the single module (a test builds trace's flags with it)

@@ -6,5 +6,4 @@ patch    activation patching from a corrupted sentence of the same length
 prune    greedy pruning, 10 % of the heads at a time, over the shipped corpus
 corpus   the shipped probe set (schema, validator) and the corpus means
 roles    head roles on the probe set (Clark et al., 2019; Voita et al., 2019) and attention sinks
-cli      re-exports ``attn_core.cli.interpret`` (``python -m attn_core interpret`` and ``heads``)
 """

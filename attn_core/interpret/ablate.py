@@ -18,7 +18,7 @@ from attn_core import pretrained as pt
 from attn_core.errors import AttentionConfigError
 
 from . import hooks
-from .hooks import MODES, Batch, Plan, batch_of  # batch_of: importable from here as before
+from .hooks import MODES, Batch, Plan, batch_of
 
 MAX_PIECES = 128  # the importance and patching maps batch 72 runs of the sentence: longer ones are refused
 CHUNK_ROWS = 96  # rows per forward pass in single_effects

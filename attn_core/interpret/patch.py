@@ -14,15 +14,15 @@ import torch
 from attn_core.errors import AttentionConfigError
 
 from . import hooks
-from .ablate import all_heads, batch_of, check_length, single_effects
+from .ablate import all_heads, check_length, single_effects
 
 IDENTICAL = 1e-7  # d(corrupted) below this: the two sentences give the same embedding
 
 
 def patch_map(pre, clean: str, corrupted: str) -> dict:
     """``restored`` (layers, H), ``distance`` (layers, H) = d after each patch, ``base_distance`` = d(corrupted)."""
-    bc, (ec,) = batch_of(pre, [clean])
-    bk, (ek,) = batch_of(pre, [corrupted])
+    bc, (ec,) = hooks.batch_of(pre, [clean])
+    bk, (ek,) = hooks.batch_of(pre, [corrupted])
     if ec.n_real != ek.n_real:
         raise AttentionConfigError("second", "patch_length", n=ec.n_real, m=ek.n_real)
     check_length(pre, ec)

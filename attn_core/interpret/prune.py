@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from . import corpus, hooks
-from .ablate import batch_of, single_effects
+from .ablate import single_effects
 
 MICHEL_BERT_MNLI = (
     0.4  # Michel et al.: ~40 % of BERT's heads removable before MNLI accuracy drops (another model, another task)
@@ -29,7 +29,7 @@ def prune_curve(pre, texts: list[str] | None = None, share: float = 0.1) -> dict
     """``removed`` (share of heads gone at each point), ``cosine`` (mean cosine to the unpruned
     embeddings), ``order`` (the heads in the order they went)."""
     texts = prune_texts() if texts is None else texts
-    batch, _ = batch_of(pre, texts)
+    batch, _ = hooks.batch_of(pre, texts)
     total = pre.layers * pre.heads
     per_step = max(1, round(share * total))
     base_emb = hooks.run(pre, batch).embedding

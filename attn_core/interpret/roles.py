@@ -58,7 +58,6 @@ def probes(pre, items: list[dict]) -> list[Probe]:
     """Every probe sentence, those of one length in one batch (no padding, so each row's weights are
     its own run's, to float rounding: ~1e-7, tested against the head view)."""
     from . import hooks
-    from .ablate import batch_of
 
     by_len: dict[int, list[int]] = {}
     encs = [pt.encode(pre, " ".join(it["words"])) for it in items]
@@ -66,7 +65,7 @@ def probes(pre, items: list[dict]) -> list[Probe]:
         by_len.setdefault(e.n_real, []).append(i)
     out: list[Probe | None] = [None] * len(items)
     for idx in by_len.values():
-        batch, _ = batch_of(pre, [" ".join(items[i]["words"]) for i in idx])
+        batch, _ = hooks.batch_of(pre, [" ".join(items[i]["words"]) for i in idx])
         att = hooks.run(pre, batch, attentions=True).attentions  # (layers, B, H, L, L)
         for j, i in enumerate(idx):
             out[i] = _probe(pre, items[i], encs[i].ids, encs[i].pieces, att[:, j].clone())
@@ -187,9 +186,8 @@ def sink_test(pre, texts: list[str]) -> dict:
     content tokens instead (each loses a share in proportion to its weight) and renormalise. Returns the
     mean 1 - cosine of the pooled embedding to the original for both, and the mean weight moved."""
     from . import hooks
-    from .ablate import batch_of
 
-    batch, _ = batch_of(pre, texts)
+    batch, _ = hooks.batch_of(pre, texts)
     B, L = batch.ids.shape
     sep = torch.zeros(B, L, dtype=torch.bool)
     sep[torch.arange(B), batch.real.sum(1) - 1] = True

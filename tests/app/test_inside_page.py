@@ -45,6 +45,24 @@ def pre():
     return real.wait_for(pt.BUNDLED, timeout=300)
 
 
+def test_the_page_never_waits_for_the_model(app, monkeypatch):
+    """While the model loads in the background the page says so, draws nothing else and returns at once;
+    once it has loaded, the next run draws the page (as the note's poll does)."""
+    import threading
+
+    gate = threading.Event()
+    original = real.pt.load
+    monkeypatch.setattr(real.pt, "load", lambda spec: (gate.wait(60), original(spec))[1])
+    monkeypatch.setattr(real, "_LOADER", real._Loader())  # a server that has not loaded it yet
+    at = app(PAGE)
+    assert not at.exception and not at.get("plotly_chart")
+    assert any("loading" in i.value for i in at.info)
+    gate.set()
+    real.wait_for(pt.BUNDLED, timeout=60)
+    at.run()
+    assert not at.exception and not any("loading" in i.value for i in at.info)
+
+
 def test_importance_map_and_an_ablation_are_the_engines(app, pre):
     at = until_done(app(PAGE, query={"sentence": SENTENCE}))
     assert not at.error and metric(at, "Cosine to the original") == "1.000000"

@@ -23,7 +23,7 @@ def pre():
 
 
 def batch(pre, text=SENTENCE):
-    b, (enc,) = ablate.batch_of(pre, [text])
+    b, (enc,) = hooks.batch_of(pre, [text])
     return b, enc
 
 

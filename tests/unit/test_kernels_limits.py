@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from attn_core import bench, masks
+from attn_core.bench import sweeping
 from attn_core.kernels import KERNELS, full_attention, pattern_pairs, run_kernel
 from attn_core.kernels.linear import CHUNK
 
@@ -65,7 +66,7 @@ def test_block_attention_flops_follow_the_block_not_the_window():
     assert bench.estimate_flops("block", L, large) == 16 * bench.estimate_flops("block", L, small)
     # and the sweep passes that block to the kernel it times
     cfg = bench.SweepConfig(kernels=("block",), lengths=(64,), shape=bench.Shape(block=16))
-    assert bench._options("block", cfg) == {"block": 16}
+    assert sweeping._options("block", cfg) == {"block": 16}
 
 
 def test_full_attention_flops_count_every_pair_and_the_causal_triangle():

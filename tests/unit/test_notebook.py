@@ -445,10 +445,10 @@ def test_cli_uses_the_trace_flags():
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
-    from attn_core.cli import _add_trace
+    from attn_core.cli import add_trace
     from attn_core.cli.notebook import add_cli
 
-    _add_trace(sub)
+    add_trace(sub)
     add_cli(sub)
     trace_flags = {a.dest for a in sub.choices["trace"]._actions} - {"help", "json"}
     export_flags = {a.dest for a in sub.choices["export-notebook"]._actions}

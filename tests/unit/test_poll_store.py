@@ -12,7 +12,8 @@ import threading
 import pytest
 
 from explorer import poll
-from explorer.poll import Polls, PollUnavailable, question_id
+from explorer.poll import Polls
+from explorer.poll_base import PollUnavailable, question_id
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -172,7 +173,7 @@ def test_export_is_per_question_and_token_with_zero_counts_and_no_session_ids(ma
 
 
 def test_question_ids_are_the_same_in_another_process():
-    code = f"from explorer.poll import question_id; print(question_id({Q1!r}))"
+    code = f"from explorer.poll_base import question_id; print(question_id({Q1!r}))"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == question_id(Q1) and question_id(Q1) != question_id(Q2)

@@ -1,5 +1,6 @@
 """The CPU's compiled kernels (band.cpp: the sliding window; linear.cpp: causal linear attention;
-tiles.h: what they share): built with the machine's C++ compiler at first use,
+tiles.h: what they share): built with the machine's C++ compiler at first use (the server starts the
+build with itself, ``build_in_background``; the Dockerfile runs ``library()`` at image build time),
 cached on disk by the source's and the machine's fingerprint, called through ctypes (which lets go
 of the GIL, so other sessions' threads run meanwhile).
 
@@ -35,6 +36,17 @@ _lib: ctypes.CDLL | None = None
 _why: str | None = None  # why there is no library, once a build was tried
 _pool: ThreadPoolExecutor | None = None
 _off: ContextVar[bool] = ContextVar("native_off", default=os.environ.get("ATTN_NATIVE") == "0")
+
+# The functions the sources export (their ``extern "C"`` blocks) as ctypes calls them: name -> (result,
+# arguments); a C pointer is c_void_p, a long c_long. Written here once: the library is declared from it,
+# and tests/unit/test_native_signatures.py checks it against the declarations in the C++ sources.
+_P, _LONG = ctypes.c_void_p, ctypes.c_long
+SIGNATURES: dict[str, tuple[type, list[type]]] = {
+    "band_vector_width": (ctypes.c_int, []),
+    "band_attention": (ctypes.c_int, [_P, _P, _P, _P, _P, *[_LONG] * 7, _P, ctypes.c_float, *[_LONG] * 4]),
+    "causal_linear_attention": (ctypes.c_int, [_P, _P, _P, _P, *[_LONG] * 6]),
+    "linear_attention": (ctypes.c_int, [_P, _P, _P, _P, *[_LONG] * 6]),
+}
 
 
 def _cache_dir() -> Path:
@@ -80,14 +92,9 @@ def _build() -> ctypes.CDLL:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     lib = ctypes.CDLL(str(target))
-    p, i64, f32 = ctypes.c_void_p, ctypes.c_long, ctypes.c_float
-    lib.band_attention.argtypes = [p, p, p, p, p, *[i64] * 7, p, f32, *[i64] * 4]
-    lib.band_attention.restype = ctypes.c_int
-    lib.band_vector_width.restype = ctypes.c_int
-    lib.causal_linear_attention.argtypes = [p, p, p, p, *[i64] * 6]
-    lib.causal_linear_attention.restype = ctypes.c_int
-    lib.linear_attention.argtypes = [p, p, p, p, *[i64] * 6]
-    lib.linear_attention.restype = ctypes.c_int
+    for name, (result, arguments) in SIGNATURES.items():
+        function = getattr(lib, name)
+        function.restype, function.argtypes = result, arguments
     return lib
 
 
@@ -109,6 +116,14 @@ def library() -> ctypes.CDLL | None:
 
 def why() -> str | None:
     return _why
+
+
+def build_in_background() -> threading.Thread:
+    """``library()`` in a thread of its own (a build, or the disk cache's library); returns at once. A
+    kernel asked for meanwhile waits for this build rather than starting another."""
+    thread = threading.Thread(target=library, name="build-native-kernels", daemon=True)
+    thread.start()
+    return thread
 
 
 @contextmanager
