@@ -6,8 +6,15 @@ part as it arrives (``attn_core.heavy``, the Explain page):
     stages(pre, text, removal, steps)    yields (share done, the keys that just arrived); merged over
                                          every stage, the dict ``explain.explain`` returns
 
+    stages(..., part="rest")             the same without flow (its layers, value, curve and correlations)
+    stages(..., part="flow")             flow alone: its layers, value, curve and specials
+    joined(pre, text, rest, flow)        the two last parts as one: what ``stages`` ends with
+
+The last two let one sentence use two workers at once (flow in one, value zeroing, leave-one-out and
+integrated gradients in the other): ``joined`` adds flow's correlations, which need the other's references.
+
 The values are the same functions' on the same inputs as ``explain.explain`` (a unit test holds the
-merged stages to it).
+merged stages to it, whole and split).
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from .sentence import make_item
 
 # the share of a typical sentence's time spent up to the end of each stage (measured at 20 pieces)
 SHARES = {"loo": 0.15, "ig": 0.35, "flow": 0.85, "end": 1.0}
+ORDER = ("raw", "rollout", "flow", "norm", "value_zeroing", "loo", "ig")  # the methods, then the references
+NESTED = ("layers", "methods", "curves", "correlation", "specials")  # the last part's dicts keyed by method
+PARTS = ("all", "rest", "flow")
 
 
 def _cheap(pre, item, passed, text: str, removal: str) -> dict:
@@ -49,12 +59,48 @@ def cheap(pre, text: str, removal: str = "attention") -> dict:
     return _cheap(pre, item, references.full(pre, item), text, removal)
 
 
+def _flow_layers(W) -> Iterator[tuple[float, list | None]]:
+    """Flow up to each layer, one at a time (None: above FLOW_MAX pieces, computed for no layer)."""
+    if W.shape[-1] > methods.FLOW_MAX:
+        yield 1.0, None
+        return
+    for layer in range(len(W)):
+        yield (layer + 1) / len(W), methods.flow(W, layer).tolist()
+
+
+def _flow_only(pre, item, passed, target, removal: str) -> Iterator[tuple[float, dict]]:
+    W = head_mean(passed)
+    flow: list | None = []
+    for share, values in _flow_layers(W):
+        if values is None:
+            flow = None
+        else:
+            flow.append(values)
+        yield 0.9 * share, {}
+    last = None if flow is None else flow[-1]
+    ranking = {} if last is None else {"flow": last}
+    yield (
+        SHARES["end"],
+        {
+            "layers": {"flow": flow},
+            "methods": {"flow": last},
+            "curves": faithfulness.curves(pre, item, ranking, removal, target),
+            "specials": {k: C.specials(v) for k, v in ranking.items()},
+        },
+    )
+
+
 def stages(
-    pre, text: str, removal: str = "attention", steps: int = references.IG_STEPS
+    pre, text: str, removal: str = "attention", steps: int = references.IG_STEPS, part: str = "all"
 ) -> Iterator[tuple[float, dict]]:
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}")
     item = make_item(pre, text)
     passed = references.full(pre, item)
     target = passed.pooled[0]
+    if part == "flow":
+        yield from _flow_only(pre, item, passed, target, removal)
+        return
     first = _cheap(pre, item, passed, text, removal)
     yield 0.02, first
     layers = dict(first["layers"])
@@ -74,16 +120,19 @@ def stages(
             "ig_steps": steps,
         },
     )
-    W = head_mean(passed)
-    flow = None
-    if W.shape[-1] <= methods.FLOW_MAX:
-        flow = []
-        for layer in range(len(W)):
-            flow.append(methods.flow(W, layer).tolist())
-            share = SHARES["ig"] + (SHARES["flow"] - SHARES["ig"]) * (layer + 1) / len(W)
-            yield share, {}
-    layers["flow"] = flow
     order = ("raw", "rollout", "flow", "norm", "value_zeroing")
+    if part == "all":
+        W = head_mean(passed)
+        flow: list | None = []
+        for share, values in _flow_layers(W):
+            if values is None:
+                flow = None
+            else:
+                flow.append(values)
+            yield SHARES["ig"] + (SHARES["flow"] - SHARES["ig"]) * share, {}
+        layers["flow"] = flow
+    else:
+        order = tuple(k for k in order if k != "flow")
     values = {k: None if layers[k] is None else layers[k][-1] for k in order}
     layers = {k: layers[k] for k in order}
     rankings = {**values, "loo": refs["loo"], "ig": refs["ig"]}
@@ -101,9 +150,39 @@ def stages(
     )
 
 
+def _ordered(d: dict) -> dict:
+    return {k: d[k] for k in sorted(d, key=lambda k: ORDER.index(k) if k in ORDER else len(ORDER))}
+
+
+def joined(pre, text: str, rest: dict, flow: dict, references_: dict) -> dict:
+    """The last parts of ``stages(part="rest")`` and ``stages(part="flow")`` as the one ``stages``
+    ends with: flow's entries put in their place, and its correlations with the references
+    (``references_``: the "references" of the rest's parts)."""
+    item = make_item(pre, text)
+    out = dict(rest)
+    for key in NESTED:
+        if key == "correlation":
+            add = correlations(item, {"flow": flow["methods"]["flow"]}, dict(references_))
+        else:
+            add = flow.get(key, {})
+        out[key] = _ordered({**rest.get(key, {}), **add})
+    return out
+
+
 def merged(pre, text: str, removal: str = "attention", steps: int = references.IG_STEPS) -> dict:
     """Every stage merged: what ``explain.explain(pre, text, removal=..., shapley=False, layers=True)`` returns."""
     out: dict = {}
     for _, part in stages(pre, text, removal, steps):
         out.update(part)
+    return out
+
+
+def merged_split(pre, text: str, removal: str = "attention", steps: int = references.IG_STEPS) -> dict:
+    """The same from the two parts and ``joined``, as two workers give it (computed here one after the other)."""
+    out: dict = {}
+    rest_parts = list(stages(pre, text, removal, steps, part="rest"))
+    flow_last = list(stages(pre, text, removal, steps, part="flow"))[-1][1]
+    for _, part in rest_parts[:-1]:
+        out.update(part)
+    out.update(joined(pre, text, rest_parts[-1][1], flow_last, out["references"]))
     return out
