@@ -34,7 +34,7 @@ def _explain(pre, a: dict) -> Steps:
 def _explain_join(pre, a: dict) -> Steps:
     from .explain import staged
 
-    return _once(lambda: staged.joined(pre, a["sentence"], a["rest"], a["flow"], a["references"]))
+    return _once(lambda: staged.joined(pre, a["sentence"], a["refs"], a["att"], a["references"]))
 
 
 def _shapley(pre, a: dict) -> Steps:

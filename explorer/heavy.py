@@ -12,7 +12,8 @@ two parts and serves the next request). The queue, the slots and the bounded kee
 skeleton's (``explorer.jobs``).
 
 An Explain job that starts when nothing else runs or waits, with a second worker waiting, takes the
-other slot too and computes in both workers (flow in one, the rest in the other: ``execute_split``),
+other slot too and computes in both workers (the references in one, the methods read from attention
+in the other: ``execute_split``),
 so that one learner alone on the server gets both cores; it is still one job, and never more than
 ``SLOTS`` workers compute at once.
 """
@@ -251,12 +252,12 @@ class Heavy(Jobs):
         job.proc, job.helper, job.split = proc, helper, True
         ends: dict[str, tuple] = {}
         last: dict[str, dict] = {}
-        shares = {"rest": 0.0, "flow": 0.0}
+        shares = {"references": 0.0, "attention": 0.0}
 
         def on_part(name: str, share: float, part: dict) -> None:
             with self.lock:
                 shares[name] = share
-                job.progress = 0.95 * (0.6 * shares["rest"] + 0.4 * shares["flow"])
+                job.progress = 0.95 * (0.5 * shares["references"] + 0.5 * shares["attention"])
                 if share >= 1.0:
                     last[name] = part  # held back until the other half's last part is here
                 elif part:
@@ -267,17 +268,19 @@ class Heavy(Jobs):
             args = {**job.args, "part": name}
             ends[name] = self._ask_worker(worker, job, "explain", args, lambda p, part: on_part(name, p, part))
 
-        other = threading.Thread(target=follow, args=("flow", helper), name="heavy-flow", daemon=True)
+        other = threading.Thread(target=follow, args=("attention", helper), name="heavy-attention", daemon=True)
         other.start()
-        follow("rest", proc)
+        follow("references", proc)
         other.join()
-        if all(ends[k][0] == {"end": "ok"} for k in ("rest", "flow")) and len(last) == 2 and job.state == "running":
-            args = {"sentence": job.args["sentence"], "rest": last["rest"], "flow": last["flow"]}
+        if all(ends[k][0] == {"end": "ok"} for k in shares) and len(last) == 2 and job.state == "running":
+            args = {"sentence": job.args["sentence"], "refs": last["references"], "att": last["attention"]}
             args["references"] = job.result.get("references", {})
-            ends["rest"] = self._ask_worker(proc, job, "explain_join", args, lambda p, part: last.update(joined=part))
+            ends["references"] = self._ask_worker(
+                proc, job, "explain_join", args, lambda p, part: last.update(joined=part)
+            )
         with self.lock:
             job.proc, job.helper, job.ended = None, None, time.time()
-            if ends["rest"][0] == {"end": "ok"} and "joined" in last and job.state == "running":
+            if ends["references"][0] == {"end": "ok"} and "joined" in last and job.state == "running":
                 job.result = {**job.result, **last["joined"]}
                 job.parts += 1
                 job.state, job.progress = "done", 1.0
@@ -287,7 +290,7 @@ class Heavy(Jobs):
                 job.message = (end or {}).get("message") or other_line or "the worker ended"
                 job.error = (end or {}).get("code"), (end or {}).get("params") or {}
             job.size = size_of(job.result) + size_of(job.args)
-        for name, worker in (("rest", proc), ("flow", helper)):
+        for name, worker in (("references", proc), ("attention", helper)):
             if ends[name][0] is not None and worker.poll() is None:
                 self.workers.give(worker)  # it answered: back to wait for the next request
             else:

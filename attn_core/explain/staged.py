@@ -6,12 +6,14 @@ part as it arrives (``attn_core.heavy``, the Explain page):
     stages(pre, text, removal, steps)    yields (share done, the keys that just arrived); merged over
                                          every stage, the dict ``explain.explain`` returns
 
-    stages(..., part="rest")             the same without flow (its layers, value, curve and correlations)
-    stages(..., part="flow")             flow alone: its layers, value, curve and specials
-    joined(pre, text, rest, flow)        the two last parts as one: what ``stages`` ends with
+    stages(..., part="references")       the first part, then leave-one-out and integrated gradients
+                                         with their curves and specials
+    stages(..., part="attention")        the methods read from attention and values: every layer of
+                                         them (flow and value zeroing included), their curves and specials
+    joined(pre, text, refs, att, r)      the two last parts as one: what ``stages`` ends with
 
-The last two let one sentence use two workers at once (flow in one, value zeroing, leave-one-out and
-integrated gradients in the other): ``joined`` adds flow's correlations, which need the other's references.
+The last three let one sentence use two workers at once (their times are about even at 31 pieces):
+``joined`` adds the correlations, which need both halves.
 
 The values are the same functions' on the same inputs as ``explain.explain`` (a unit test holds the
 merged stages to it, whole and split).
@@ -30,7 +32,7 @@ from .sentence import make_item
 SHARES = {"loo": 0.15, "ig": 0.35, "flow": 0.85, "end": 1.0}
 ORDER = ("raw", "rollout", "flow", "norm", "value_zeroing", "loo", "ig")  # the methods, then the references
 NESTED = ("layers", "methods", "curves", "correlation", "specials")  # the last part's dicts keyed by method
-PARTS = ("all", "rest", "flow")
+PARTS = ("all", "references", "attention")
 
 
 def _cheap(pre, item, passed, text: str, removal: str) -> dict:
@@ -68,24 +70,28 @@ def _flow_layers(W) -> Iterator[tuple[float, list | None]]:
         yield (layer + 1) / len(W), methods.flow(W, layer).tolist()
 
 
-def _flow_only(pre, item, passed, target, removal: str) -> Iterator[tuple[float, dict]]:
-    W = head_mean(passed)
+def _attention_only(pre, item, passed, target, removal: str) -> Iterator[tuple[float, dict]]:
+    layers = dict(_cheap(pre, item, passed, "", removal)["layers"])
+    layers["value_zeroing"] = internals.value_zeroing(pre, passed).tolist()
+    yield 0.15, {}
     flow: list | None = []
-    for share, values in _flow_layers(W):
+    for share, values in _flow_layers(head_mean(passed)):
         if values is None:
             flow = None
         else:
             flow.append(values)
-        yield 0.9 * share, {}
-    last = None if flow is None else flow[-1]
-    ranking = {} if last is None else {"flow": last}
+        yield 0.15 + 0.7 * share, {}
+    layers["flow"] = flow
+    order = ("raw", "rollout", "flow", "norm", "value_zeroing")
+    values = {k: None if layers[k] is None else layers[k][-1] for k in order}
+    rankings = {k: v for k, v in values.items() if v is not None}
     yield (
         SHARES["end"],
         {
-            "layers": {"flow": flow},
-            "methods": {"flow": last},
-            "curves": faithfulness.curves(pre, item, ranking, removal, target),
-            "specials": {k: C.specials(v) for k, v in ranking.items()},
+            "layers": {k: layers[k] for k in order},
+            "methods": values,
+            "curves": faithfulness.curves(pre, item, rankings, removal, target),
+            "specials": {k: C.specials(v) for k, v in rankings.items()},
         },
     )
 
@@ -98,13 +104,14 @@ def stages(
     item = make_item(pre, text)
     passed = references.full(pre, item)
     target = passed.pooled[0]
-    if part == "flow":
-        yield from _flow_only(pre, item, passed, target, removal)
+    if part == "attention":
+        yield from _attention_only(pre, item, passed, target, removal)
         return
     first = _cheap(pre, item, passed, text, removal)
     yield 0.02, first
     layers = dict(first["layers"])
-    layers["value_zeroing"] = internals.value_zeroing(pre, passed).tolist()
+    if part == "all":
+        layers["value_zeroing"] = internals.value_zeroing(pre, passed).tolist()
     loo = references.loo(pre, item, removal, passed).tolist()
     yield SHARES["loo"], {}
     ig = references.integrated_gradients(pre, item.ids, target, steps)
@@ -112,7 +119,7 @@ def stages(
     yield (  # value zeroing, leave-one-out and IG as one part: each part is one redraw of the page
         SHARES["ig"],
         {
-            "layers": dict(layers),
+            **({"layers": dict(layers)} if part == "all" else {}),
             "references": dict(refs),
             "ig_completeness_error": ig["error"],
             "ig_delta": ig["delta"],
@@ -120,19 +127,28 @@ def stages(
             "ig_steps": steps,
         },
     )
+    if part == "references":
+        rankings = {"loo": refs["loo"], "ig": refs["ig"]}
+        yield (
+            SHARES["end"],
+            {
+                "shapley_check": None,
+                "curves": faithfulness.curves(pre, item, rankings, removal, target),
+                "ks": list(faithfulness.KS),
+                "specials": {k: C.specials(v) for k, v in rankings.items()},
+            },
+        )
+        return
+    W = head_mean(passed)
+    flow: list | None = []
+    for share, values in _flow_layers(W):
+        if values is None:
+            flow = None
+        else:
+            flow.append(values)
+        yield SHARES["ig"] + (SHARES["flow"] - SHARES["ig"]) * share, {}
+    layers["flow"] = flow
     order = ("raw", "rollout", "flow", "norm", "value_zeroing")
-    if part == "all":
-        W = head_mean(passed)
-        flow: list | None = []
-        for share, values in _flow_layers(W):
-            if values is None:
-                flow = None
-            else:
-                flow.append(values)
-            yield SHARES["ig"] + (SHARES["flow"] - SHARES["ig"]) * share, {}
-        layers["flow"] = flow
-    else:
-        order = tuple(k for k in order if k != "flow")
     values = {k: None if layers[k] is None else layers[k][-1] for k in order}
     layers = {k: layers[k] for k in order}
     rankings = {**values, "loo": refs["loo"], "ig": refs["ig"]}
@@ -154,19 +170,20 @@ def _ordered(d: dict) -> dict:
     return {k: d[k] for k in sorted(d, key=lambda k: ORDER.index(k) if k in ORDER else len(ORDER))}
 
 
-def joined(pre, text: str, rest: dict, flow: dict, references_: dict) -> dict:
-    """The last parts of ``stages(part="rest")`` and ``stages(part="flow")`` as the one ``stages``
-    ends with: flow's entries put in their place, and its correlations with the references
-    (``references_``: the "references" of the rest's parts)."""
+def joined(pre, text: str, refs: dict, att: dict, references_: dict) -> dict:
+    """The last parts of ``stages(part="references")`` and ``stages(part="attention")`` as the one
+    ``stages`` ends with, with the correlations of every method with the references (``references_``:
+    the "references" of the first half's parts), in the same order."""
     item = make_item(pre, text)
-    out = dict(rest)
-    for key in NESTED:
-        if key == "correlation":
-            add = correlations(item, {"flow": flow["methods"]["flow"]}, dict(references_))
-        else:
-            add = flow.get(key, {})
-        out[key] = _ordered({**rest.get(key, {}), **add})
-    return out
+    return {
+        "layers": att["layers"],
+        "methods": att["methods"],
+        "shapley_check": refs["shapley_check"],
+        "curves": _ordered({**att["curves"], **refs["curves"]}),
+        "ks": refs["ks"],
+        "correlation": correlations(item, att["methods"], dict(references_)),
+        "specials": _ordered({**att["specials"], **refs["specials"]}),
+    }
 
 
 def merged(pre, text: str, removal: str = "attention", steps: int = references.IG_STEPS) -> dict:
@@ -180,9 +197,9 @@ def merged(pre, text: str, removal: str = "attention", steps: int = references.I
 def merged_split(pre, text: str, removal: str = "attention", steps: int = references.IG_STEPS) -> dict:
     """The same from the two parts and ``joined``, as two workers give it (computed here one after the other)."""
     out: dict = {}
-    rest_parts = list(stages(pre, text, removal, steps, part="rest"))
-    flow_last = list(stages(pre, text, removal, steps, part="flow"))[-1][1]
-    for _, part in rest_parts[:-1]:
+    refs_parts = list(stages(pre, text, removal, steps, part="references"))
+    att_last = list(stages(pre, text, removal, steps, part="attention"))[-1][1]
+    for _, part in refs_parts[:-1]:
         out.update(part)
-    out.update(joined(pre, text, rest_parts[-1][1], flow_last, out["references"]))
+    out.update(joined(pre, text, refs_parts[-1][1], att_last, out["references"]))
     return out

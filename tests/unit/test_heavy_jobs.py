@@ -60,17 +60,18 @@ def test_the_stages_merged_are_explain(pre, removal):
 
 
 def test_the_two_halves_joined_are_explain_in_its_order(pre):
-    """Flow in one worker, the rest in another, the last parts joined: the same dict as explain, keys in
-    the same order (the page lists the methods as the dicts give them)."""
+    """The references in one worker, the methods read from attention in another, the last parts joined:
+    the same dict as explain, keys in the same order (the page lists the methods as the dicts give them)."""
     direct = worker.plain(X.explain(pre, SENTENCE, removal="delete", shapley=False, layers=True, steps=16))
     split = worker.plain(staged.merged_split(pre, SENTENCE, "delete", steps=16))
     close(direct, split)
     for key in staged.NESTED:
         assert list(split[key]) == list(direct[key]), key
-    flow = list(staged.stages(pre, SENTENCE, "delete", 16, part="flow"))
-    assert set(flow[-1][1]["layers"]) == {"flow"} and all(not part for _, part in flow[:-1])
-    rest = list(staged.stages(pre, SENTENCE, "delete", 16, part="rest"))
-    assert all("flow" not in part.get("layers", {}) for _, part in rest)
+    att = list(staged.stages(pre, SENTENCE, "delete", 16, part="attention"))
+    assert set(att[-1][1]["curves"]) == set(X.METHODS) and all(not part for _, part in att[:-1])
+    refs = list(staged.stages(pre, SENTENCE, "delete", 16, part="references"))
+    assert set(refs[-1][1]["curves"]) == {"loo", "ig"} and "ig" not in att[-1][1]["curves"]
+    assert all("flow" not in part.get("layers", {}) for _, part in refs)
 
 
 def test_an_explain_job_on_an_idle_server_uses_both_workers(pre):
