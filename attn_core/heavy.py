@@ -28,7 +28,13 @@ def _once(fn: Callable[[], dict]) -> Steps:
 def _explain(pre, a: dict) -> Steps:
     from .explain import staged
 
-    return staged.stages(pre, a["sentence"], a["removal"], a["steps"])
+    return staged.stages(pre, a["sentence"], a["removal"], a["steps"], a.get("part", "all"))
+
+
+def _explain_join(pre, a: dict) -> Steps:
+    from .explain import staged
+
+    return _once(lambda: staged.joined(pre, a["sentence"], a["refs"], a["att"], a["references"]))
 
 
 def _shapley(pre, a: dict) -> Steps:
@@ -83,6 +89,7 @@ def _head_stats(pre, a: dict) -> Steps:
 
 KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "explain": _explain,
+    "explain_join": _explain_join,
     "shapley": _shapley,
     "pair": _pair,
     "pair_shapley": _pair_shapley,

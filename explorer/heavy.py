@@ -10,6 +10,12 @@ of holding its script thread (and the GIL) for seconds. A session that asks for 
 leaves the jobs it watched; a job nobody watches any more is cancelled (the worker stops between
 two parts and serves the next request). The queue, the slots and the bounded keeping are the job
 skeleton's (``explorer.jobs``).
+
+An Explain job that starts when nothing else runs or waits, with a second worker waiting, takes the
+other slot too and computes in both workers (the references in one, the methods read from attention
+in the other: ``execute_split``),
+so that one learner alone on the server gets both cores; it is still one job, and never more than
+``SLOTS`` workers compute at once.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ WORKER = [sys.executable, "-m", "attn_core.heavy"]
 _IDS = itertools.count(1)
 RETRY_S = 30.0  # a job whose worker died is tried again when asked for after this long
 STAGED = {"explain"}  # kinds whose worker sends several parts (and can stop between two)
+SPLIT = {"explain"}  # kinds computed in two workers at once when the server is otherwise idle
 
 
 @dataclass
@@ -46,6 +53,8 @@ class Job:
     error: tuple = (None, {})  # a failed job's engine error code and params
     message: str = ""
     proc: subprocess.Popen | None = None
+    helper: subprocess.Popen | None = None  # a split job's second worker (flow), while it computes
+    split: bool = False  # computed in two workers
     holds_slot: bool = False
     watchers: set = field(default_factory=set)
     id: int = field(default_factory=lambda: next(_IDS))
@@ -124,24 +133,30 @@ class Heavy(Jobs):
                 return
             was = job.state
             job.state, job.ended = "stopped", time.time()
-            proc = job.proc
-        if was == "running" and proc is not None and proc.poll() is None:
-            try:
-                proc.stdin.write(json.dumps({"cancel": True, "id": job.id}) + "\n")
-                proc.stdin.flush()
-            except (OSError, ValueError):
-                pass
+            procs = [job.proc, job.helper]
+        for proc in procs:
+            if was == "running" and proc is not None and proc.poll() is None:
+                try:
+                    proc.stdin.write(json.dumps({"cancel": True, "id": job.id}) + "\n")
+                    proc.stdin.flush()
+                except (OSError, ValueError):
+                    pass
 
     def warm(self) -> None:
-        """Start a worker now if none waits and none computes: its imports and the model's load (seconds)
-        are then behind it when the first request comes."""
+        """Start workers now if fewer than ``SLOTS`` wait and none computes: their imports and the model's
+        load (seconds) are then behind them when the first request comes (two waiting: an Explain
+        request can use both cores)."""
         with self.lock:
             busy = any(j.state == "running" for j in self.jobs.values())
-        if not busy and not self.workers.waiting:
+        if busy:
+            return
+        with self.workers.lock:
+            missing = SLOTS - sum(1 for p, _ in self.workers.waiting if p.poll() is None)
+        for _ in range(max(0, missing)):
             try:
                 self.workers.give(self._spawn())
             except OSError:
-                pass
+                return
 
     def _spawn(self) -> subprocess.Popen:
         self.spawned += 1
@@ -150,7 +165,34 @@ class Heavy(Jobs):
     def on_start(self, job: Job) -> None:
         job.started = time.time()
 
+    def second_slot(self, job: Job) -> tuple[subprocess.Popen, subprocess.Popen] | None:
+        """Two waiting workers and the other slot for ``job``, when nothing else runs or waits (else None:
+        a job never waits for a second slot nor starts a worker for it, and one that waits for its
+        first is never delayed)."""
+        if job.kind not in SPLIT:
+            return None
+        with self.lock:
+            if self.queue or any(j.state == "running" and j is not job for j in self.jobs.values()):
+                return None
+            if not self.slots.acquire(blocking=False):
+                return None
+        with self.workers.lock:
+            live = [(p, t) for p, t in self.workers.waiting if p.poll() is None]
+            if len(live) >= 2:
+                pair = [live.pop()[0], live.pop()[0]]
+                self.workers.waiting = [(p, t) for p, t in self.workers.waiting if p not in pair]
+                return pair[0], pair[1]
+        self.slots.release()
+        return None
+
     def execute(self, job: Job) -> None:
+        pair = self.second_slot(job)
+        if pair is not None:
+            try:
+                self.execute_split(job, *pair)
+            finally:
+                self.slots.release()
+            return
         try:
             proc = self.workers.take() or self._spawn()
             proc.stdin.write(json.dumps({"kind": job.kind, "args": job.args, "id": job.id}) + "\n")
@@ -186,6 +228,75 @@ class Heavy(Jobs):
                 proc.terminate()
         if end is None:
             threading.Thread(target=proc.wait, daemon=True).start()
+
+    @staticmethod
+    def _ask_worker(proc: subprocess.Popen, job: Job, kind: str, args: dict, on_part) -> tuple[dict | None, str]:
+        """Send one request to ``proc``, hand each (progress, part) to ``on_part``; its end line (None:
+        the worker ended without one, or could not be written to) and the last line that was not JSON."""
+        try:
+            proc.stdin.write(json.dumps({"kind": kind, "args": args, "id": job.id}, ensure_ascii=False) + "\n")
+            proc.stdin.flush()
+        except (OSError, ValueError) as err:
+            return None, str(err)
+        lines = JsonLines(proc.stdout)
+        for item in lines:
+            if "end" in item:
+                return item, lines.last_other
+            on_part(float(item.get("progress", 0.0)), item.get("part") or {})
+        return None, lines.last_other
+
+    def execute_split(self, job: Job, proc: subprocess.Popen, helper: subprocess.Popen) -> None:
+        """``job`` in two workers at once: everything but flow in its own (its parts shown as they come),
+        flow in ``helper``; the two last parts are joined by the first worker into the one the whole
+        computation ends with, and shown together (the page never sees half of the last part)."""
+        job.proc, job.helper, job.split = proc, helper, True
+        ends: dict[str, tuple] = {}
+        last: dict[str, dict] = {}
+        shares = {"references": 0.0, "attention": 0.0}
+
+        def on_part(name: str, share: float, part: dict) -> None:
+            with self.lock:
+                shares[name] = share
+                job.progress = 0.95 * (0.5 * shares["references"] + 0.5 * shares["attention"])
+                if share >= 1.0:
+                    last[name] = part  # held back until the other half's last part is here
+                elif part:
+                    job.result = {**job.result, **part}
+                    job.parts += 1
+
+        def follow(name: str, worker: subprocess.Popen) -> None:
+            args = {**job.args, "part": name}
+            ends[name] = self._ask_worker(worker, job, "explain", args, lambda p, part: on_part(name, p, part))
+
+        other = threading.Thread(target=follow, args=("attention", helper), name="heavy-attention", daemon=True)
+        other.start()
+        follow("references", proc)
+        other.join()
+        if all(ends[k][0] == {"end": "ok"} for k in shares) and len(last) == 2 and job.state == "running":
+            args = {"sentence": job.args["sentence"], "refs": last["references"], "att": last["attention"]}
+            args["references"] = job.result.get("references", {})
+            ends["references"] = self._ask_worker(
+                proc, job, "explain_join", args, lambda p, part: last.update(joined=part)
+            )
+        with self.lock:
+            job.proc, job.helper, job.ended = None, None, time.time()
+            if ends["references"][0] == {"end": "ok"} and "joined" in last and job.state == "running":
+                job.result = {**job.result, **last["joined"]}
+                job.parts += 1
+                job.state, job.progress = "done", 1.0
+            elif job.state == "running":
+                end, other_line = next((e for e in ends.values() if e[0] != {"end": "ok"}), (None, ""))
+                job.state = "failed"
+                job.message = (end or {}).get("message") or other_line or "the worker ended"
+                job.error = (end or {}).get("code"), (end or {}).get("params") or {}
+            job.size = size_of(job.result) + size_of(job.args)
+        for name, worker in (("references", proc), ("attention", helper)):
+            if ends[name][0] is not None and worker.poll() is None:
+                self.workers.give(worker)  # it answered: back to wait for the next request
+            else:
+                if worker.poll() is None:
+                    worker.terminate()
+                threading.Thread(target=worker.wait, daemon=True).start()
 
 
 HEAVY = Heavy()

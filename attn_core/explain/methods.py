@@ -70,8 +70,9 @@ def flow_graph(W: np.ndarray, depth: int) -> csr_matrix:
     return csr_matrix((data, (np.concatenate(rows), np.concatenate(cols))), shape=(size, size), dtype=np.int32)
 
 
-def flow_matrix(W: np.ndarray, depth: int | None = None) -> np.ndarray:
-    """M[i, j] = the max-flow from input j to output i after ``depth`` layers (default: all)."""
+def flow_matrix_pairwise(W: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """``flow_matrix`` the plain way: one scipy max-flow per (input, output) pair on the whole layered
+    graph (n² calls, most of their time in scipy's checks and conversions). Kept as the tests' reference."""
     W = np.asarray(W, dtype=np.float64)
     depth = len(W) if depth is None else depth
     n = W.shape[-1]
@@ -80,6 +81,60 @@ def flow_matrix(W: np.ndarray, depth: int | None = None) -> np.ndarray:
     for j in range(n):
         for i in range(n):
             M[i, j] = maximum_flow(graph, j, depth * n + i).flow_value / FLOW_SCALE
+    return M
+
+
+def flow_matrix(W: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """M[i, j] = the max-flow from input j to output i after ``depth`` layers (default: all).
+
+    The same integer max-flows as ``flow_matrix_pairwise``, n scipy calls instead of n²: for one input
+    j, the graphs from j to each output i are laid side by side as disjoint copies (each holding only
+    its own input j and output i of the outer layers), a super-source feeds every copy's input and
+    every copy's output drains into a super-sink, both with capacities no cut can reach. A maximum
+    flow of disjoint copies is a maximum flow in each copy (the total is the sum of the copies'
+    flows, each at most its own maximum), so the flow leaving the super-source into copy i is
+    the max-flow from j to i."""
+    W = np.asarray(W, dtype=np.float64)
+    depth = len(W) if depth is None else depth
+    n = W.shape[-1]
+    caps = np.rint(residual(W)[:depth] * FLOW_SCALE).astype(np.int64)  # caps[l][i, j]: (l, j) -> (l + 1, i)
+    if depth == 1:
+        return caps[0] / FLOW_SCALE  # one edge from each input to each output
+    # one copy: node 0 is the input, 1 + (l - 1) n + k piece k after l layers (0 < l < depth), last the output
+    size = 2 + (depth - 1) * n
+    out_node = size - 1
+    k = np.arange(n)
+    mid_r, mid_c, mid_w = [], [], []
+    for layer in range(1, depth - 1):  # the full layers between the first and the last
+        dst, src = np.nonzero(caps[layer] > 0)
+        mid_r.append(1 + (layer - 1) * n + src)
+        mid_c.append(1 + layer * n + dst)
+        mid_w.append(caps[layer][dst, src])
+    last = 1 + (depth - 2) * n + k  # the pieces after depth - 1 layers, into the output
+    copies = np.arange(n)  # copy i: towards output i
+    off = copies[:, None] * size
+    big = np.int64(np.iinfo(np.int32).max // 4)  # above any copy's cut (≤ n · FLOW_SCALE + n)
+    S, T = n * size, n * size + 1
+    rows_mid = (np.concatenate(mid_r)[None, :] + off).ravel() if mid_r else np.zeros(0, np.int64)
+    cols_mid = (np.concatenate(mid_c)[None, :] + off).ravel() if mid_c else np.zeros(0, np.int64)
+    w_mid = np.tile(np.concatenate(mid_w), n) if mid_w else np.zeros(0, np.int64)
+    rows_last = (last[None, :] + off).ravel()
+    cols_last = np.repeat(copies * size + out_node, n)
+    w_last = caps[depth - 1].ravel()  # copy i, piece k: caps[depth - 1][i, k]
+    M = np.zeros((n, n))
+    for j in range(n):
+        rows_first = np.repeat(copies * size, n)
+        cols_first = (1 + k[None, :] + off).ravel()
+        w_first = np.tile(caps[0][:, j], n)  # (0, j) -> (1, k): caps[0][k, j]
+        rows = np.concatenate([rows_first, rows_mid, rows_last, np.full(n, S), copies * size + out_node])
+        cols = np.concatenate([cols_first, cols_mid, cols_last, copies * size, np.full(n, T)])
+        w = np.concatenate([w_first, w_mid, w_last, np.full(2 * n, big)])
+        keep = w > 0
+        graph = csr_matrix(
+            (w[keep].astype(np.int32), (rows[keep], cols[keep])), shape=(n * size + 2, n * size + 2), dtype=np.int32
+        )
+        result = maximum_flow(graph, S, T)
+        M[:, j] = result.flow[[S], :].toarray()[0, copies * size] / FLOW_SCALE
     return M
 
 

@@ -82,6 +82,37 @@ def test_flow_equals_an_independent_max_flow_on_small_graphs():
         np.testing.assert_allclose(methods.flow_matrix(W), networkx_flow(W, layers), atol=1e-5, rtol=1e-5)
 
 
+def peaked_attention(rng, layers, n):
+    """Attention with many exact zeros and a few large weights: bottlenecks that make the max-flow
+    differ from a sum of edges (and leave pieces that no path reaches)."""
+    W = rng.dirichlet(np.full(n, 0.2), size=(layers, n))
+    W[W < 0.05] = 0.0
+    W[..., 0] += 1e-9  # no empty row
+    return W / W.sum(-1, keepdims=True)
+
+
+def test_batched_flow_equals_networkx_at_every_depth_on_deeper_peaked_graphs():
+    """flow_matrix lays one input's graphs to every output side by side in one scipy call: each
+    copy's flow must still be that pair's own max-flow, checked against networkx at each depth."""
+    rng = np.random.default_rng(7)
+    for layers, n in ((4, 6), (6, 7)):
+        W = peaked_attention(rng, layers, n)
+        for depth in range(1, layers + 1):
+            expected = networkx_flow(W, depth)
+            got = methods.flow_matrix(W, depth)
+            np.testing.assert_allclose(got, expected, atol=1e-6, rtol=1e-5)
+        assert np.abs(expected - methods.rollout_matrices(W)[-1]).max() > 1e-3  # flow is not rollout here
+
+
+def test_batched_flow_equals_one_max_flow_per_pair_exactly_at_the_pages_size():
+    """At the page's size (6 layers, up to FLOW_MAX pieces) the batched flows are the very integers
+    that one scipy max-flow per (input, output) pair gives."""
+    rng = np.random.default_rng(8)
+    W = peaked_attention(rng, 6, 24)
+    for depth in (2, 3, 6):
+        np.testing.assert_array_equal(methods.flow_matrix(W, depth), methods.flow_matrix_pairwise(W, depth))
+
+
 def test_flow_differs_from_first_layer_attention_on_two_layers():
     """Layer 1 lets piece 1 pass everything; layer 2 reads only piece 0: flow sees the bottleneck."""
     W1 = np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 0.0]])

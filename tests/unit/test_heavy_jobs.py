@@ -59,6 +59,45 @@ def test_the_stages_merged_are_explain(pre, removal):
     assert first["tokens"] == direct["tokens"]
 
 
+def test_the_two_halves_joined_are_explain_in_its_order(pre):
+    """The references in one worker, the methods read from attention in another, the last parts joined:
+    the same dict as explain, keys in the same order (the page lists the methods as the dicts give them)."""
+    direct = worker.plain(X.explain(pre, SENTENCE, removal="delete", shapley=False, layers=True, steps=16))
+    split = worker.plain(staged.merged_split(pre, SENTENCE, "delete", steps=16))
+    close(direct, split)
+    for key in staged.NESTED:
+        assert list(split[key]) == list(direct[key]), key
+    att = list(staged.stages(pre, SENTENCE, "delete", 16, part="attention"))
+    assert set(att[-1][1]["curves"]) == set(X.METHODS) and all(not part for _, part in att[:-1])
+    refs = list(staged.stages(pre, SENTENCE, "delete", 16, part="references"))
+    assert set(refs[-1][1]["curves"]) == {"loo", "ig"} and "ig" not in att[-1][1]["curves"]
+    assert all("flow" not in part.get("layers", {}) for _, part in refs)
+
+
+def test_an_explain_job_on_an_idle_server_uses_both_workers(pre):
+    jobs = heavy.Heavy()
+    jobs.warm()  # two workers wait: the job takes both slots
+    assert len(jobs.workers.waiting) == heavy.SLOTS == 2
+    job = wait(jobs.ask("explain", {"sentence": SENTENCE, "removal": "attention", "steps": 16}, "me"))
+    assert job.split and jobs.spawned == 2
+    close(worker.plain(X.explain(pre, SENTENCE, shapley=False, layers=True, steps=16)), job.result)
+    assert list(job.result["methods"]) == list(X.METHODS)
+    assert len(jobs.workers.waiting) == 2 and jobs.slots.acquire(blocking=False) and jobs.slots.acquire(blocking=False)
+    jobs.slots.release()
+    jobs.slots.release()
+    bad = wait_failed(jobs.ask("explain", {"sentence": "!!!", "removal": "attention", "steps": 16}, "me"))
+    assert bad.split and bad.error[0] is not None  # a refusal keeps its code, and both workers are kept
+    assert len(jobs.workers.waiting) == 2 and jobs.spawned == 2
+
+
+def wait_failed(job, timeout=240.0):
+    deadline = time.monotonic() + timeout
+    while job.active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert job.state == "failed", (job.state, job.message)
+    return job
+
+
 def test_the_worker_streams_parts_and_can_be_cancelled(pre):
     requests = [
         {"kind": "explain", "args": {"sentence": SENTENCE, "removal": "mask", "steps": 8}, "id": 1},
