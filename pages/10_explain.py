@@ -47,15 +47,7 @@ except pt.ModelUnavailable as err:
     st.error(t("rm_unavailable", msg=md(error_text(err)[0])), icon=":material/warning:")
     st.stop()
 if pre is None:  # still loading in the background: never block the page
-
-    @st.fragment(run_every=0.5)
-    def wait_for_model() -> None:
-        if real.model(MODEL) is not None:
-            st.rerun()
-        st.info(t("rm_loading"), icon=":material/hourglass_top:")
-
-    wait_for_model()
-    st.stop()
+    real.wait_on_page(MODEL)
 
 
 PAIR_NAMES = {"negation": "ex_pair_negation", "roles": "ex_pair_roles", "predicates": "ex_pair_predicates"}
