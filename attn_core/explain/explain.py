@@ -53,6 +53,18 @@ def last_only(pre, passed) -> dict[str, list | None]:
     }
 
 
+def header(pre, text: str, removal: str, item) -> dict:
+    """What every explanation starts with: the model, the text, the removal and the sentence's pieces."""
+    return {
+        "model": pre.name,
+        "text": text,
+        "removal": removal,
+        "tokens": list(item.pieces),
+        "words": list(item.words),
+        "word_texts": word_texts(item),
+    }
+
+
 def word_texts(item: Item) -> list[str]:
     out = []
     for w in range(item.n_words):
@@ -115,12 +127,7 @@ def explain(
         refs["shapley"] = shap["words"].tolist()
     rankings = {**values, "loo": refs["loo"], "ig": refs["ig"]}
     out = {
-        "model": pre.name,
-        "text": text,
-        "removal": removal,
-        "tokens": list(item.pieces),
-        "words": list(item.words),
-        "word_texts": word_texts(item),
+        **header(pre, text, removal, item),
         "methods": values,
         "references": refs,
         "ig_completeness_error": ig["error"],

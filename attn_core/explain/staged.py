@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from . import correlation as C
 from . import faithfulness, internals, methods, references
-from .explain import correlations, head_mean, notices, word_texts
+from .explain import correlations, head_mean, header, notices
 from .sentence import make_item
 
 # the share of a typical sentence's time spent up to the end of each stage (measured at 20 pieces)
@@ -44,12 +44,7 @@ def _cheap(pre, item, passed, text: str, removal: str) -> dict:
         "norm": internals.norms(pre, passed).tolist(),
     }
     return {
-        "model": pre.name,
-        "text": text,
-        "removal": removal,
-        "tokens": list(item.pieces),
-        "words": list(item.words),
-        "word_texts": word_texts(item),
+        **header(pre, text, removal, item),
         "notices": notices(item),
         "layers": layers,
     }
