@@ -156,8 +156,9 @@ def main() -> int:
         met = met and statistics.median(t["first"]) < 1 and statistics.median(t["last"]) < 3
     for (name, n), lasts in sorted(by_size.items()):
         lines.append(f"{name:8s} last result at {n} pieces: {summary(lasts)}")
+        met = met and statistics.median(lasts) < 3  # the goal holds for every length, not their pooled median
     lines.append("")
-    lines.append(f"goal met (medians): {'yes' if met else 'no'}")
+    lines.append(f"goal met (medians, at every length): {'yes' if met else 'no'}")
     lines.append("raw: " + repr({n: {k: [round(v, 3) for v in vs] for k, vs in t.items()} for n, t in times.items()}))
     text = "\n".join(lines) + "\n"
     print(text)
