@@ -36,3 +36,23 @@ def app():
         return at
 
     return make
+
+
+def run_made_up_sweep(mp, command: list[str]):
+    """The Complexity page's sweep through the real job path, its child replaced by ``command`` (a process that
+    prints made-up rows): the app opened, the sweep run to its end. Returns (the AppTest, the finished job)."""
+    import time
+
+    from explorer import sweeps
+
+    mp.setattr(sweeps, "command", lambda cfg: command)
+    mp.setattr(sweeps, "RUNNER", sweeps.Runner())
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/6_complexity.py").run()
+    at.button(key="cx_run").click().run()
+    job = next(iter(sweeps.RUNNER.jobs.values()))
+    deadline = time.time() + 60
+    while job.active and time.time() < deadline:
+        time.sleep(0.05)
+    return at, job

@@ -5,13 +5,11 @@ out by hand."""
 import json
 import os
 import sys
-import time
 from dataclasses import asdict
 
-from streamlit.testing.v1 import AppTest
+from conftest import run_made_up_sweep
 
 from attn_core import bench
-from explorer import sweeps
 from explorer.i18n import kernel_label
 
 APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
@@ -41,17 +39,7 @@ def table(at, header: str):
 
 
 def test_the_page_shows_the_analysis_of_the_rows(monkeypatch):
-    rows = made_up_rows()
-    monkeypatch.setattr(sweeps, "command", lambda cfg: child(rows))
-    monkeypatch.setattr(sweeps, "RUNNER", sweeps.Runner())
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/6_complexity.py").run()
-    at.button(key="cx_run").click().run()
-    job = next(iter(sweeps.RUNNER.jobs.values()))
-    deadline = time.time() + 60
-    while job.active and time.time() < deadline:
-        time.sleep(0.05)
+    at, job = run_made_up_sweep(monkeypatch, child(made_up_rows()))
     at.run()
     assert not at.exception and job.state == "done" and len(job.rows) == 20
 

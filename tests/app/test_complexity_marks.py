@@ -7,10 +7,10 @@ A sweep whose child prints made-up rows, through the real job path (as test_comp
 import json
 import os
 import sys
-import time
 from dataclasses import asdict
 
 import pytest
+from conftest import run_made_up_sweep
 from streamlit.testing.v1 import AppTest
 
 from attn_core import bench
@@ -47,17 +47,7 @@ def child(rows: list[dict]) -> list[str]:
 def runner():
     """One finished sweep of the made-up rows, shared by the module's tests (a finished sweep is shared)."""
     mp = pytest.MonkeyPatch()
-    rows = made_up_rows()
-    mp.setattr(sweeps, "command", lambda cfg: child(rows))
-    mp.setattr(sweeps, "RUNNER", sweeps.Runner())
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/6_complexity.py").run()
-    at.button(key="cx_run").click().run()
-    job = next(iter(sweeps.RUNNER.jobs.values()))
-    deadline = time.time() + 60
-    while job.active and time.time() < deadline:
-        time.sleep(0.05)
+    _, job = run_made_up_sweep(mp, child(made_up_rows()))
     assert job.state == "done" and len(job.rows) == 20
     yield sweeps.RUNNER
     mp.undo()
