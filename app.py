@@ -18,14 +18,15 @@ st.set_page_config(
 
 from attn_core import AttentionConfigError
 from explorer import figures as fig
-from explorer import history, poll, server, session
+from explorer import history, server, session
 from explorer.home import home
 from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
 from explorer.lesson import read as lesson
 from explorer.pages import PAGES
-from explorer.poll import check_url as poll_check
-from explorer.poll_view import QUESTION_PAGES, lesson_view
+from explorer.poll import store as poll
+from explorer.poll.store import check_url as poll_check
+from explorer.poll.view import QUESTION_PAGES, lesson_view
 from explorer.state import show_error, sidebar_ui, trace_for
 from explorer.tour import arrive as tour_arrive
 from explorer.tour import banner as tour_banner

@@ -651,7 +651,7 @@ def main() -> None:
     args = ap.parse_args()
     proc = cluster = None
     timings = None
-    if args.lesson:  # each answer's round trip to the poll's store, written by the servers (explorer/poll_redis.py)
+    if args.lesson:  # each answer's round trip to the poll's store, written by the servers (explorer/poll/)
         timings = os.path.join(__import__("tempfile").mkdtemp(prefix="class-load-"), "poll_answers.txt")
         os.environ["ATTN_EXPLORER_POLL_TIMINGS"] = timings
     if args.url is None and args.replicas > 0:

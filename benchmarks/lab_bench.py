@@ -2,7 +2,7 @@
 
 For every preset, in rounds (interleaved, so a noisy moment of this shared machine falls on
 both): the plain loop (``attn_core.lab.run`` in this process, one thread, as the worker runs it)
-for A and B one after the other, and the page's path (``explorer.lab_runs.RUNS``: a warm worker
+for A and B one after the other, and the page's path (``explorer.lab.runs.RUNS``: a warm worker
 process per slot, snapshots streamed as JSON and parsed) for A and B started together, as a
 learner's click starts them. Printed per preset: the medians over rounds, the page's overhead
 per run over the plain loop, and the wall time of the preset on the page (both runs, side by
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch
 
 from attn_core import lab
-from explorer.lab_runs import RUNS
+from explorer.lab.runs import RUNS
 
 
 def plain(cfg) -> float:

@@ -5,7 +5,7 @@ For every preset, its A and its B run (``attn_core.lab.preset``, the page's and 
 the page's two training slots). Printed per preset and side: held-out accuracy at the end, the
 steps to 99 %, the phase change (repeat) and the head detector's scores, each as its range over
 the seeds; then one ``RESULT {json}`` line per preset, which the Lab page reads to quote the
-measured spread (``explorer.lab_record``). Wall times are this shared machine's, under whatever
+measured spread (``explorer.lab.record``). Wall times are this shared machine's, under whatever
 else runs on it.
 
     python benchmarks/lab_presets.py > benchmarks/results/lab_presets_cpu.txt

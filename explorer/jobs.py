@@ -1,5 +1,5 @@
 """Background work outside the server process: the one skeleton behind the Lab's runs
-(``explorer.lab_runs``) and the Complexity page's sweeps (``explorer.sweeps``).
+(``explorer.lab.runs``) and the Complexity page's sweeps (``explorer.sweeps``).
 
 A job is keyed by its plain configuration: identical requests from any session are one job.
 ``Jobs`` keeps them (the finished ones bounded, in count and in bytes, the oldest dropped first),

@@ -14,9 +14,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from . import poll, session, widgets
+from . import session, widgets
 from .controls import BY_NAME, SIDEBAR
 from .i18n import t
+from .poll import store as poll
 from .urlcheck import switch
 
 PARAMS = ("hide", "lock")

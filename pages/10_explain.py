@@ -10,12 +10,12 @@ from attn_core.explain import pair as P
 from attn_core.explain.pair import EXAMPLES
 from attn_core.explain.references import SHAPLEY_MAX
 from attn_core.explain.sentence import REMOVALS
-from explorer import explain_runs as runs
 from explorer import figures as fig
 from explorer import real, session, waiting, widgets
 from explorer.boot import run_through_app
-from explorer.explain_more import pair_shapley_view, pair_view, table_view
-from explorer.explain_views import (
+from explorer.explain import runs
+from explorer.explain.more import pair_shapley_view, pair_view, table_view
+from explorer.explain.views import (
     REF_KEYS,
     REMOVAL_NAMES,
     REMOVAL_NOTES,

@@ -9,7 +9,7 @@ from explorer import present, takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, step_label, t
-from explorer.poll_view import predict_then_reveal
+from explorer.poll.view import predict_then_reveal
 from explorer.safe import md
 from explorer.state import current_settings, current_trace
 from explorer.step_views import VIEWS, StepContext, stage_view

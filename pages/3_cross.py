@@ -7,7 +7,7 @@ from explorer import takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, t
-from explorer.poll_view import predict_then_reveal
+from explorer.poll.view import predict_then_reveal
 from explorer.state import cross_settings, current_settings, current_trace
 from explorer.views import chart, focus_select
 

@@ -12,7 +12,7 @@ from explorer import real, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
-from explorer.poll_view import predict_then_reveal
+from explorer.poll.view import predict_then_reveal
 from explorer.safe import md
 from explorer.state import current_settings
 from explorer.views import (

@@ -7,11 +7,13 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import lab as engine
 from explorer import figures as fig
-from explorer import lab_config, lab_record, session, widgets
+from explorer import session, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, assign, draw
 from explorer.i18n import error_text, kernel_label, label, t
-from explorer.lab_runs import RUNS
+from explorer.lab import config as lab_config
+from explorer.lab import record as lab_record
+from explorer.lab.runs import RUNS
 from explorer.safe import md, plot
 from explorer.server import session_id
 from explorer.state import current_settings

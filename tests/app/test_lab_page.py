@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attn_core import lab as engine
-from explorer.lab_runs import RUNS, SLOTS
+from explorer.lab.runs import RUNS, SLOTS
 
 PAGE = "pages/8_lab.py"
 
@@ -134,7 +134,7 @@ def test_paused_runs_give_their_slots_back_and_play_queues_them_again():
 
 
 def test_finished_runs_are_bounded_in_bytes_the_oldest_dropped_first(monkeypatch):
-    from explorer import lab_runs
+    from explorer.lab import runs as lab_runs
 
     done = []
     for seed in (21, 22, 23):
@@ -203,7 +203,7 @@ def test_a_preset_sets_both_runs_and_the_table_compares_them(app):
 
 
 def test_a_worker_left_idle_exits_and_the_next_run_gets_a_fresh_one(monkeypatch):
-    from explorer import lab_runs
+    from explorer.lab import runs as lab_runs
 
     monkeypatch.setattr(lab_runs, "IDLE_S", 0.5)
     run = RUNS.start(engine.LabConfig(task="shift", steps=10, seed=11), "s")

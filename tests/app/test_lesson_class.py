@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from attn_core import Settings, run_trace
-from explorer.poll import POLLS
+from explorer.poll.store import POLLS
 
 STEPS, HOME = "pages/1_steps.py", None
 TRUTH = int(run_trace(Settings()).attn[0, 1].argmax())  # 'is' -> 'dessert' in the tutorial
@@ -232,7 +232,7 @@ def test_the_class_histogram_counts_whole_answers_and_names_a_tie(app):
 )
 def test_the_count_of_answers_is_said_in_the_singular_and_the_plural(n, en, zh):
     from explorer import session
-    from explorer.poll_view import class_figure
+    from explorer.poll.view import class_figure
 
     for lang, said in (("en", en), ("zh", zh)):
         session.begin_run().lang = lang

@@ -12,8 +12,9 @@ import sys
 import pytest
 
 from attn_core import Settings, run_trace
-from explorer import poll, poll_view
-from explorer.poll_redis import RedisStore
+from explorer.poll import store as poll
+from explorer.poll import view as poll_view
+from explorer.poll.redis_store import RedisStore
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))

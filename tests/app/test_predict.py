@@ -5,8 +5,8 @@ import json
 import pytest
 
 from attn_core import Settings, run_trace
-from explorer import poll
-from explorer.poll import POLLS
+from explorer.poll import store as poll
+from explorer.poll.store import POLLS
 
 LESSON = {"predict": "true", "lesson": "demo-1", "focus": "1"}
 

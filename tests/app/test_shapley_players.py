@@ -9,7 +9,7 @@ from attn_core.cli.entry import build_parser
 from attn_core.explain import references
 from attn_core.explain.explain import notices, word_texts
 from attn_core.explain.sentence import make_item
-from explorer.explain_views import shapley_limit
+from explorer.explain.views import shapley_limit
 from explorer.i18n import STRINGS
 
 ELEVEN = "I didn't think it would rain today, but it did."  # 10 words and a full stop to a reader

@@ -102,7 +102,7 @@ def test_linear_full_attention_solves_reverse_linear_attention_stays_below_with_
 
 
 def test_the_presets_seeds_are_the_records():
-    from explorer import lab_record
+    from explorer.lab import record as lab_record
 
     _, presets = lab_record.read()
     assert set(presets) == set(lab.PRESETS)

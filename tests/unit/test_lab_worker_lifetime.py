@@ -24,7 +24,7 @@ ROOT = jobs.ROOT
 SERVER = r"""
 import json, sys, time
 from attn_core import lab
-from explorer.lab_runs import RUNS
+from explorer.lab.runs import RUNS
 
 run = RUNS.start(lab.LabConfig(task="sort", steps=5000, every=5, seed=77), "s")
 deadline = time.time() + 300
@@ -96,7 +96,7 @@ def test_a_paused_worker_dies_with_its_server(end):
 def test_a_paused_worker_stays_runnable_and_holds_its_run():
     """Pause stops the training, not the process: a stopped process could not notice its server's end."""
     from attn_core import lab
-    from explorer.lab_runs import RUNS
+    from explorer.lab.runs import RUNS
 
     run = RUNS.start(lab.LabConfig(task="sort", steps=5000, every=5, seed=78), "s")
     try:

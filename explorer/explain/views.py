@@ -1,4 +1,4 @@
-"""The Explain page's sections, drawn from plain results (``explorer.explain_runs``)."""
+"""The Explain page's sections, drawn from plain results (``explorer.explain.runs``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from attn_core.explain.explain import METHODS
 from attn_core.explain.faithfulness import KS
 from attn_core.explain.references import SHAPLEY_MAX
 
-from . import figures as fig
-from .i18n import t
-from .views import chart
+from .. import figures as fig
+from ..i18n import t
+from ..views import chart
 
 REF_KEYS = ("loo", "ig", "shapley")
 # catalogue keys spelled out (the catalogue test finds every key used by its literal name)
@@ -82,7 +82,7 @@ def normalised(values) -> list[float]:
 
 
 def last_layer(result: dict) -> dict:
-    """Each method's values at the last layer, of those that have arrived (``explorer.explain_runs``)."""
+    """Each method's values at the last layer, of those that have arrived (``explorer.explain.runs``)."""
     if "methods" in result:
         return result["methods"]
     return {k: v[-1] for k, v in result.get("layers", {}).items() if v is not None}

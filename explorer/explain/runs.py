@@ -12,8 +12,8 @@ from functools import lru_cache
 from attn_core.explain import references, staged
 from attn_core.explain import table as T
 
-from .cache import bounded
-from .real import wait_for
+from ..cache import bounded
+from ..real import wait_for
 
 
 def _pre(name: str):

@@ -28,8 +28,8 @@ import os
 import threading
 import time
 
-from . import poll_base as poll
-from .poll_base import PollUnavailable, export_rows, question_id
+from . import base as poll
+from .base import PollUnavailable, export_rows, question_id
 
 PREFIX = "ae:poll:"
 TIMEOUT_S = 0.3  # connect and reply
@@ -144,7 +144,7 @@ return 1
 
 
 class RedisStore:
-    """The poll's interface (see ``explorer.poll.Polls``) over one Redis server."""
+    """The poll's interface (see ``explorer.poll.store.Polls``) over one Redis server."""
 
     def __init__(
         self,

@@ -30,7 +30,7 @@ import torch
 
 from attn_core.lab import LabConfig, check_memory, validate
 
-from .jobs import Idle, Jobs, JsonLines, spawn
+from ..jobs import Idle, Jobs, JsonLines, spawn
 
 SLOTS = 2  # trainings at once: one per core of the machine this was measured on
 KEEP = 32  # finished runs kept

@@ -6,10 +6,10 @@ import streamlit as st
 
 from attn_core.explain.table import facts
 
-from . import figures as fig
-from .explain_views import REMOVAL_NAMES, corr_text, name, show_notices
-from .i18n import STRINGS, t
-from .views import chart
+from .. import figures as fig
+from ..i18n import STRINGS, t
+from ..views import chart
+from .views import REMOVAL_NAMES, corr_text, name, show_notices
 
 
 def pair_view(p: dict) -> None:

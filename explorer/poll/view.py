@@ -14,11 +14,12 @@ import io
 
 import streamlit as st
 
-from . import figures as fig
-from . import poll, session, widgets
-from .i18n import t
-from .poll_base import PollUnavailable
-from .views import chart
+from .. import figures as fig
+from .. import session, widgets
+from ..i18n import t
+from ..views import chart
+from . import store as poll
+from .base import PollUnavailable
 
 PENDING = "_poll_pending"
 QUESTION_PAGES = ("steps", "multihead", "cross", "model")  # the pages that ask a predict-then-reveal question
@@ -38,7 +39,7 @@ def unavailable(teacher: bool = False) -> None:
 
 
 def _send(code: str, question: tuple, token: int, meta: dict) -> bool:
-    from .server import session_id
+    from ..server import session_id
 
     try:
         poll.POLLS.answer(code, question, session_id(), token, meta)

@@ -11,7 +11,7 @@ store never grows without limit. Answers from a session that left stay until the
 Two stores behind one interface (``answer``, ``tally``, ``export``, ``end``):
 
 - ``Polls``, in this process's memory: the default, nothing to install; one process only.
-- ``explorer.poll_redis.RedisStore`` when ``ATTN_EXPLORER_REDIS=redis://host:port/db`` is set: every
+- ``explorer.poll.redis_store.RedisStore`` when ``ATTN_EXPLORER_REDIS=redis://host:port/db`` is set: every
   replica behind the balancer reads and writes the same lessons, and a replica's restart loses
   nothing. When that store cannot be reached within a short timeout its calls raise
   ``PollUnavailable`` (the page says so and predict-then-reveal goes on for each student alone).
@@ -26,7 +26,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from .poll_base import (
+from .base import (
     ENV,
     MAX_ANSWERS,
     MAX_LESSONS,
@@ -118,13 +118,13 @@ def make_store(url: str | None = None):
     url = os.environ.get(ENV, "").strip() if url is None else url
     if not url:
         return Polls()
-    from .poll_redis import RedisStore
+    from .redis_store import RedisStore
 
     try:
         return RedisStore(url)
     except ValueError as err:  # the operator's URL: said once on the server's console, the page says unavailable
         print(f"{ENV}={url!r} cannot be used ({err}): the class poll is unavailable", file=sys.stderr)
-        from .poll_redis import Unusable
+        from .redis_store import Unusable
 
         return Unusable(str(err))
 
@@ -146,8 +146,8 @@ def check_url() -> None:
     lesson and ``teacher=0`` leaves the teacher's view. Ending a lesson clears its answers: the
     sessions that joined it keep its code, and their next answers start a new count. The
     teacher's link turns predict on unless the teacher turns it off."""
-    from . import session
-    from .urlcheck import url_switch
+    from .. import session
+    from ..urlcheck import url_switch
 
     carry = dict(session.get(CARRY) or {})
     code = session.url("lesson")
@@ -180,7 +180,7 @@ def check_url() -> None:
 
 def lesson() -> str | None:
     """The lesson this run's link names (checked and carried by ``check_url``)."""
-    from . import session
+    from .. import session
 
     code = session.url("lesson")
     return code if valid_code(code) else None
@@ -188,7 +188,7 @@ def lesson() -> str | None:
 
 def teacher() -> bool:
     """Whether this run shows the teacher's view of its lesson."""
-    from . import session
-    from .urlcheck import switch
+    from .. import session
+    from ..urlcheck import switch
 
     return lesson() is not None and switch(session.url("teacher")) is True
