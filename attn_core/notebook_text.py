@@ -1,7 +1,7 @@
 """What the notebook export says beside each step, in English and 简体中文.
 
 The page sentences it repeats and its own texts (the ``nb_*`` keys) are read from the app's locale files,
-``explorer/locales/<lang>.toml``, through ``attn_core.locales``: the notebook quotes the page word for word, with
+``attn_core/locales/<lang>.toml``, through ``attn_core.locales``: the notebook quotes the page word for word, with
 no copy to keep in step, and ``attn_core`` needs no Streamlit.
 """
 

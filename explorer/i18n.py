@@ -1,5 +1,6 @@
-"""Every UI string, in English and Simplified Chinese, from explorer/locales/<lang>.toml (attn_core.locales).
-Option values stay language-neutral; labels go through ``label()`` in a ``format_func``."""
+"""Every UI string, in English and Simplified Chinese, from attn_core/locales/<lang>.toml (the engine's package
+data, read through ``attn_core.locales``). Option values stay language-neutral; labels go through ``label()`` in a
+``format_func``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ LANGS = {"en": "English", "zh": "简体中文"}
 
 
 def _catalogue() -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
-    """(key -> (English, 简体中文), engine error code -> its Chinese (message, fix)) from explorer/locales/*.toml;
+    """(key -> (English, 简体中文), engine error code -> its Chinese (message, fix)) from attn_core/locales/*.toml;
     a key the Chinese file lacks shows in English."""
     en, zh = locales.strings("en"), locales.strings("zh")
     strings = {key: (text, zh.get(key, text)) for key, text in en.items()}

@@ -54,7 +54,7 @@ KERNELS: dict[str, Kernel] = {}
 
 def register(name: str, fn: Callable, **spec) -> Kernel:
     """Add a variant to the registry (``spec``: the ``Kernel`` fields by keyword). Its ``label``
-    comes from the catalogue (``kernel.<name>.label`` in explorer/locales/en.toml) unless given."""
+    comes from the catalogue (``kernel.<name>.label`` in attn_core/locales/en.toml) unless given."""
     spec.setdefault("check", _check_nothing)
     unknown = [o for o in (*spec.get("options", ()), spec.get("sweep")) if o is not None and o not in OPTIONS]
     if unknown:  # a new option is registered first (attn_core.options.register_option), then the variant

@@ -1,4 +1,4 @@
-"""The UI's catalogue, walked structurally from its files (explorer/locales/<lang>.toml): both languages have
+"""The UI's catalogue, walked structurally from its files (attn_core/locales/<lang>.toml): both languages have
 the same keys and placeholders; every key the code uses exists and every key is used, either literally or as a
 table whose dotted prefix the code builds a key from; a key defined twice is a clear error; every engine error
 code has its Chinese text."""

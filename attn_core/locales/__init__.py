@@ -1,17 +1,19 @@
-"""The UI's strings as data: ``explorer/locales/<lang>.toml``, one file per language, read with ``tomllib``.
+"""The UI's strings as data: ``attn_core/locales/<lang>.toml``, one file per language, read with ``tomllib``.
 
 A TOML table is a family of keys (``[pc] total = ...`` is the key ``pc.total``); ``strings(lang)`` flattens a
 file to dotted keys. Pure Python, no Streamlit: the engine (the notebook export, a kernel's label) reads the same
 texts as the app.
+The files are this package's own data (``importlib.resources``): the engine reads no folder of the UI's, and the
+app (``explorer.i18n``) reads them through this module.
 """
 
 from __future__ import annotations
 
 import functools
 import tomllib
-from pathlib import Path
+from importlib import resources
 
-FOLDER = Path(__file__).resolve().parents[1] / "explorer" / "locales"
+FOLDER = resources.files(__name__)  # this package: <lang>.toml beside this module
 LANGS = ("en", "zh")
 
 
@@ -19,7 +21,7 @@ class LocaleError(ValueError):
     """A locale file that cannot be read: a TOML error (a key defined twice among them) or a missing file."""
 
 
-def path(lang: str) -> Path:
+def path(lang: str):
     if lang not in LANGS:
         raise LocaleError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
     return FOLDER / f"{lang}.toml"
