@@ -152,6 +152,17 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "'{spec}' is a {kind}, not a BERT-style encoder.",
         "Use a BERT, RoBERTa, ELECTRA or MiniLM encoder directory, or the bundled model.",
     ),
+    "model_family": (
+        "'{spec}' is a {kind}, an architecture outside the families this app takes apart.",
+        (
+            "Use a model of one of these families: BERT-style encoders (BERT, RoBERTa, ELECTRA, MiniLM), GPT-2, "
+            "Llama-style decoders (Llama, SmolLM, Qwen2, Mistral); or an offered model."
+        ),
+    ),
+    "unknown_model": (
+        "'{spec}' is not a model this server offers, nor a model directory.",
+        "Pick one of: {options}.",
+    ),
     "model_relative_positions": (
         "'{spec}' uses {kind} position scores inside attention, which this page does not recompute.",
         "Use a model with absolute positions.",

@@ -1,0 +1,90 @@
+"""BERT-style encoders (BERT, RoBERTa, ELECTRA, MiniLM): post-norm blocks, learned absolute positions added to
+the embeddings, bidirectional attention. Head h of layer l, with x the layer's input (L, d_model):
+    Q = x W_qᵀ + b_q,  K = x W_kᵀ + b_k,  V = x W_vᵀ + b_v      (W_q = query.weight[h·d:(h+1)·d])
+    weights = softmax(Q Kᵀ / √d, keys masked where the input is padding),  context = weights V
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import HeadWeights, Model, ModelUnavailable
+
+CAUSAL = False
+
+
+def auto(transformers):
+    return transformers.AutoModel
+
+
+def blocks(hf) -> list:
+    return list(hf.encoder.layer)
+
+
+def attention(block):
+    return block.attention.self  # returns (context before the output projection, weights)
+
+
+def out_linear(block):
+    return block.attention.output.dense
+
+
+def mlp(block):
+    return None  # post-norm: what the MLP adds is not a term of a sum
+
+
+def final_norm(hf):
+    return None
+
+
+def unembed(hf):
+    return None
+
+
+def check(hf, spec: str) -> None:
+    encoder = getattr(hf, "encoder", None)
+    if encoder is None or not hasattr(encoder, "layer"):
+        raise ModelUnavailable("model_family", spec=spec, kind=type(hf).__name__)
+    if not all(hasattr(attention(b), name) for b in encoder.layer for name in ("query", "key", "value")):
+        raise ModelUnavailable("model_family", spec=spec, kind=type(hf).__name__)
+    cfg = hf.config
+    if getattr(cfg, "position_embedding_type", "absolute") != "absolute":
+        raise ModelUnavailable("model_relative_positions", spec=spec, kind=cfg.position_embedding_type)
+
+
+def shape(hf) -> dict:
+    cfg = hf.config
+    return {
+        "layers": cfg.num_hidden_layers,
+        "heads": cfg.num_attention_heads,
+        "kv_heads": cfg.num_attention_heads,
+        "d_model": cfg.hidden_size,
+        "d_head": cfg.hidden_size // cfg.num_attention_heads,
+        "max_positions": cfg.max_position_embeddings,
+        "vocab": cfg.vocab_size,
+    }
+
+
+def head_weights(m: Model, layer: int, head: int) -> HeadWeights:
+    """Rows h·d..(h+1)·d of the query, key and value projections."""
+    sa = attention(blocks(m.hf)[layer])
+    rows = slice(head * m.d_head, (head + 1) * m.d_head)
+
+    def w(lin) -> tuple[torch.Tensor, torch.Tensor | None]:
+        weight = lin.weight.detach()[rows].float().clone().unsqueeze(0)  # (1, d, d_model)
+        bias = None if lin.bias is None else lin.bias.detach()[rows].float().clone().unsqueeze(0)  # (1, d)
+        return weight, bias
+
+    (W_q, b_q), (W_k, b_k), (W_v, b_v) = w(sa.query), w(sa.key), w(sa.value)
+    return HeadWeights(W_q, W_k, W_v, b_q, b_k, b_v, None, None, None, kv_head=head)
+
+
+def out_proj(m: Model, layer: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    dense = out_linear(blocks(m.hf)[layer])
+    return dense.weight.detach().float(), None if dense.bias is None else dense.bias.detach().float()
+
+
+def values(attn, x: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, H, L, d) the values of every head, from the attention's input x (B, L, d_model)."""
+    B, L, _ = x.shape
+    return attn.value(x).view(B, L, heads, -1).transpose(1, 2)

@@ -1,0 +1,112 @@
+"""Llama-style decoders (Llama, SmolLM, Qwen2, Mistral): pre-norm blocks with RMSNorm, rotary positions applied
+to Q and K inside attention (the two halves of each head paired: x·cos + rotate_half(x)·sin), grouped-query
+attention (H query heads share KV key/value heads: head h reads key/value head h // (H / KV)), causal.
+Block l: a = o_proj(attn(input_layernorm(x))); x = x + a; m = mlp(post_attention_layernorm(x)); x = x + m.
+The logits: norm(x) W_Uᵀ.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import HeadWeights, Model, ModelUnavailable
+
+CAUSAL = True
+MODEL_TYPES = ("llama", "mistral", "qwen2")
+
+
+def auto(transformers):
+    return transformers.AutoModelForCausalLM
+
+
+def blocks(hf) -> list:
+    return list(hf.model.layers)
+
+
+def attention(block):
+    return block.self_attn
+
+
+def out_linear(block):
+    return block.self_attn.o_proj
+
+
+def mlp(block):
+    return block.mlp
+
+
+def final_norm(hf):
+    return hf.model.norm
+
+
+def unembed(hf) -> tuple[torch.Tensor, torch.Tensor | None]:
+    head = hf.lm_head
+    return head.weight.detach().float(), None if head.bias is None else head.bias.detach().float()
+
+
+def check(hf, spec: str) -> None:
+    inner = getattr(hf, "model", None)
+    if inner is None or not hasattr(inner, "layers") or not hasattr(inner, "rotary_emb"):
+        raise ModelUnavailable("model_family", spec=spec, kind=type(hf).__name__)
+    for b in inner.layers:
+        a = attention(b)
+        if not all(hasattr(a, n) for n in ("q_proj", "k_proj", "v_proj", "o_proj")) or hasattr(a, "q_norm"):
+            raise ModelUnavailable("model_family", spec=spec, kind=type(hf).__name__)
+    if "dynamic" in str(getattr(inner.rotary_emb, "rope_type", "")):
+        raise ModelUnavailable("model_family", spec=spec, kind=f"{type(hf).__name__} with dynamic rotary scaling")
+
+
+def shape(hf) -> dict:
+    cfg = hf.config
+    a = attention(blocks(hf)[0])
+    return {
+        "layers": cfg.num_hidden_layers,
+        "heads": cfg.num_attention_heads,
+        "kv_heads": cfg.num_key_value_heads,
+        "d_model": cfg.hidden_size,
+        "d_head": a.head_dim,
+        "max_positions": cfg.max_position_embeddings,
+        "vocab": cfg.vocab_size,
+    }
+
+
+def head_weights(m: Model, layer: int, head: int) -> HeadWeights:
+    """Query head ``head``'s rows of q_proj, and the rows of k_proj and v_proj of the key/value head it shares."""
+    attn = attention(blocks(m.hf)[layer])
+    kv = head // (m.heads // m.kv_heads)
+    d = m.d_head
+
+    def rows(lin, i: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        sl = slice(i * d, (i + 1) * d)
+        weight = lin.weight.detach()[sl].float().clone().unsqueeze(0)
+        bias = None if lin.bias is None else lin.bias.detach()[sl].float().clone().unsqueeze(0)
+        return weight, bias
+
+    (W_q, b_q), (W_k, b_k), (W_v, b_v) = rows(attn.q_proj, head), rows(attn.k_proj, kv), rows(attn.v_proj, kv)
+    rot = m.hf.model.rotary_emb
+    return HeadWeights(
+        W_q,
+        W_k,
+        W_v,
+        b_q,
+        b_k,
+        b_v,
+        None,
+        None,
+        None,
+        kv_head=kv,
+        temperature=float(attn.scaling * d**0.5) ** -1,
+        inv_freq=rot.inv_freq.detach().float().clone(),
+        rope_scaling=float(rot.attention_scaling),
+    )
+
+
+def out_proj(m: Model, layer: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    proj = out_linear(blocks(m.hf)[layer])
+    return proj.weight.detach().float(), None if proj.bias is None else proj.bias.detach().float()
+
+
+def values(attn, x: torch.Tensor, heads: int) -> torch.Tensor:
+    B, L, _ = x.shape
+    v = attn.v_proj(x).view(B, L, -1, attn.head_dim).transpose(1, 2)  # (B, KV, L, d)
+    return v.repeat_interleave(heads // v.shape[1], dim=1)
