@@ -163,6 +163,14 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "'{spec}' is not a model this server offers, nor a model directory.",
         "Pick one of: {options}.",
     ),
+    "next_token_one": (
+        "'{value}' is {n} tokens for this model ({pieces}), not one.",
+        "Name a word the model has as a single token (often with its leading space, e.g. ' Mary').",
+    ),
+    "next_token_encoder": (
+        "{model} is an encoder: it does not predict a next token.",
+        "Pick a decoder (GPT-2 or Llama-style) for next-token measures.",
+    ),
     "model_relative_positions": (
         "'{spec}' uses {kind} position scores inside attention, which this page does not recompute.",
         "Use a model with absolute positions.",
@@ -232,6 +240,27 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
     "explain_second_empty": (
         "The second sentence is empty.",
         "Type a second sentence to compare with, or clear the comparison.",
+    ),
+    # predicting the next token (attn_core.nexttoken)
+    "nexttoken_empty_prompt": (
+        "The prompt is empty: the model predicts the next token from the tokens before it, and there are none.",
+        "Type a few words, e.g. 'Once upon a time'.",
+    ),
+    "nexttoken_temperature": (
+        "A temperature of {value} cannot be used: the logits are divided by it ({low} to {high} can).",
+        "Pick a temperature between {low} and {high}; for the most probable token every time, switch on greedy.",
+    ),
+    "nexttoken_top_p": (
+        "top-p = {value} is not a share of probability above 0 and at most 1.",
+        "Pick a top-p above 0 and at most 1 (1 keeps every token).",
+    ),
+    "nexttoken_no_decoder": (
+        "This server offers no decoder: no model here predicts the next token.",
+        "Give a GPT-2 or Llama-style model directory (--model, or ATTN_EXPLORER_MODELS).",
+    ),
+    "nexttoken_not_decoder": (
+        "'{spec}' is an encoder: it reads the whole text at once and does not predict the next token.",
+        "Pick a decoder: {options}.",
     ),
 }
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.errors import AttentionConfigError
 
 from . import hooks
@@ -148,7 +148,8 @@ def single_effects(pre, batch: Batch, base: torch.Tensor, candidates, mode: int,
             keep = batch.keep.repeat(len(chunk), 1)
             h = start.hidden_states[layer].repeat(len(chunk), 1, 1)
             hidden = hooks.run_from(pre, layer, h, keep, Plan(modes, keep, mean=means, source=source))
-            out[chunk] = hooks.pooled(hidden, keep).view(len(chunk), B, -1)
+            real = batch.real.repeat(len(chunk), 1)
+            out[chunk] = hooks.summary(pre, hidden, keep, real).view(len(chunk), B, -1)
     return out, start
 
 
@@ -181,3 +182,74 @@ def importance(pre, sentence: str, mode: str = "zero", masked=(), second: str | 
         emb2, _ = single_effects(pre, b2, base, cands, code, means=means)
         result["pair"] = hooks.cosine(emb[:, 0], emb2[:, 0]).float().view(pre.layers, pre.heads)
     return result
+
+
+def token_id(pre, text: str) -> int:
+    """The one token ``text`` is for the model (as it would follow the prompt); anything else is an error."""
+    ids = pre.tokenizer(text, add_special_tokens=False)["input_ids"]
+    if len(ids) != 1:
+        pieces = pre.tokenizer.convert_ids_to_tokens(ids) if ids else []
+        raise AttentionConfigError("token", "next_token_one", value=text[:40], n=len(ids), pieces=" | ".join(pieces))
+    return int(ids[0])
+
+
+def next_token_measures(pre, embedding: torch.Tensor, top: torch.Tensor, pair=None) -> dict:
+    """A decoder's measures of the next token from ``Output.embedding`` (..., d_model): the log-probability of
+    token ``top`` (the unablated model's top token), and with ``pair`` = (id_a, id_b) the logit difference."""
+    logits = hooks.next_logits(pre, embedding.reshape(-1, embedding.shape[-1])).double()
+    out = {"logprob": torch.log_softmax(logits, -1).gather(-1, top.reshape(-1, 1).expand(logits.shape[0], 1))[:, 0]}
+    if pair is not None:
+        out["logit_diff"] = logits[:, pair[0]] - logits[:, pair[1]]
+    return {k: v.view(embedding.shape[:-1]) for k, v in out.items()}
+
+
+def _check_decoder(pre) -> None:
+    if not pre.causal:
+        raise AttentionConfigError("model", "next_token_encoder", model=pre.name)
+
+
+def next_token(pre, sentence: str, heads=(), mode: str = "zero", masked=(), pair=None) -> dict:
+    """Decoders: the next-token prediction with and without the intervention: the model's top token, its
+    log-probability before and after, and with ``pair`` (two token texts) their logit difference before and after."""
+    _check_decoder(pre)
+    code = check_mode(mode)
+    ids = None if pair is None else (token_id(pre, pair[0]), token_id(pre, pair[1]))
+    batch, (enc,) = batch_of(pre, [sentence])
+    mb = masked_batch(batch, tuple(masked))
+    base = hooks.run(pre, batch).embedding
+    after = hooks.run(pre, mb, plan_for(pre, 1, mb.keep, heads, code, means_for(pre, code))).embedding
+    top = hooks.next_logits(pre, base).argmax(-1)
+    before, now = next_token_measures(pre, base, top, ids), next_token_measures(pre, after, top, ids)
+    out = {
+        "tokens": enc.pieces,
+        "top_token": int(top[0]),
+        "top_piece": pre.tokenizer.decode([int(top[0])]),
+        "logprob": float(now["logprob"][0]),
+        "logprob_original": float(before["logprob"][0]),
+    }
+    if ids is not None:
+        out |= {"pair": ids, "logit_diff": float(now["logit_diff"][0])}
+        out["logit_diff_original"] = float(before["logit_diff"][0])
+    return out
+
+
+def next_token_importance(pre, sentence: str, mode: str = "zero", masked=(), pair=None) -> dict:
+    """Decoders, the ablation map on the next token: ``logprob_drop`` (layers, H) = log p(top) unablated minus
+    log p(top) with that head alone ablated; with ``pair``, ``logit_diff`` (layers, H) with that head ablated
+    and ``logit_diff_original``."""
+    _check_decoder(pre)
+    code = check_mode(mode)
+    ids = None if pair is None else (token_id(pre, pair[0]), token_id(pre, pair[1]))
+    batch, (enc,) = batch_of(pre, [sentence])
+    check_length(pre, enc)
+    mb = masked_batch(batch, tuple(masked))
+    base = torch.zeros(pre.layers, pre.heads, dtype=torch.int8)
+    emb, start = single_effects(pre, mb, base, all_heads(pre), code, means=means_for(pre, code))
+    top = hooks.next_logits(pre, start.embedding).argmax(-1)
+    ref, each = next_token_measures(pre, start.embedding, top, ids), next_token_measures(pre, emb[:, 0], top, ids)
+    shape = (pre.layers, pre.heads)
+    out = {"top_token": int(top[0]), "logprob_drop": (ref["logprob"][0] - each["logprob"]).float().view(shape)}
+    if ids is not None:
+        out["logit_diff"] = each["logit_diff"].float().view(shape)
+        out["logit_diff_original"] = float(ref["logit_diff"][0])
+    return out

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 
 from . import corpus
 

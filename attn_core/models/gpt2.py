@@ -101,3 +101,8 @@ def values(attn, x: torch.Tensor, heads: int) -> torch.Tensor:
     B, L, dm = x.shape
     v = attn.c_attn(x).split(dm, dim=2)[2]
     return v.view(B, L, heads, -1).transpose(1, 2)
+
+
+def base(hf):
+    """The model without its LM head (its last hidden state is after ln_f)."""
+    return hf.transformer

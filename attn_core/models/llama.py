@@ -110,3 +110,14 @@ def values(attn, x: torch.Tensor, heads: int) -> torch.Tensor:
     B, L, _ = x.shape
     v = attn.v_proj(x).view(B, L, -1, attn.head_dim).transpose(1, 2)  # (B, KV, L, d)
     return v.repeat_interleave(heads // v.shape[1], dim=1)
+
+
+def base(hf):
+    """The model without its LM head (its last hidden state is after the final norm)."""
+    return hf.model
+
+
+def rotary(hf, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin) for positions 0..L-1, as the model computes them for every layer."""
+    positions = torch.arange(hidden.shape[1], device=hidden.device)[None]
+    return hf.model.rotary_emb(hidden, positions)
