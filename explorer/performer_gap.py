@@ -72,7 +72,15 @@ def section(settings: Settings) -> None:
             t("pg_series", m=m): [p - u for p, u in zip(res["performer"][m], res["uniform"])] for m in res["features"]
         }
         chart(
-            fig.line(res["factors"], series, title=t("pg_chart"), x_title=t("pg_x"), y_title=t("pg_y"), log_x=True),
+            fig.line(
+                res["factors"],
+                series,
+                title=t("pg_chart"),
+                x_title=t("pg_x"),
+                y_title=t("pg_y"),
+                log_x=True,
+                style=fig.run_style(),
+            ),
             "var_performer_gap",
         )
         best = min(

@@ -70,6 +70,7 @@ def tokens_view(ctx: StepContext, stage) -> None:
                 y_title=t("token"),
                 colorscale="RdBu",
                 zmid=0,
+                style=fig.run_style(),
             ),
             "x",
             x,
@@ -97,7 +98,15 @@ def qkv_view(ctx: StepContext, stage) -> None:
     cols = [str(i) for i in range(m.shape[1])]
     matrix_chart(
         fig.heatmap(
-            m, cols, rl, title=f"{which} {tuple(m.shape)}", x_title="dim", y_title="", colorscale="RdBu", zmid=0
+            m,
+            cols,
+            rl,
+            title=f"{which} {tuple(m.shape)}",
+            x_title="dim",
+            y_title="",
+            colorscale="RdBu",
+            zmid=0,
+            style=fig.run_style(),
         ),
         which,
         m,
@@ -120,6 +129,7 @@ def scores_view(ctx: StepContext, stage) -> None:
             },
             ctx.k_labels,
             title=t("focus_scores", tok=ctx.q_words[ctx.focus]),
+            style=fig.run_style(),
         ),
         "focus_scores",
     )

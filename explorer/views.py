@@ -74,6 +74,7 @@ def scores_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_prefi
                     y_title="query",
                     colorscale="RdBu",
                     zmid=0,
+                    style=fig.run_style(),
                 ),
                 name,
                 m,
@@ -100,6 +101,7 @@ def mask_step(tr, q_words: list[str], k_words: list[str], *, key_prefix: str = "
             y_title="query",
             colorscale="Blues",
             zrange=(0, 1),  # 1 = may attend: the same scale whatever the mask
+            style=fig.run_style(),
         ),
         "mask",
         mask,
@@ -134,7 +136,13 @@ def softmax_charts(sm, h: int, q_words: list[str], k_words: list[str], *, key_pr
     with b:
         matrix_chart(
             fig.heatmap(
-                sm.exp[h], fig.labels(k_words), fig.labels(q_words), title=t("sm_exp"), x_title="key", y_title="query"
+                sm.exp[h],
+                fig.labels(k_words),
+                fig.labels(q_words),
+                title=t("sm_exp"),
+                x_title="key",
+                y_title="query",
+                style=fig.run_style(),
             ),
             "exp",
             sm.exp[h],
@@ -159,6 +167,7 @@ def output_step(
                 x_title="key",
                 y_title="query",
                 weights=True,
+                style=fig.run_style(),
             ),
             "weights",
             tr.attn[h],
@@ -178,6 +187,7 @@ def output_step(
                 y_title="query",
                 colorscale="RdBu",
                 zmid=0,
+                style=fig.run_style(),
             ),
             "context",
             tr.context[h],
@@ -222,7 +232,7 @@ def _variant_notes(stage) -> None:
 
 def _variant_charts(tr, stage, h: int, focus: int, q_words: list[str], k_words: list[str]) -> None:
     """Each of a variant step's intermediates for head ``h``, and the running state at the focus token."""
-    from attn_core.kernels import AXES, prefix_state
+    from attn_core.kernels import AXES
 
     names = {"query": fig.labels(q_words), "key": fig.labels(k_words)}
     items = list(stage.tensors.items())
@@ -244,30 +254,39 @@ def _variant_charts(tr, stage, h: int, focus: int, q_words: list[str], k_words: 
                     y_title=rows,
                     colorscale="RdBu" if signed else "Viridis",
                     zmid=0 if signed else None,
+                    style=fig.run_style(),
                 ),
                 name,
                 m,
                 y,
                 x,
             )
-    if stage.key == "prefix_state":  # the running state where the focus token stands
-        phi_k = tr.variant.tensors()["phi_k"]
-        state, _z = prefix_state(phi_k[h : h + 1], tr.V[h : h + 1], focus)
-        dims = [str(j) for j in range(state.shape[-1])]
-        feats = [str(i) for i in range(state.shape[-2])]
-        matrix_chart(
-            fig.heatmap(
-                state[0],
-                dims,
-                feats,
-                title=t("vs_prefix_at", tok=q_words[focus]),
-                x_title="dv",
-                y_title="feature",
-                colorscale="RdBu",
-                zmid=0,
-            ),
-            "prefix_state",
+    if stage.key == "prefix_state":
+        _prefix_state_chart(tr, h, focus, q_words)
+
+
+def _prefix_state_chart(tr, h: int, focus: int, q_words: list[str]) -> None:
+    """A linear variant's running state (the prefix sum of φ(k) vᵀ) where the focus token stands."""
+    from attn_core.kernels import prefix_state
+
+    phi_k = tr.variant.tensors()["phi_k"]
+    state, _z = prefix_state(phi_k[h : h + 1], tr.V[h : h + 1], focus)
+    dims = [str(j) for j in range(state.shape[-1])]
+    feats = [str(i) for i in range(state.shape[-2])]
+    matrix_chart(
+        fig.heatmap(
             state[0],
-            feats,
             dims,
-        )
+            feats,
+            title=t("vs_prefix_at", tok=q_words[focus]),
+            x_title="dv",
+            y_title="feature",
+            colorscale="RdBu",
+            zmid=0,
+            style=fig.run_style(),
+        ),
+        "prefix_state",
+        state[0],
+        feats,
+        dims,
+    )

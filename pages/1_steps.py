@@ -79,6 +79,7 @@ chart(
         k_labels,
         title=t("focus_row", tok=tok),
         highlight=int(trace.attn[head, focus].argmax()),
+        style=fig.run_style(),
     ),
     "chart_focus",
 )

@@ -79,6 +79,7 @@ for col, h in zip(cols, shown):
                 height=360,
                 weights=True,
                 focus=focus,  # outlined, and the caption says where it attends most
+                style=fig.run_style(),
             ),
             f"mh_head_{h}",
         )
@@ -109,6 +110,7 @@ chart(
         y_title="query",
         colorscale="RdBu",
         zmid=0,
+        style=fig.run_style(),
     ),
     "mh_concat",
 )
@@ -124,6 +126,7 @@ if trace.projected is not None or s.residual_norm:
             y_title="query",
             colorscale="RdBu",
             zmid=0,
+            style=fig.run_style(),
         ),
         "mh_output",
     )

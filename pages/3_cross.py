@@ -44,6 +44,7 @@ with a:
             x_title=t("keys"),
             y_title=t("queries"),
             weights=True,
+            style=fig.run_style(),
         ),
         "cross_heatmap",
     )
@@ -58,6 +59,7 @@ with b:
             title=t("line_view"),
             left=t("queries"),
             right=t("keys"),
+            style=fig.run_style(),
         ),
         "cross_lines",
     )

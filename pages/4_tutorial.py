@@ -78,7 +78,10 @@ st.dataframe(
     hide_index=True,
 )
 names = fig.labels(tr.tokens.words)
-chart(fig.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4), "tut_bars")
+chart(
+    fig.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4, style=fig.run_style()),
+    "tut_bars",
+)
 st.success(t("tut_dessert", w=float(w.attention_weights_2[4])))
 
 st.subheader(t("tut_s5"))
@@ -104,6 +107,7 @@ chart(
         title=t("tut_heads_title"),
         x_title="key",
         y_title=t("head"),
+        style=fig.run_style(),
     ),
     "tut_heads",
 )
@@ -114,5 +118,5 @@ st.code(
     f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})",
     language="python",
 )
-chart(fig.bars(w.cross_weights.tolist(), names, title=t("tut_cross_title")), "tut_cross")
+chart(fig.bars(w.cross_weights.tolist(), names, title=t("tut_cross_title"), style=fig.run_style()), "tut_cross")
 st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")

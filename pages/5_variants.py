@@ -78,12 +78,21 @@ for col, name in zip(cols, shown):
                 y_title="query",
                 height=340,
                 weights=True,
+                style=fig.run_style(),
             ),
             f"var_w_{name}",
         )
         if r["pattern"] is not None:
             chart(
-                fig.heatmap(r["pattern"], labels, labels, title=t("pattern"), colorscale="Blues", height=300),
+                fig.heatmap(
+                    r["pattern"],
+                    labels,
+                    labels,
+                    title=t("pattern"),
+                    colorscale="Blues",
+                    height=300,
+                    style=fig.run_style(),
+                ),
                 f"var_p_{name}",
             )
         base = res["uniform"]["max_abs"]
@@ -116,6 +125,7 @@ if sweepable:
                 title=t("curve", p=t(OPTIONS[param].label_key)),
                 x_title=t(OPTIONS[param].label_key),
                 log_x=OPTIONS[param].log,
+                style=fig.run_style(),
             ),
             "var_curve_chart",
         )

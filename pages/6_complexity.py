@@ -127,16 +127,24 @@ def _csv() -> str:
 st.download_button(t("cx_csv"), _csv, "attention_benchmark.csv", "text/csv", key="cx_download", on_click="ignore")
 
 result = bench.analyse(rows, cfg.shape, peak_gflops=job.matmul_gflops)  # every number below; the page draws them
-colours = fig.kernel_colours(cfg.kernels)  # one colour per kernel, the same in both charts
+colours = fig.kernel_colours(cfg.kernels, style=fig.run_style())  # one colour per kernel, the same in both charts
 a, b = st.columns(2)
 with a:
     times = fig.loglog(
-        result.times, title=t("cx_time"), y_title="ms", theory=result.theory, label=kernel_label, colours=colours
+        result.times,
+        title=t("cx_time"),
+        y_title="ms",
+        theory=result.theory,
+        label=kernel_label,
+        colours=colours,
+        style=fig.run_style(),
     )
     chart(times, "cx_time_chart")
     st.caption(t("cx_theory"))
 with b:
-    memory = fig.loglog(result.memory, title=t("cx_mem"), y_title="MiB", label=kernel_label, colours=colours)
+    memory = fig.loglog(
+        result.memory, title=t("cx_mem"), y_title="MiB", label=kernel_label, colours=colours, style=fig.run_style()
+    )
     chart(memory, "cx_mem_chart")
 
 st.subheader(t("cx_slopes"))

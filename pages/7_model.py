@@ -89,7 +89,12 @@ def overview_ui(layer: int, head: int) -> None:
         st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
     chart(
         fig.small_multiples(
-            grid.numpy(), labels=grid_labels, row_name=t("rm_layer"), col_name=t("head"), mark=(layer, head)
+            grid.numpy(),
+            labels=grid_labels,
+            row_name=t("rm_layer"),
+            col_name=t("head"),
+            mark=(layer, head),
+            style=fig.run_style(),
         ),
         "rm_overview",
     )
@@ -109,6 +114,7 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
                 title=t("rm_head_view", l=layer, h=head),
                 left=t("queries"),
                 right=t("keys"),
+                style=fig.run_style(),
             ),
             "rm_lines",
         )
@@ -123,6 +129,7 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
                     x_title="key",
                     y_title="query",
                     weights=True,
+                    style=fig.run_style(),
                 ),
                 f"rm_{key}_heatmap",
             )
@@ -152,7 +159,16 @@ def qkv_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
         rows, title = [str(i) for i in range(m.shape[0])], which
     cols = [str(i) for i in range(m.shape[1])]
     matrix_chart(  # a chart and its CSV download
-        fig.heatmap(m, cols, rows, title=f"{title} {tuple(m.shape)}", x_title="dim", colorscale="RdBu", zmid=0),
+        fig.heatmap(
+            m,
+            cols,
+            rows,
+            title=f"{title} {tuple(m.shape)}",
+            x_title="dim",
+            colorscale="RdBu",
+            zmid=0,
+            style=fig.run_style(),
+        ),
         which,
         m,
         rows,

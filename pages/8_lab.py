@@ -153,13 +153,7 @@ def cli_line(name: str, c_: engine.LabConfig) -> str:
         for side, p in zip("ab", engine.preset(preset)):
             if engine.validate(replace(p, seed=c_.seed)) == c_:
                 return f"python -m attn_core train --preset {preset} --side {side} --seed {c_.seed} --json"
-    base = engine.LabConfig()
-    flags = [
-        f"--{k.replace('_', '-')} {v}"
-        for k, v in c_.to_dict().items()
-        if k not in ("mlp", "every") and v != getattr(base, k)
-    ]
-    return "python -m attn_core train " + " ".join(flags + ([] if c_.mlp else ["--no-mlp"])) + " --json"
+    return "python -m attn_core train " + " ".join(engine.train_flags(c_)) + " --json"
 
 
 mib = ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in need.items())
@@ -299,6 +293,7 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
         {t("lab_train_loss"): [x.train_loss for x in done], t("lab_val_loss"): [x.val_loss for x in done]},
         title=t("lab_loss"),
         x_title="step",
+        style=fig.run_style(),
     )
     small_legend(loss, shared["loss"])
     if run.cfg.task == "repeat":  # the induction mechanism's forming, where the loss falls
@@ -311,6 +306,7 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
         {t("lab_train_acc"): [x.train_acc for x in done], t("lab_val_acc"): [x.val_acc for x in done]},
         title=t("lab_acc"),
         x_title="step",
+        style=fig.run_style(),
     )
     small_legend(acc, shared["acc"])
     chart(acc, f"lab_acc_{name}")
@@ -322,7 +318,14 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
         for h in range(w.shape[0]):
             with cols[h % len(cols)]:
                 chart(
-                    fig.heatmap(w[h], labels, labels, title=t("lab_head", layer=layer, head=h), height=300),
+                    fig.heatmap(
+                        w[h],
+                        labels,
+                        labels,
+                        title=t("lab_head", layer=layer, head=h),
+                        height=300,
+                        style=fig.run_style(),
+                    ),
                     f"lab_w_{name}_{layer}_{h}",
                 )
     scores_table(run)
@@ -356,6 +359,7 @@ def live() -> None:
                 x_title=t("lab_ideal_x"),
                 y_title=t("lab_ideal_y"),
                 height=420,
+                style=fig.run_style(),
             ).update_layout(  # the task on a line of its own: in a third of the page, one line was cut
                 title_subtitle_text=plot(t(f"lab.task.{cfg.task}")), margin_t=fig.MARGIN["t"] + 24
             ),

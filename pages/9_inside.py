@@ -90,7 +90,13 @@ labels = fig.labels(pieces)
 if result["attentions"] is not None:
     st.subheader(t("in_after"))
     chart(
-        fig.small_multiples(result["attentions"].numpy(), labels=labels, row_name=t("rm_layer"), col_name=t("head")),
+        fig.small_multiples(
+            result["attentions"].numpy(),
+            labels=labels,
+            row_name=t("rm_layer"),
+            col_name=t("head"),
+            style=fig.run_style(),
+        ),
         "in_after",
     )
 else:
@@ -115,12 +121,28 @@ if imp_job is not None and waiting.status(imp_job):
     imp = imp_job.result
     z = imp["importance"]
     chart(
-        fig.heatmap(z, head_axis, layer_axis, title=t("in_importance_title"), x_title="head", y_title="layer"),
+        fig.heatmap(
+            z,
+            head_axis,
+            layer_axis,
+            title=t("in_importance_title"),
+            x_title="head",
+            y_title="layer",
+            style=fig.run_style(),
+        ),
         "in_imp",
     )
     if "pair" in imp:
         chart(
-            fig.heatmap(imp["pair"], head_axis, layer_axis, title=t("in_pair_title"), x_title="head", y_title="layer"),
+            fig.heatmap(
+                imp["pair"],
+                head_axis,
+                layer_axis,
+                title=t("in_pair_title"),
+                x_title="head",
+                y_title="layer",
+                style=fig.run_style(),
+            ),
             "in_pair",
         )
 
@@ -147,6 +169,7 @@ else:
                     y_title="layer",
                     colorscale="RdBu",
                     zmid=0,
+                    style=fig.run_style(),
                 ),
                 "in_patch",
             )
@@ -166,6 +189,7 @@ if pr_job is not None and waiting.status(pr_job):
         title=t("in_prune_title"),
         x_title=t("in_prune_x"),
         y_title="cosine",
+        style=fig.run_style(),
     )
     curve.add_vline(x=100 * prune.MICHEL_BERT_MNLI, line_dash="dash", annotation_text=t("in_michel"))
     chart(curve, "in_prune")
@@ -222,11 +246,29 @@ if roles_job is not None and waiting.status(roles_job):
     a, b = st.columns(2)
     with a:
         chart(
-            fig.heatmap(sep, head_axis, layer_axis, title=t("in_sep_title"), x_title="head", y_title="layer"), "in_sep"
+            fig.heatmap(
+                sep,
+                head_axis,
+                layer_axis,
+                title=t("in_sep_title"),
+                x_title="head",
+                y_title="layer",
+                style=fig.run_style(),
+            ),
+            "in_sep",
         )
     with b:
         chart(
-            fig.heatmap(cls, head_axis, layer_axis, title=t("in_cls_title"), x_title="head", y_title="layer"), "in_cls"
+            fig.heatmap(
+                cls,
+                head_axis,
+                layer_axis,
+                title=t("in_cls_title"),
+                x_title="head",
+                y_title="layer",
+                style=fig.run_style(),
+            ),
+            "in_cls",
         )
     sink = stats["sink_test"]
     s1, s2, s3 = st.columns(3)

@@ -20,11 +20,21 @@ def pair_view(p: dict) -> None:
     c1, c2 = st.columns(2)
     for col, side, labels, key in ((c1, "a", la, "ex_pair_ig_a"), (c2, "b", lb, "ex_pair_ig_b")):
         with col:
-            chart(fig.bars(att[side], labels, title=t(key)), key)
+            chart(fig.bars(att[side], labels, title=t(key), style=fig.run_style()), key)
             st.caption(t("ex_pair_complete", err=100 * att["completeness_error"][side], delta=att[f"delta_{side}"]))
     title = t("ex_pair_pairs")
     chart(
-        fig.heatmap(p["token_pairs"], lb, la, title=title, x_title="b", y_title="a", colorscale="RdBu", zmid=0),
+        fig.heatmap(
+            p["token_pairs"],
+            lb,
+            la,
+            title=title,
+            x_title="b",
+            y_title="a",
+            colorscale="RdBu",
+            zmid=0,
+            style=fig.run_style(),
+        ),
         "ex_pair_pairs",
     )
     st.caption(t("ex_pair_pairs_note", cos=p["pair_cosine"]))
@@ -32,7 +42,7 @@ def pair_view(p: dict) -> None:
     c1, c2 = st.columns(2)
     for col, side, labels, key in ((c1, "a", la, "ex_pair_roll_a"), (c2, "b", lb, "ex_pair_roll_b")):
         with col:
-            chart(fig.bars(p["attention_alone"][side], labels, title=t(key)), key)
+            chart(fig.bars(p["attention_alone"][side], labels, title=t(key), style=fig.run_style()), key)
             st.caption(t("ex_pair_agree", text=corr_text(p["agreement"][side])))
 
 
@@ -44,7 +54,7 @@ def pair_shapley_view(s: dict) -> None:
             if part is None:
                 st.info(t("ex_pair_shapley_long"))
                 continue
-            chart(fig.bars(part["values"], fig.labels(part["words"]), title=t(key)), key)
+            chart(fig.bars(part["values"], fig.labels(part["words"]), title=t(key), style=fig.run_style()), key)
             st.caption(t("ex_shapley_check", total=sum(part["values"]), v_all=part["v_all"], v_none=part["v_none"]))
 
 

@@ -100,7 +100,9 @@ def overview(result: dict, labels: list[str]) -> None:
         if key in result.get("references", {}):
             rows.append(name(key))
             z.append(normalised(result["references"][key]))
-    figure = fig.heatmap(z, labels, rows, title=t("ex_overview"), x_title="token", colorscale="RdBu", zmid=0)
+    figure = fig.heatmap(
+        z, labels, rows, title=t("ex_overview"), x_title="token", colorscale="RdBu", zmid=0, style=fig.run_style()
+    )
     chart(figure, "ex_overview")
     st.caption(t("ex_overview_note"))
 
@@ -113,7 +115,10 @@ def layer_view(result: dict, labels: list[str], layer: int) -> None:
             rows.append(name(key))
             z.append(normalised(per[layer]))
     title = t("ex_layer_title", l=layer + 1)
-    chart(fig.heatmap(z, labels, rows, title=title, x_title="token", colorscale="RdBu", zmid=0), "ex_layers")
+    chart(
+        fig.heatmap(z, labels, rows, title=title, x_title="token", colorscale="RdBu", zmid=0, style=fig.run_style()),
+        "ex_layers",
+    )
 
 
 def corr_text(c: dict | None) -> str:
@@ -151,14 +156,21 @@ def loo_view(result: dict, labels: list[str]) -> None:
     refs = result["references"]
     series = {t("ex_loo_total"): refs["loo"], t("ex_loo_direct"): refs["loo_direct"]}
     chart(
-        fig.grouped_bars(series, labels, title=t("ex_loo_title", removal=t(REMOVAL_NAMES[result["removal"]]))),
+        fig.grouped_bars(
+            series, labels, title=t("ex_loo_title", removal=t(REMOVAL_NAMES[result["removal"]])), style=fig.run_style()
+        ),
         "ex_loo",
     )
     st.caption(t("ex_loo_note"))
 
 
 def ig_view(result: dict, labels: list[str]) -> None:
-    chart(fig.bars(result["references"]["ig"], labels, title=t("ex_ig_title", steps=result["ig_steps"])), "ex_ig")
+    chart(
+        fig.bars(
+            result["references"]["ig"], labels, title=t("ex_ig_title", steps=result["ig_steps"]), style=fig.run_style()
+        ),
+        "ex_ig",
+    )
     err = result["ig_completeness_error"]
     st.metric(t("ex_ig_error"), f"{100 * err:.3f} %")
     st.caption(t("ex_ig_note", total=result["ig_sum"], delta=result["ig_delta"]))
@@ -170,7 +182,9 @@ def curves_view(result: dict) -> None:
     for col, kind in ((c1, "deletion"), (c2, "insertion")):
         with col:
             series = {name(k): v[kind] for k, v in curves.items()}
-            figure = fig.line(list(KS), series, title=t(CURVES[kind]), x_title="k %", y_title="1 − cos")
+            figure = fig.line(
+                list(KS), series, title=t(CURVES[kind]), x_title="k %", y_title="1 − cos", style=fig.run_style()
+            )
             chart(figure, f"ex_{kind}")
     data = {
         t("ex_method"): [name(k) for k in curves],
@@ -182,7 +196,10 @@ def curves_view(result: dict) -> None:
 
 
 def shapley_view(shap: dict) -> None:
-    chart(fig.bars(shap["values"], fig.labels(shap["words"]), title=t("ex_shapley_title")), "ex_shapley")
+    chart(
+        fig.bars(shap["values"], fig.labels(shap["words"]), title=t("ex_shapley_title"), style=fig.run_style()),
+        "ex_shapley",
+    )
     check = shap["check"]
     st.caption(t("ex_shapley_check", total=check["sum"], v_all=check["v_all"], v_none=check["v_none"]))
     data = {

@@ -80,7 +80,13 @@ def class_figure(counts: list[int], labels: list[str], *, truth: int | None, tit
     singular or the plural, and a text alternative that names a tie as a tie."""
     counts = [int(c) for c in counts]
     n = sum(counts)
-    f = fig.bars(counts, labels, title=title or plural(n, "predict_class_one", "predict_class"), highlight=truth)
+    f = fig.bars(
+        counts,
+        labels,
+        title=title or plural(n, "predict_class_one", "predict_class"),
+        highlight=truth,
+        style=fig.run_style(),
+    )
     f.update_traces(text=[str(c) for c in counts], hovertemplate="%{x}<br>%{y:d}<extra></extra>")
     f.update_layout(yaxis=dict(tickformat="d", rangemode="tozero"), meta={"alt": class_alt(counts, labels)})
     return f

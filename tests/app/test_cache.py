@@ -224,7 +224,13 @@ def test_two_results_are_computed_at_once_never_three_and_nesting_does_not_deadl
 
 def test_a_large_heatmap_is_the_mean_of_blocks_and_says_so():
     z = torch.arange(300 * 200, dtype=torch.float32).reshape(300, 200)
-    f = fig.heatmap(z, fig.labels([f"k{i}" for i in range(200)]), fig.labels([f"q{i}" for i in range(300)]), title="W")
+    f = fig.heatmap(
+        z,
+        fig.labels([f"k{i}" for i in range(200)]),
+        fig.labels([f"q{i}" for i in range(300)]),
+        title="W",
+        style=fig.Style(),
+    )
     data = np.asarray(f.data[0].z)
     assert data.shape == (100, 100)  # 300 rows in blocks of 3, 200 columns in blocks of 2
     assert np.isclose(data[0, 0], z[:3, :2].mean().item()) and np.isclose(data[-1, -1], z[-3:, -2:].mean().item())
@@ -235,14 +241,18 @@ def test_a_large_heatmap_is_the_mean_of_blocks_and_says_so():
 def test_an_uneven_last_block_averages_only_what_is_there():
     z = torch.ones(130, 4)
     z[128:] = 5.0
-    f = fig.heatmap(z, ["a", "b", "c", "d"], [str(i) for i in range(130)])
+    f = fig.heatmap(z, ["a", "b", "c", "d"], [str(i) for i in range(130)], style=fig.Style())
     data = np.asarray(f.data[0].z)
     assert data.shape == (65, 4) and np.allclose(data[-1], 5.0) and np.allclose(data[0], 1.0)
 
 
 def test_token_text_is_escaped_for_plotly():
     f = fig.heatmap(
-        torch.zeros(1, 1), fig.labels(["<a href='x'>t</a>"]), fig.labels(["<b>q</b>"]), title="<img src=x>"
+        torch.zeros(1, 1),
+        fig.labels(["<a href='x'>t</a>"]),
+        fig.labels(["<b>q</b>"]),
+        title="<img src=x>",
+        style=fig.Style(),
     )
     assert f.data[0].x[0] == "0 &lt;a href='x'&gt;t&lt;/a&gt;" and "<img" not in f.layout.title.text
 

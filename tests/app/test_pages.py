@@ -33,7 +33,7 @@ def charts(at):
 
 
 def plotly_accepts(at) -> None:
-    """The server builds charts without Plotly's property check (explorer/figures.py): every chart a
+    """The server builds charts without Plotly's property check (explorer/figures/base.py): every chart a
     page sends must pass that check, or plotly.js would draw something else than it means."""
     import plotly.graph_objects as go
 

@@ -42,9 +42,9 @@ def test_an_all_ones_mask_has_a_0_to_1_colour_bar(app):
 
 def test_a_constant_matrix_gets_a_range_that_holds_it():
     for value, expected in ((1.0, (0, 1)), (0.0, (0, 1)), (3.0, (0, 3)), (-2.0, (-2, 1))):
-        trace = fig.heatmap(torch.full((3, 3), value), list("abc"), list("abc")).data[0]
+        trace = fig.heatmap(torch.full((3, 3), value), list("abc"), list("abc"), style=fig.Style()).data[0]
         assert (trace.zmin, trace.zmax) == expected, value
-    trace = fig.heatmap(torch.arange(9.0).reshape(3, 3), list("abc"), list("abc")).data[0]
+    trace = fig.heatmap(torch.arange(9.0).reshape(3, 3), list("abc"), list("abc"), style=fig.Style()).data[0]
     assert trace.zmin is None and trace.zmax is None  # a matrix that varies keeps its own range
 
 

@@ -1,0 +1,38 @@
+"""Plotly figure builders: plain lists in, ``go.Figure`` out. Testable without a server.
+
+Each builder takes the chart's ``Style`` (palette, large type, focus token) as an argument and reads
+nothing else; a page passes its run's (``run_style()``). By chart kind: ``style`` (the palette and
+the run's style), ``base`` (labels, axis names, the one ``go.Figure`` call), ``matrix`` (heatmaps,
+small multiples), ``lines`` (attention lines, log-log and plain curves), ``charts`` (bars). Call
+sites write ``from explorer import figures as fig`` and ``fig.heatmap(..., style=fig.run_style())``.
+"""
+
+from .base import AXES, CHECKED, MARGIN, alt_text, axis_name, labels
+from .charts import bars, grouped_bars
+from .lines import attention_lines, line, loglog
+from .matrix import MAX_SIDE, PRESENT_MAX_HEIGHT, heatmap, small_multiples
+from .style import PALETTES, Style, begin_run, kernel_colours, run_style, use_focus
+
+__all__ = [
+    "AXES",
+    "CHECKED",
+    "MARGIN",
+    "MAX_SIDE",
+    "PALETTES",
+    "PRESENT_MAX_HEIGHT",
+    "Style",
+    "alt_text",
+    "attention_lines",
+    "axis_name",
+    "bars",
+    "begin_run",
+    "grouped_bars",
+    "heatmap",
+    "kernel_colours",
+    "labels",
+    "line",
+    "loglog",
+    "run_style",
+    "small_multiples",
+    "use_focus",
+]
