@@ -11,13 +11,14 @@ from .base import AXES, CHECKED, MARGIN, alt_text, axis_name, labels
 from .charts import bars, grouped_bars
 from .lines import attention_lines, line, loglog
 from .matrix import MAX_SIDE, PRESENT_MAX_HEIGHT, heatmap, small_multiples
-from .style import PALETTES, Style, begin_run, kernel_colours, run_style, use_focus
+from .style import OKABE_ITO, PALETTES, Style, begin_run, kernel_colours, run_style, use_focus
 
 __all__ = [
     "AXES",
     "CHECKED",
     "MARGIN",
     "MAX_SIDE",
+    "OKABE_ITO",
     "PALETTES",
     "PRESENT_MAX_HEIGHT",
     "Style",
