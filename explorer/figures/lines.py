@@ -137,9 +137,24 @@ def loglog(
 ) -> go.Figure:
     """Measured curves (markers) and each one's theory curve (dotted) in the same colour, named by
     ``label`` (a kernel's name in the UI's language); the x ticks are the measured lengths."""
+    colour_of = {**kernel_colours([*series, *(theory or {})], style=style), **(colours or {})}
+    lengths = sorted({float(x) for xs, _ in series.values() for x in xs})
+    return figure(
+        _curves(series, theory or {}, label, colour_of),
+        style=style,
+        title=title,
+        alt=_loglog_fact(series, x_title, label),
+        height=460,
+        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
+        xaxis=_log_axis(x_title, lengths),
+        yaxis=_log_axis(y_title, _log_ticks([float(y) for _, ys in series.values() for y in ys])),
+    )
+
+
+def _curves(series: dict, theory: dict, label, colour_of: dict[str, str]) -> list:
+    """Each measured curve (lines and markers) and each theory curve (dotted), a kernel's in its one colour."""
     from ..i18n import t
 
-    colour_of = {**kernel_colours([*series, *(theory or {})], style=style), **(colours or {})}
     data = [
         go.Scatter(
             **CHECKED,
@@ -164,19 +179,9 @@ def loglog(
             line=dict(dash="dot", width=1.5, color=colour_of[name]),
             hoverinfo="skip",
         )
-        for name, (xs, ys) in (theory or {}).items()
+        for name, (xs, ys) in theory.items()
     ]
-    lengths = sorted({float(x) for xs, _ in series.values() for x in xs})
-    return figure(
-        data,
-        style=style,
-        title=title,
-        alt=_loglog_fact(series, x_title, label),
-        height=460,
-        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
-        xaxis=_log_axis(x_title, lengths),
-        yaxis=_log_axis(y_title, _log_ticks([float(y) for _, ys in series.values() for y in ys])),
-    )
+    return data
 
 
 def _loglog_fact(series: dict, x_title: str, label) -> str:

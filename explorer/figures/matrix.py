@@ -83,20 +83,7 @@ def heatmap(
         title = f"{title} · {t('pooled', r=rows, c=cols)}"
     if zrange is None and zmid is None:
         zrange = _constant_range(z)
-    trace = go.Heatmap(
-        **CHECKED,
-        z=_matrix(z),
-        x=list(x),
-        y=list(y),
-        colorscale=style.scale(colorscale),
-        zmid=zmid,
-        **({} if zrange is None else dict(zmin=float(zrange[0]), zmax=float(zrange[1]))),
-        colorbar=dict(thickness=12),
-        hovertemplate=(
-            f"{y_title or axis_name('row')} %{{y}}<br>{x_title or axis_name('column')} %{{x}}<br>"
-            f"{axis_name('value')} %{{z:.6g}}<extra></extra>"
-        ),
-    )
+    trace = _trace(z, x, y, x_title, y_title, colorscale=style.scale(colorscale), zmid=zmid, zrange=zrange)
     height = height or min(120 + 28 * max(len(y), 1), 640)
     if style.large:  # presenter mode: the chart fits under the walk's row on a 1280×720 screen
         height = min(height, PRESENT_MAX_HEIGHT)
@@ -109,6 +96,24 @@ def heatmap(
         shapes=_row_outline(None if focus is None else focus // rows, len(y), style),
         xaxis=dict(title=dict(text=x_title), **ticks()),
         yaxis=dict(title=dict(text=y_title), autorange="reversed", **ticks()),
+    )
+
+
+def _trace(z, x: list[str], y: list[str], x_title: str, y_title: str, *, colorscale: list, zmid, zrange) -> go.Heatmap:
+    """The heatmap's one trace; hover names the row, the column and the exact value."""
+    return go.Heatmap(
+        **CHECKED,
+        z=_matrix(z),
+        x=list(x),
+        y=list(y),
+        colorscale=colorscale,
+        zmid=zmid,
+        **({} if zrange is None else dict(zmin=float(zrange[0]), zmax=float(zrange[1]))),
+        colorbar=dict(thickness=12),
+        hovertemplate=(
+            f"{y_title or axis_name('row')} %{{y}}<br>{x_title or axis_name('column')} %{{x}}<br>"
+            f"{axis_name('value')} %{{z:.6g}}<extra></extra>"
+        ),
     )
 
 
