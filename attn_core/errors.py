@@ -241,6 +241,10 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "The second sentence is empty.",
         "Type a second sentence to compare with, or clear the comparison.",
     ),
+    "explain_pair_decoder": (
+        "{model} is a decoder: it predicts the next token and has no sentence embedding to compare two sentences by.",
+        "Explain one prompt's next token with it, or pick an encoder (all-MiniLM-L6-v2) to compare two sentences.",
+    ),
     # predicting the next token (attn_core.nexttoken)
     "nexttoken_empty_prompt": (
         "The prompt is empty: the model predicts the next token from the tokens before it, and there are none.",

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from .base import Parser, run
 
-SUBCOMMANDS = ("trace", "bench", "pretrained", "lab", "interpret", "notebook", "explain")
+SUBCOMMANDS = ("trace", "bench", "pretrained", "lab", "interpret", "notebook", "explain", "nexttoken")
 
 
 def build_parser() -> tuple[Parser, dict]:
     """The parser with every subcommand, and {command name: its function}."""
-    from . import bench, explain, interpret, lab, notebook, pretrained, trace  # imported here: --help lists them all
+    # imported here: --help lists them all
+    from . import bench, explain, interpret, lab, nexttoken, notebook, pretrained, trace
 
     modules = {"trace": trace, "bench": bench, "pretrained": pretrained, "lab": lab}
-    modules |= {"interpret": interpret, "notebook": notebook, "explain": explain}
+    modules |= {"interpret": interpret, "notebook": notebook, "explain": explain, "nexttoken": nexttoken}
     parser = Parser(prog="python -m attn_core", description="Attention, every step traced.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     commands: dict = {}
