@@ -65,7 +65,9 @@ def _read_config(path: str) -> dict | None:
 
 def describe(name: str, path: str) -> dict:
     """What ``models --json`` prints for one model, from its config.json alone (nothing loaded)."""
-    cfg = _read_config(path) or {}
+    cfg = _read_config(path)
+    if cfg is None:  # offered, but not (or no longer) a model: loading it says why
+        return {"name": name, "family": None, "path": path, "available": False}
     family = family_of(str(cfg.get("model_type", "")))
     g = cfg.get
     layers = g("num_hidden_layers", g("n_layer"))
