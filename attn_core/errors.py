@@ -167,6 +167,10 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "'{value}' is {n} tokens for this model ({pieces}), not one.",
         "Name a word the model has as a single token (often with its leading space, e.g. ' Mary').",
     ),
+    "next_token_pair": (
+        "--pair '{value}' is not two tokens.",
+        "Give two next tokens separated by |, e.g. --pair ' Mary| John'.",
+    ),
     "next_token_encoder": (
         "{model} is an encoder: it does not predict a next token.",
         "Pick a decoder (GPT-2 or Llama-style) for next-token measures.",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import pretrained as pt
+from .. import models as pt
 from ..errors import AttentionConfigError
 from ..interpret import ablate, roles
 from ..interpret.hooks import MODES
@@ -20,10 +20,11 @@ def add_cli(sub) -> dict:
     p.add_argument("--ablate", default="", help="heads to ablate, LAYER:HEAD,LAYER:HEAD (0-based)")
     p.add_argument("--ablate-mode", default="zero", choices=list(MODES), dest="ablate_mode")
     p.add_argument("--mask-token", default="", dest="mask_token", help="piece positions to mask as keys, I,I")
-    p.add_argument("--model", default="", help=f"a local model directory (default: the bundled {pt.BUNDLED})")
+    p.add_argument("--model", default="", help=f"an offered name or a model directory (default: {pt.BUNDLED})")
+    p.add_argument("--pair", default=None, help="decoders: two next tokens 'A|B' for a logit difference")
     p.add_argument("--json", action="store_true", help="print tokens, cosine, pair_cosine, importance, attention")
     h = sub.add_parser("heads", help="head roles on the shipped probe set, and attention sinks")
-    h.add_argument("--model", default="", help=f"a local model directory (default: the bundled {pt.BUNDLED})")
+    h.add_argument("--model", default="", help=f"an offered name or a model directory (default: {pt.BUNDLED})")
     h.add_argument("--json", action="store_true", help="print every relation's best head and every head's sinks")
     return {"interpret": cmd_interpret, "heads": cmd_heads}
 
@@ -36,10 +37,11 @@ def _notes(pre, enc: pt.Encoding, heads, masked) -> list[str]:
     if enc.truncated:
         notes.append(f"truncated from {enc.n_total} to {enc.n_real} pieces (the model has {pre.max_positions})")
     if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
-        notes.append(f"{enc.unk} of {enc.n_real - 2} pieces are [UNK]: the model's vocabulary does not know them")
+        n = enc.n_real - enc.specials
+        notes.append(f"{enc.unk} of {n} pieces are [UNK]: the model's vocabulary does not know them")
     if len(heads) == pre.layers * pre.heads:
         notes.append("every head is ablated: the embedding is made by the feed-forward layers alone")
-    if enc.n_real <= 3:
+    if enc.n_real <= 3 and not pre.causal:
         notes.append("one piece between [CLS] and [SEP]: there is little for a head to move")
     return notes
 
@@ -58,6 +60,7 @@ def cmd_interpret(args: argparse.Namespace) -> int:
         notes.append(str(err))
     out = {
         "model": pre.name,
+        "family": pre.family,
         "tokens": list(iv.tokens),
         "ablate": [list(h) for h in heads],
         "ablate_mode": args.ablate_mode,
@@ -69,10 +72,15 @@ def cmd_interpret(args: argparse.Namespace) -> int:
         "attention": iv.attentions.tolist(),
         "notes": notes,
     }
+    if pre.causal:
+        out["next_token"] = _next_token(pre, args, heads, masked, notes)
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
     print(f"pieces      {out['tokens']}")
+    nt = out.get("next_token")
+    if nt:
+        print(f"next token  {nt['top_piece']!r}: log-prob {nt['logprob_original']:.4f} -> {nt['logprob']:.4f}")
     print(f"cosine      {iv.cosine:.6f}  (pooled embedding, {args.ablate_mode}-ablated {len(heads)} heads)")
     if iv.pair_cosine is not None:
         print(f"pair cosine {iv.pair_cosine:.6f} (unablated {iv.pair_cosine_original:.6f})")
@@ -81,8 +89,56 @@ def cmd_interpret(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pair(spec: str | None):
+    if spec is None:
+        return None
+    a, sep, b = spec.partition("|")
+    if not sep or not a or not b:
+        raise AttentionConfigError("pair", "next_token_pair", value=spec[:40])
+    return a, b
+
+
+def _next_token(pre, args: argparse.Namespace, heads, masked, notes: list[str]) -> dict:
+    """A decoder's measures: the top next token's log-probability (and the pair's logit difference) with the
+    intervention and without, and the map of each head alone ablated."""
+    pair = _pair(args.pair)
+    out = ablate.next_token(pre, args.sentence, heads, args.ablate_mode, masked, pair)
+    out["tokens"] = list(out["tokens"])
+    try:
+        imp = ablate.next_token_importance(pre, args.sentence, args.ablate_mode, masked, pair)
+        out["logprob_drop"] = imp["logprob_drop"].tolist()
+        if "logit_diff" in imp:
+            out["logit_diff_map"] = imp["logit_diff"].tolist()
+    except AttentionConfigError as err:
+        notes.append(str(err))
+    return out
+
+
+def _decoder_heads(pre) -> dict:
+    """Per head of a decoder: previous-token, duplicate-token, induction and first-token scores."""
+    from ..interpret import decoder
+
+    r = decoder.head_roles(pre)
+    heads = [
+        {"layer": layer, "head": head} | {role: r["scores"][role][layer][head] for role in r["scores"]}
+        for layer in range(pre.layers)
+        for head in range(pre.heads)
+    ]
+    return r | {"family": pre.family, "heads": heads}
+
+
 def cmd_heads(args: argparse.Namespace) -> int:
-    stats = roles.head_stats(pt.load(args.model))
+    pre = pt.load(args.model)
+    if pre.causal:
+        stats = _decoder_heads(pre)
+        if args.json:
+            print(json.dumps(stats, ensure_ascii=False))
+            return 0
+        print(f"{stats['model']}: {stats['texts']} held-out texts, {stats['repeats']} repeated random sequences")
+        for role, b in stats["best"].items():
+            print(f"{role:16} best head {b['layer']}:{b['head']}  score {b['score']:.3f}")
+        return 0
+    stats = roles.head_stats(pre)
     if args.json:
         print(json.dumps(stats, ensure_ascii=False))
         return 0

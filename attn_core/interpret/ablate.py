@@ -223,7 +223,7 @@ def next_token(pre, sentence: str, heads=(), mode: str = "zero", masked=(), pair
     out = {
         "tokens": enc.pieces,
         "top_token": int(top[0]),
-        "top_piece": pre.tokenizer.decode([int(top[0])]),
+        "top_piece": pt.token_text(pre.tokenizer, int(top[0])),
         "logprob": float(now["logprob"][0]),
         "logprob_original": float(before["logprob"][0]),
     }

@@ -42,7 +42,7 @@ from .locate import (
     offered_paths,
 )
 from .run import final_norm, forward, head_context, head_writes, install, out_proj, unembed
-from .text import display_pieces, encode
+from .text import display_pieces, encode, token_text
 
 UNK_NOTICE = 0.2  # share of the sentence's pieces that are [UNK] from which the page says so
 Pretrained = Model  # the encoder pages' names
@@ -88,5 +88,6 @@ __all__ = [
     "row_entropy",
     "take_apart",
     "to_dict",
+    "token_text",
     "unembed",
 ]

@@ -33,6 +33,12 @@ def _raw(tok, ids: list[int]) -> str:
     return "".join(out).replace(BAD, "<?>")
 
 
+def token_text(tok, token_id: int) -> str:
+    """One token's text to show alone (a byte piece as <E4>, never "�")."""
+    text = _decode(tok, [int(token_id)])
+    return _raw(tok, [int(token_id)]) if BAD in text else text
+
+
 def display_pieces(tok, ids: list[int]) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """(what to show for each token, the first token of each token's group)."""
     pieces: list[str] = []
