@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.explain import explain as X
 from attn_core.explain import methods, references
 from attn_core.explain.sentence import make_item

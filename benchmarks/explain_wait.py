@@ -83,7 +83,7 @@ def measure(page, name: str, text: str) -> tuple[float, float]:
 
 
 def pieces(text: str) -> int:
-    from attn_core import pretrained as pt
+    from attn_core import models as pt
 
     global _PRE
     try:

@@ -16,7 +16,7 @@ sys.path.insert(0, ROOT)
 
 import torch
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 
 WORDS = [
     "the",

@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch
 
 from attn_core import Settings, run_trace
+from attn_core import models as pt
 from attn_core import notebook as nbk
-from attn_core import pretrained as pt
 
 
 def stats(xs: list[float]) -> str:

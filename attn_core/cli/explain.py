@@ -80,7 +80,7 @@ def _summary(out: dict) -> str:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..pretrained import load
+    from ..models import load
 
     out = payload(load(), args)
     print(json.dumps(out, ensure_ascii=False) if args.json else _summary(out))
@@ -90,7 +90,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_table(args: argparse.Namespace) -> int:
     from ..errors import AttentionConfigError
     from ..explain.table import build, corpus
-    from ..pretrained import load
+    from ..models import load
 
     if args.limit < 0:
         raise AttentionConfigError("limit", "not_negative", value=args.limit)

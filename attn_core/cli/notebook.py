@@ -41,7 +41,7 @@ def add_cli(sub):
 
 def build_from_args(args) -> Notebook:
     if args.model is not None or args.layer is not None:
-        from .. import pretrained as pt
+        from .. import models as pt
 
         if args.sentence is None:
             raise AttentionConfigError("sentence", "no_sentence")

@@ -10,6 +10,7 @@ model; a DIR without one is a directory of models: each subdirectory with a conf
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -213,8 +214,9 @@ def load(name: str = "") -> Model:
     path, local_only = locate(spec, transformers)
     key = f"{path}\0{local_only}"
     with _LOCK:
-        if key in _CACHE:
-            return _CACHE[key]
+        if key in _CACHE:  # the same weights, shown by the name they were asked for
+            cached = _CACHE[key]
+            return cached if cached.name == (spec or BUNDLED) else dataclasses.replace(cached, name=spec or BUNDLED)
         transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar on stderr
         transformers.utils.logging.set_verbosity_error()  # our own message says what went wrong, once
         family, tokenizer, hf, info = _from_pretrained(spec, path, local_only, transformers)
