@@ -4,9 +4,9 @@ One entry (``entry.main``) and one module per subcommand, each with ``add(sub) -
 
 - ``trace``       trace (and the flags ``export-notebook`` shares)
 - ``bench``       bench (its flags and command live in ``attn_core.bench.cli``)
-- ``pretrained``  pretrained (``attn_core.pretrained``)
+- ``pretrained``  pretrained, models (``attn_core.models``: every family, the models this server offers)
 - ``lab``         train (its flags and command live with the Lab)
-- ``interpret``   interpret, heads
+- ``interpret``   interpret, heads (a decoder's: next-token measures, previous/duplicate/induction/first-token)
 - ``notebook``    export-notebook (``attn_core.notebook``)
 - ``explain``     explain, explain-table
 
