@@ -65,9 +65,17 @@ def shape(hf) -> dict:
         "kv_heads": cfg.num_key_value_heads,
         "d_model": cfg.hidden_size,
         "d_head": a.head_dim,
-        "max_positions": cfg.max_position_embeddings,
+        "max_positions": min(cfg.max_position_embeddings, window(cfg) or cfg.max_position_embeddings),
         "vocab": cfg.vocab_size,
     }
+
+
+def window(cfg) -> int | None:
+    """A sliding window of keys (Mistral; Qwen2 with use_sliding_window), if any: prompts are cut to it, so the
+    causal mask is the whole mask."""
+    w = getattr(cfg, "sliding_window", None)
+    uses = cfg.model_type == "mistral" or bool(getattr(cfg, "use_sliding_window", False))
+    return int(w) if uses and w else None
 
 
 def head_weights(m: Model, layer: int, head: int) -> HeadWeights:
