@@ -26,6 +26,8 @@ class Pass:
     values: list[torch.Tensor]  # layers tensors (B, H, n, d_head): each layer's V
     pooled: torch.Tensor  # (B, d_model)
 
+    target = property(lambda self: self.pooled[0], doc="what the explanations of the first sentence compare with")
+
 
 def word_embeddings(pre: Pretrained, ids: torch.Tensor) -> torch.Tensor:
     """(B, n) ids -> (B, n, d_model): the word-embedding table's rows (positions added later)."""

@@ -1,5 +1,6 @@
 """One sentence explained every way, as plain values (lists, floats, None): what the CLI prints
-and what the page caches.
+and what the page caches. An encoder's mean-pooled embedding is explained; a decoder's (``pre.causal``)
+log-probability of its top next token, ``next_token`` in the header (see ``decoder``).
 
     explain(pre, text, removal=..., shapley=...) -> dict   tokens, methods, layers, references,
                                                            ig_completeness_error, curves, correlation
@@ -11,7 +12,7 @@ import numpy as np
 
 from . import correlation as C
 from . import faithfulness, internals, methods, references
-from .sentence import Item, make_item
+from .sentence import Item, check_removal, is_decoder, make_item
 
 METHODS = ("raw", "rollout", "flow", "norm", "value_zeroing")
 REFERENCES = ("loo", "ig", "shapley")
@@ -27,13 +28,14 @@ def per_layer(pre, passed) -> dict[str, list | None]:
     """Every method's value per piece at each layer (rollout, flow and value zeroing up to that layer)."""
     W = head_mean(passed)
     L = len(W)
+    last = is_decoder(pre)
     rolled = methods.rollout_matrices(W)
     flow = None
     if W.shape[-1] <= methods.FLOW_MAX:
-        flow = [methods.flow(W, layer).tolist() for layer in range(L)]
+        flow = [methods.flow(W, layer, last).tolist() for layer in range(L)]
     return {
-        "raw": [methods.raw(W, layer).tolist() for layer in range(L)],
-        "rollout": [methods.per_token(rolled[layer]).tolist() for layer in range(L)],
+        "raw": [methods.raw(W, layer, last).tolist() for layer in range(L)],
+        "rollout": [methods.per_token(rolled[layer], last).tolist() for layer in range(L)],
         "flow": flow,
         "norm": internals.norms(pre, passed).tolist(),
         "value_zeroing": internals.value_zeroing(pre, passed).tolist(),
@@ -43,19 +45,21 @@ def per_layer(pre, passed) -> dict[str, list | None]:
 def last_only(pre, passed) -> dict[str, list | None]:
     """Every method at the last layer only (flow computed once, not per layer)."""
     W = head_mean(passed)
-    f = methods.flow(W)
+    last = is_decoder(pre)
+    f = methods.flow(W, last=last)
     return {
-        "raw": methods.raw(W).tolist(),
-        "rollout": methods.rollout(W).tolist(),
+        "raw": methods.raw(W, last=last).tolist(),
+        "rollout": methods.rollout(W, last=last).tolist(),
         "flow": None if f is None else f.tolist(),
         "norm": internals.norms(pre, passed)[-1].tolist(),
         "value_zeroing": internals.value_zeroing(pre, passed)[-1].tolist(),
     }
 
 
-def header(pre, text: str, removal: str, item) -> dict:
-    """What every explanation starts with: the model, the text, the removal and the sentence's pieces."""
-    return {
+def header(pre, text: str, removal: str, item, passed) -> dict:
+    """What every explanation starts with: the model, the text, the removal and the sentence's pieces (a
+    decoder: and the next token whose log-probability is explained)."""
+    out = {
         "model": pre.name,
         "text": text,
         "removal": removal,
@@ -63,9 +67,15 @@ def header(pre, text: str, removal: str, item) -> dict:
         "words": list(item.words),
         "word_texts": word_texts(item),
     }
+    if is_decoder(pre):
+        target = passed.target
+        out["next_token"] = {"id": target.token, "text": target.text, "logp": target.logp}
+    return out
 
 
 def word_texts(item: Item) -> list[str]:
+    if item.texts:
+        return list(item.texts)
     out = []
     for w in range(item.n_words):
         out.append("".join(item.pieces[i].removeprefix("##") for i in item.pieces_of(w)))
@@ -112,22 +122,22 @@ def explain(
     layers: bool = False,
 ) -> dict:
     item = make_item(pre, text)
+    check_removal(pre, removal)
     passed = references.full(pre, item)
-    target = passed.pooled[0]
+    target = passed.target
     every = per_layer(pre, passed) if layers else None
     values = last_only(pre, passed) if every is None else {k: None if v is None else v[-1] for k, v in every.items()}
     ig = references.integrated_gradients(pre, item.ids, target, steps)
-    refs = {
-        "loo": references.loo(pre, item, removal, passed).tolist(),
-        "ig": ig["attr"].tolist(),
-        "loo_direct": references.direct_share(passed).tolist(),
-    }
+    refs = {"loo": references.loo(pre, item, removal, passed).tolist(), "ig": ig["attr"].tolist()}
+    direct = references.direct_share(passed)
+    if direct is not None:
+        refs["loo_direct"] = direct.tolist()
     shap = references.shapley(pre, item, removal, target) if shapley else None
     if shap is not None:
         refs["shapley"] = shap["words"].tolist()
     rankings = {**values, "loo": refs["loo"], "ig": refs["ig"]}
     out = {
-        **header(pre, text, removal, item),
+        **header(pre, text, removal, item, passed),
         "methods": values,
         "references": refs,
         "ig_completeness_error": ig["error"],
@@ -156,8 +166,9 @@ def spearman_table(result: dict) -> dict:
 def with_shapley(pre, text: str, removal: str = "attention") -> dict | None:
     """Shapley values of the words (None above SHAPLEY_MAX words), their check, and ρ with each method."""
     item = make_item(pre, text)
+    check_removal(pre, removal)
     passed = references.full(pre, item)
-    shap = references.shapley(pre, item, removal, passed.pooled[0])
+    shap = references.shapley(pre, item, removal, passed.target)
     if shap is None:
         return None
     values = last_only(pre, passed)

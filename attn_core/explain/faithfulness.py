@@ -1,8 +1,9 @@
 """Faithfulness without a reference (as ferret reports AOPC comprehensiveness and sufficiency):
 remove the top k % of the sentence's pieces by a ranking (deletion), or keep only them (insertion),
-and measure 1 − cos to the full embedding, at k in ``KS``; the area is the mean over the k's.
+and measure 1 − cos to the full embedding (a decoder: the drop in f = log p(y*), ``references.change_after``),
+at k in ``KS``; the area is the mean over the k's.
 A faithful ranking has a high deletion area (removing what it ranks first changes e(x) most) and a
-low insertion area (keeping only that already gives e(x)). [CLS] and [SEP] are never removed.
+low insertion area (keeping only that already gives e(x)). [CLS] and [SEP] (a decoder's BOS) are never removed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 
 import numpy as np
 
-from .references import cos_after
+from .references import change_after
 from .sentence import Item
 
 KS = (1, 5, 10, 20, 50)  # percent of the sentence's own pieces
@@ -43,7 +44,7 @@ def curves(pre, item: Item, rankings: dict[str, np.ndarray], removal: str, targe
             where.append(name)
     if not sets:
         return {}
-    dist = 1 - cos_after(pre, item, sets, removal, target)
+    dist = change_after(pre, item, sets, removal, target)
     out: dict = {}
     for idx, name in enumerate(where):
         entry = out.setdefault(name, {"deletion": [], "insertion": []})

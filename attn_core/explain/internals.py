@@ -9,6 +9,9 @@ Value zeroing (Mohebbi et al., 2023): zero piece j's value vector in every head 
 layer from the same input and score VZ[i, j] = 1 − cos(output_i without j, output_i); rows are
 normalised to sum to 1 and the layers are rolled out (VZ_L ... VZ_1, no residual added: the
 layer's residual is already inside its output).
+
+A decoder (``pre.causal``): the same with its own modules (``decoder.attend``: a block's output is the residual
+stream after it), each value read at the last position (``methods.per_token(..., last=True)``).
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..models import out_proj
+from . import decoder as D
 from . import encoder as E
+from .methods import per_token
+from .sentence import is_decoder
 
 
 def norm_matrix(pre, passed: E.Pass, layer: int) -> np.ndarray:
     """(n, n) ‖Σ_h α^h_ij f^h(x_j)‖ for the first sentence of the batch."""
     alpha = passed.attentions[layer][0]  # (H, n, n)
     v = passed.values[layer][0]  # (H, n, d_head)
-    W_o = pre.model.encoder.layer[layer].attention.output.dense.weight.float()  # (d_model, d_model)
+    W_o = out_proj(pre, layer)[0]  # (d_model, H·d_head): attention's output = context W_oᵀ + b_o
     H, dh = pre.heads, pre.d_head
     W_oh = W_o.T.reshape(H, dh, W_o.shape[0])  # (H, d_head, d_model): head h's rows of W_oᵀ
     fx = v @ W_oh  # (H, n, d_model)
@@ -31,9 +38,11 @@ def norm_matrix(pre, passed: E.Pass, layer: int) -> np.ndarray:
     return per_pair.norm(dim=-1).double().numpy()
 
 
-def norms(pre, passed: E.Pass) -> np.ndarray:
-    """(layers, n) one value per piece per layer: the mean over the outputs of the norm matrix."""
-    return np.stack([norm_matrix(pre, passed, layer).mean(0) for layer in range(pre.layers)])
+def norms(pre, passed) -> np.ndarray:
+    """(layers, n) one value per piece per layer: the mean over the outputs of the norm matrix (a decoder: its
+    last row)."""
+    last = is_decoder(pre)
+    return np.stack([per_token(norm_matrix(pre, passed, layer), last) for layer in range(pre.layers)])
 
 
 def vz_matrix(pre, x: torch.Tensor, layer: int) -> np.ndarray:
@@ -41,7 +50,8 @@ def vz_matrix(pre, x: torch.Tensor, layer: int) -> np.ndarray:
     n = x.shape[0]
     keys = torch.ones(n + 1, n, dtype=torch.bool)
     zero = torch.cat([torch.zeros(1, n, dtype=torch.bool), torch.eye(n, dtype=torch.bool)])
-    out = E.attend(pre, layer, x.expand(n + 1, n, x.shape[-1]), keys, zero_value=zero)[0]
+    attend = D.attend if is_decoder(pre) else E.attend
+    out = attend(pre, layer, x.expand(n + 1, n, x.shape[-1]), keys, zero_value=zero)[0]
     # out[0] is the layer unchanged, out[1 + j] with piece j's value zeroed; VZ[i, j] from out[1 + j][i]
     dist = 1 - E.cosine(out[1:], out[:1]).T  # (n outputs i, n zeroed j)
     return dist.clamp_min(0).double().numpy()
@@ -52,12 +62,14 @@ def normalise_rows(M: np.ndarray) -> np.ndarray:
     return np.divide(M, s, out=np.full_like(M, 1.0 / M.shape[-1]), where=s > 0)
 
 
-def value_zeroing(pre, passed: E.Pass) -> np.ndarray:
-    """(layers, n): value zeroing rolled out up to each layer, one value per piece (mean over outputs)."""
+def value_zeroing(pre, passed) -> np.ndarray:
+    """(layers, n): value zeroing rolled out up to each layer, one value per piece (mean over outputs; a
+    decoder: the last output)."""
     rolled, out = None, []
+    last = is_decoder(pre)
     with torch.inference_mode():
         for layer in range(pre.layers):
             M = normalise_rows(vz_matrix(pre, passed.hidden[layer][0], layer))
             rolled = M if rolled is None else M @ rolled
-            out.append(rolled.mean(0))
+            out.append(per_token(rolled, last))
     return np.stack(out)

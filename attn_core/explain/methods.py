@@ -3,6 +3,9 @@
 Each takes the head-averaged attention of every layer, ``W`` (layers, n, n) (row i: what query i
 reads), over the real pieces only, and gives one value per piece for the mean-pooled embedding:
 the mean over the output positions i of a matrix M[i, j] (how much output i draws on input j).
+A decoder's prediction is read at the last position alone: its value per piece is M's last row
+(``last=True``). Its attention is causal (W[i, j] = 0 for j > i), and so are A_l, their products
+and the flow graph's edges: rollout and flow give no later piece any weight in an earlier output.
 
     raw:      M = W_last                                   (the last layer, mean over heads)
     rollout:  A_l = 0.5 W_l + 0.5 I,  M = A_L ... A_2 A_1  (the residual counted as half)
@@ -41,17 +44,19 @@ def rollout_matrices(W: np.ndarray) -> np.ndarray:
     return out
 
 
-def per_token(M: np.ndarray) -> np.ndarray:
-    """One value per input piece for the mean-pooled output: the mean of M's rows."""
-    return np.asarray(M, dtype=np.float64).mean(0)
+def per_token(M: np.ndarray, last: bool = False) -> np.ndarray:
+    """One value per input piece: the mean of M's rows (a mean-pooled output), or its last row (``last``:
+    a decoder's next-token prediction, read at the last position)."""
+    M = np.asarray(M, dtype=np.float64)
+    return M[-1].copy() if last else M.mean(0)
 
 
-def raw(W: np.ndarray, layer: int = -1) -> np.ndarray:
-    return per_token(np.asarray(W, dtype=np.float64)[layer])
+def raw(W: np.ndarray, layer: int = -1, last: bool = False) -> np.ndarray:
+    return per_token(np.asarray(W, dtype=np.float64)[layer], last)
 
 
-def rollout(W: np.ndarray, layer: int = -1) -> np.ndarray:
-    return per_token(rollout_matrices(W)[layer])
+def rollout(W: np.ndarray, layer: int = -1, last: bool = False) -> np.ndarray:
+    return per_token(rollout_matrices(W)[layer], last)
 
 
 def flow_graph(W: np.ndarray, depth: int) -> csr_matrix:
@@ -138,13 +143,13 @@ def flow_matrix(W: np.ndarray, depth: int | None = None) -> np.ndarray:
     return M
 
 
-def flow(W: np.ndarray, layer: int = -1) -> np.ndarray | None:
+def flow(W: np.ndarray, layer: int = -1, last: bool = False) -> np.ndarray | None:
     """Flow's value per piece up to ``layer`` (default the last); None above FLOW_MAX pieces."""
     W = np.asarray(W, dtype=np.float64)
     if W.shape[-1] > FLOW_MAX:
         return None
     depth = len(W) if layer == -1 else layer + 1
-    return per_token(flow_matrix(W, depth))
+    return per_token(flow_matrix(W, depth), last)
 
 
 def super_sink_flow(W: np.ndarray) -> np.ndarray:

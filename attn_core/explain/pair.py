@@ -17,7 +17,7 @@ from . import correlation as C
 from . import encoder as E
 from . import methods, references
 from .explain import head_mean
-from .sentence import make_item
+from .sentence import is_decoder, make_item
 
 EXAMPLES = {  # known failures of sentence encoders
     "negation": ("I like this film", "I do not like this film"),
@@ -34,6 +34,8 @@ def token_pairs(passed_a, passed_b) -> np.ndarray:
 
 
 def items(pre, a: str, b: str):
+    if is_decoder(pre):  # a decoder predicts a next token; it has no sentence embedding to compare
+        raise AttentionConfigError("second", "explain_pair_decoder", model=pre.name)
     if not isinstance(b, str) or not b.strip():
         raise AttentionConfigError("second", "explain_second_empty")
     return make_item(pre, a), make_item(pre, b, field="second")

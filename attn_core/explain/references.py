@@ -13,6 +13,10 @@ x' = x the cosine is at its maximum 1, so its gradient is zero.)
 
 Exact Shapley values of the words (at most ``SHAPLEY_MAX`` words: 2^m subsets, in batched passes),
 v(S) = cos(e(x with only the words of S), t), removal as chosen.
+
+A decoder (``pre.causal``, ``decoder``) explains f(x) = log p(y* | x) instead of the cosine: leave-one-out is the
+drop f(x) − f(x without piece i), integrated gradients attribute f(x) − f(baseline), v(S) = f(only the words of
+S). ``value_after`` and ``change_after`` say which quantity; the rest of this module is the same for both.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ import math
 import numpy as np
 import torch
 
+from . import decoder as D
 from . import encoder as E
-from .sentence import Item, removed
+from .sentence import Item, check_removal, is_decoder, removed
 
 IG_STEPS = 64  # Gauss-Legendre nodes: 32 left a completeness error up to ~6e-4 on short sentences
 SHAPLEY_MAX = 10
@@ -39,29 +44,56 @@ def cos_after(pre, item: Item, remove: list[set[int]], removal: str, target: tor
         e = E.embed_ids(pre, ids, keys, weights)
     else:
         removed(item, [], removal)  # checks the removal's name
-        rows = []
-        for gone in remove:
-            kept = [i for i in range(item.n) if i not in gone]
-            positions = kept if removal == "attention" else list(range(len(kept)))
-            rows.append(([item.ids[i] for i in kept], positions))
-        e = E.embed_kept(pre, rows)
+        e = E.embed_kept(pre, _kept_rows(item, remove, removal))
     return E.cosine(e, target[None]).double().numpy()
 
 
-def full(pre, item: Item) -> E.Pass:
+def _kept_rows(item: Item, remove: list[set[int]], removal: str) -> list[tuple[list[int], list[int]]]:
+    rows = []
+    for gone in remove:
+        kept = [i for i in range(item.n) if i not in gone]
+        positions = kept if removal == "attention" else list(range(len(kept)))
+        rows.append(([item.ids[i] for i in kept], positions))
+    return rows
+
+
+def value_after(pre, item: Item, remove: list[set[int]], removal: str, target) -> np.ndarray:
+    """What is explained, for x with each set removed: cos(e(·), target) for an encoder, log p(y* | ·) for a
+    decoder (``target``: what ``full(...).target`` is)."""
+    if not is_decoder(pre):
+        return cos_after(pre, item, remove, removal, target)
+    check_removal(pre, removal)
+    return D.logp_kept(pre, _kept_rows(item, remove, removal), target.token)
+
+
+def whole_value(target) -> float:
+    """What is explained, on the whole sentence: 1 (the cosine of e(x) with itself) or f(x)."""
+    return target.logp if isinstance(target, D.NextToken) else 1.0
+
+
+def change_after(pre, item: Item, remove: list[set[int]], removal: str, target) -> np.ndarray:
+    """How much removing each set changes it: 1 − cos (encoder), f(x) − f(x without the set) (decoder)."""
+    return whole_value(target) - value_after(pre, item, remove, removal, target)
+
+
+def full(pre, item: Item) -> E.Pass | D.Pass:
+    if is_decoder(pre):
+        return D.full(pre, item.ids)
     ids = torch.tensor([item.ids])
     ones = torch.ones(1, item.n)
     with torch.inference_mode():
         return E.run(pre, E.word_embeddings(pre, ids), ones.bool(), ones)
 
 
-def loo(pre, item: Item, removal: str, passed: E.Pass) -> np.ndarray:
-    target = passed.pooled[0]
-    return 1 - cos_after(pre, item, [{i} for i in range(item.n)], removal, target)
+def loo(pre, item: Item, removal: str, passed: E.Pass | D.Pass) -> np.ndarray:
+    return change_after(pre, item, [{i} for i in range(item.n)], removal, passed.target)
 
 
-def direct_share(passed: E.Pass) -> np.ndarray:
-    """1 − cos(e(x), the mean of the other pieces' final vectors): piece i's own 1/n share."""
+def direct_share(passed: E.Pass | D.Pass) -> np.ndarray | None:
+    """1 − cos(e(x), the mean of the other pieces' final vectors): piece i's own 1/n share (None for a
+    decoder: its prediction is read at one position, with no pooling to share)."""
+    if isinstance(passed, D.Pass):
+        return None
     h = passed.hidden[-1][0].double()
     n = h.shape[0]
     others = (h.sum(0, keepdim=True) - h) / max(n - 1, 1)
@@ -73,8 +105,11 @@ def gauss_legendre(steps: int) -> tuple[np.ndarray, np.ndarray]:
     return (x + 1) / 2, w / 2
 
 
-def integrated_gradients(pre, ids: tuple[int, ...], target: torch.Tensor, steps: int = IG_STEPS) -> dict:
-    """Attributions per piece of g(x') = cos(e(x'), target), and the completeness check."""
+def integrated_gradients(pre, ids: tuple[int, ...], target, steps: int = IG_STEPS) -> dict:
+    """Attributions per piece of g(x') = cos(e(x'), target) (a decoder: f), and the completeness check."""
+    if is_decoder(pre):
+        out = D.integrated_gradients(pre, ids, target, *gauss_legendre(steps))
+        return _complete(out["attr"], out["delta"])
     n = len(ids)
     x_ids = torch.tensor([ids])
     base_ids = torch.tensor([[ids[0]] + [pre.tokenizer.pad_token_id] * (n - 2) + [ids[-1]]])
@@ -91,7 +126,11 @@ def integrated_gradients(pre, ids: tuple[int, ...], target: torch.Tensor, steps:
     attr = (avg * (x - b).double()).sum(-1).numpy()
     with torch.inference_mode():
         ends = E.cosine(E.embed(pre, torch.stack([x, b]), ones[:2].bool(), ones[:2]), target[None]).double()
-    delta = float(ends[0] - ends[1])
+    return _complete(attr, float(ends[0] - ends[1]))
+
+
+def _complete(attr: np.ndarray, delta: float) -> dict:
+    """The attributions with completeness's check: Σ attr against g(x) − g(baseline), as a relative error."""
     error = abs(float(attr.sum()) - delta) / abs(delta) if abs(delta) > 1e-12 else 0.0
     return {"attr": attr, "delta": delta, "sum": float(attr.sum()), "error": error}
 
@@ -101,7 +140,7 @@ def subset_values(pre, item: Item, removal: str, target: torch.Tensor) -> np.nda
     m = item.n_words
     pieces = [item.pieces_of(w) for w in range(m)]
     remove = [{p for w in range(m) if not (mask >> w) & 1 for p in pieces[w]} for mask in range(2**m)]
-    return cos_after(pre, item, remove, removal, target)
+    return value_after(pre, item, remove, removal, target)
 
 
 def shapley_from_values(v: np.ndarray, m: int) -> np.ndarray:
@@ -116,7 +155,7 @@ def shapley_from_values(v: np.ndarray, m: int) -> np.ndarray:
     return phi
 
 
-def shapley(pre, item: Item, removal: str, target: torch.Tensor) -> dict | None:
+def shapley(pre, item: Item, removal: str, target) -> dict | None:
     """Each word's exact Shapley value and the check Σ φ = v(all) − v(none); None above SHAPLEY_MAX words."""
     m = item.n_words
     if m > SHAPLEY_MAX or m < 1:

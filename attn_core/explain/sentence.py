@@ -4,6 +4,10 @@ with some pieces removed, in one of three ways (the removal is a choice, and it 
     delete     the pieces are taken out (the later ones move up a position; padding fills the batch)
     mask       each is replaced by [MASK]
     attention  each is masked out of every attention row (as a key) and out of the mean pooling
+
+A decoder (``pre.causal``) has no [MASK]: it offers ``delete`` and ``attention`` (``removals``), its pieces are
+shown as ``attn_core.models`` shows them (a Chinese character split over byte pieces shows whole, never "�"),
+and its beginning-of-sequence token, if the tokenizer adds one, plays [CLS]'s part: never removed.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import AttentionConfigError
+from ..models import display_pieces
 from ..pretrained import Pretrained
 
 REMOVALS = ("delete", "mask", "attention")
+DECODER_REMOVALS = ("delete", "attention")
 MAX_PIECES = 128  # leave-one-out is one pass per piece, the norms n² vectors: longer sentences are refused
 
 
@@ -26,8 +32,9 @@ class Item:
     ids: tuple[int, ...]
     words: tuple[int | None, ...]  # the word of each piece (None for [CLS] and [SEP])
     unk: int
-    mask_id: int
-    pad_id: int
+    mask_id: int | None
+    pad_id: int | None
+    texts: tuple[str, ...] = ()  # each word's text, where the pieces' own do not spell it (a decoder's bytes)
 
     @property
     def n(self) -> int:
@@ -46,6 +53,30 @@ class Item:
         return [i for i, w in enumerate(self.words) if w == word]
 
 
+def is_decoder(pre) -> bool:
+    return bool(getattr(pre, "causal", False))
+
+
+def removals(pre) -> tuple[str, ...]:
+    """The removals this model offers."""
+    return DECODER_REMOVALS if is_decoder(pre) else REMOVALS
+
+
+def check_removal(pre, removal: str) -> None:
+    if removal not in removals(pre):
+        raise AttentionConfigError("removal", "unknown_choice", value=removal, options=", ".join(removals(pre)))
+
+
+def _decoder_item(pre, text: str, ids: tuple[int, ...], words: tuple[int | None, ...]) -> Item:
+    tok = pre.tokenizer
+    n_words = len({w for w in words if w is not None})
+    texts = []
+    for w in range(n_words):
+        texts.append(tok.decode([ids[i] for i, x in enumerate(words) if x == w]).strip())
+    pieces, _ = display_pieces(tok, list(ids))
+    return Item(text, pieces, ids, words, 0, None, tok.pad_token_id, tuple(texts))
+
+
 def make_item(pre: Pretrained, text: str, *, field: str = "sentence") -> Item:
     """Tokenise with the model's own tokenizer; refuse what cannot be explained, saying why."""
     if not isinstance(text, str) or not text.strip():
@@ -55,9 +86,12 @@ def make_item(pre: Pretrained, text: str, *, field: str = "sentence") -> Item:
     tok = pre.tokenizer
     enc = tok(text, add_special_tokens=True, truncation=False, verbose=False)
     n = len(enc["input_ids"])
-    if n > MAX_PIECES:
-        raise AttentionConfigError(field, "explain_too_long", n=n, limit=MAX_PIECES)
+    limit = min(MAX_PIECES, getattr(pre, "max_positions", MAX_PIECES))  # a decoder's context may be shorter
+    if n > limit:
+        raise AttentionConfigError(field, "explain_too_long", n=n, limit=limit)
     ids = tuple(enc["input_ids"])
+    if is_decoder(pre):
+        return _decoder_item(pre, text, ids, tuple(enc.word_ids()))
     unk = sum(1 for i in ids if i == tok.unk_token_id)
     return Item(
         text,

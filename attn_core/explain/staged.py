@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from . import correlation as C
 from . import faithfulness, internals, methods, references
 from .explain import correlations, head_mean, header, notices
-from .sentence import make_item
+from .sentence import check_removal, is_decoder, make_item
 
 # the share of a typical sentence's time spent up to the end of each stage (measured at 20 pieces)
 SHARES = {"loo": 0.15, "ig": 0.35, "flow": 0.85, "end": 1.0}
@@ -37,14 +37,15 @@ PARTS = ("all", "references", "attention")
 
 def _cheap(pre, item, passed, text: str, removal: str) -> dict:
     W = head_mean(passed)
+    last = is_decoder(pre)
     rolled = methods.rollout_matrices(W)
     layers = {
-        "raw": [methods.raw(W, layer).tolist() for layer in range(len(W))],
-        "rollout": [methods.per_token(rolled[layer]).tolist() for layer in range(len(W))],
+        "raw": [methods.raw(W, layer, last).tolist() for layer in range(len(W))],
+        "rollout": [methods.per_token(rolled[layer], last).tolist() for layer in range(len(W))],
         "norm": internals.norms(pre, passed).tolist(),
     }
     return {
-        **header(pre, text, removal, item),
+        **header(pre, text, removal, item, passed),
         "notices": notices(item),
         "layers": layers,
     }
@@ -56,13 +57,13 @@ def cheap(pre, text: str, removal: str = "attention") -> dict:
     return _cheap(pre, item, references.full(pre, item), text, removal)
 
 
-def _flow_layers(W) -> Iterator[tuple[float, list | None]]:
+def _flow_layers(W, last: bool) -> Iterator[tuple[float, list | None]]:
     """Flow up to each layer, one at a time (None: above FLOW_MAX pieces, computed for no layer)."""
     if W.shape[-1] > methods.FLOW_MAX:
         yield 1.0, None
         return
     for layer in range(len(W)):
-        yield (layer + 1) / len(W), methods.flow(W, layer).tolist()
+        yield (layer + 1) / len(W), methods.flow(W, layer, last).tolist()
 
 
 def _attention_only(pre, item, passed, target, removal: str) -> Iterator[tuple[float, dict]]:
@@ -70,7 +71,7 @@ def _attention_only(pre, item, passed, target, removal: str) -> Iterator[tuple[f
     layers["value_zeroing"] = internals.value_zeroing(pre, passed).tolist()
     yield 0.15, {}
     flow: list | None = []
-    for share, values in _flow_layers(head_mean(passed)):
+    for share, values in _flow_layers(head_mean(passed), is_decoder(pre)):
         if values is None:
             flow = None
         else:
@@ -97,8 +98,9 @@ def stages(
     if part not in PARTS:
         raise ValueError(f"unknown part {part!r}")
     item = make_item(pre, text)
+    check_removal(pre, removal)
     passed = references.full(pre, item)
-    target = passed.pooled[0]
+    target = passed.target
     if part == "attention":
         yield from _attention_only(pre, item, passed, target, removal)
         return
@@ -110,7 +112,10 @@ def stages(
     loo = references.loo(pre, item, removal, passed).tolist()
     yield SHARES["loo"], {}
     ig = references.integrated_gradients(pre, item.ids, target, steps)
-    refs = {"loo": loo, "ig": ig["attr"].tolist(), "loo_direct": references.direct_share(passed).tolist()}
+    refs = {"loo": loo, "ig": ig["attr"].tolist()}
+    direct = references.direct_share(passed)
+    if direct is not None:
+        refs["loo_direct"] = direct.tolist()
     yield (  # value zeroing, leave-one-out and IG as one part: each part is one redraw of the page
         SHARES["ig"],
         {
@@ -136,7 +141,7 @@ def stages(
         return
     W = head_mean(passed)
     flow: list | None = []
-    for share, values in _flow_layers(W):
+    for share, values in _flow_layers(W, is_decoder(pre)):
         if values is None:
             flow = None
         else:

@@ -63,7 +63,7 @@ def sentence_rows(pre, text: str, removal: str = REMOVAL) -> dict:
     """{method: {reference: [ρ at layer 1..L] (None where undefined)}} for one sentence."""
     item = make_item(pre, text)
     passed = references.full(pre, item)
-    target = passed.pooled[0]
+    target = passed.target
     layers = per_layer(pre, passed)
     refs = {
         "loo": references.loo(pre, item, removal, passed),
