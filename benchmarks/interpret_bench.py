@@ -114,7 +114,7 @@ def main() -> None:
     lines.append(f"goal importance < 2 s (median): {'met' if goal_imp else 'NOT met'}")
     lines.append(f"goal patching < 3 s (median): {'met' if goal_patch else 'NOT met'}")
     from explorer import inside
-    from explorer.heavy import HEAVY
+    from explorer.jobs.heavy import HEAVY
 
     def head_stats() -> dict:  # the page's background job (a worker process), waited for
         job = HEAVY.ask(*inside.head_stats())

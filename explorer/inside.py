@@ -1,7 +1,7 @@
 """The "Inside the model" page's computations, shared by every session. One intervention (two
 passes) is computed here and cached on plain values (``explorer.cache.bounded``: a memory budget,
 identical concurrent requests computed once); the slow ones (importance, patching, pruning, the
-heads' roles) are requests for background jobs (``explorer.heavy``) whose results arrive as plain
+heads' roles) are requests for background jobs (``explorer.jobs.heavy``) whose results arrive as plain
 lists and floats while the page polls. Never tensors in a session."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def intervention(name: str, sentence: str, heads: tuple, mode: str, masked: tupl
 
 
 def importance(sentence: str, mode: str, masked: tuple, second: str | None) -> tuple[str, dict]:
-    """The request for each head's importance (72 ablated passes), a background job (``explorer.heavy``)."""
+    """The request for each head's importance (72 ablated passes), a background job (``explorer.jobs.heavy``)."""
     return "importance", {"sentence": sentence, "mode": mode, "masked": list(masked), "second": second}
 
 

@@ -11,7 +11,7 @@ from attn_core.explain.pair import EXAMPLES
 from attn_core.explain.references import SHAPLEY_MAX
 from attn_core.explain.sentence import REMOVALS
 from explorer import figures as fig
-from explorer import real, session, waiting, widgets
+from explorer import real, session, widgets
 from explorer.boot import run_through_app
 from explorer.explain import runs
 from explorer.explain.more import pair_shapley_view, pair_view, table_view
@@ -32,6 +32,7 @@ from explorer.explain.views import (
     specials_table,
 )
 from explorer.i18n import error_text, lang, t
+from explorer.jobs import waiting
 from explorer.safe import md
 from explorer.state import current_settings
 

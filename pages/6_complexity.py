@@ -8,10 +8,11 @@ import streamlit as st
 from attn_core import AttentionConfigError, bench
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer import sweeps, widgets
+from explorer import widgets
 from explorer.boot import run_through_app
 from explorer.controls import CHOICES
 from explorer.i18n import error_text, kernel_label, t
+from explorer.jobs import sweeps
 from explorer.safe import md
 from explorer.views import chart
 

@@ -8,9 +8,10 @@ from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from attn_core.interpret import ablate, prune, roles
 from explorer import figures as fig
-from explorer import inside, real, waiting, widgets
+from explorer import inside, real, widgets
 from explorer.boot import run_through_app
 from explorer.i18n import error_text, t
+from explorer.jobs import waiting
 from explorer.safe import md, md_t
 from explorer.state import current_settings
 from explorer.views import chart

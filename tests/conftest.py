@@ -41,10 +41,10 @@ def processes_left(grace: float = LEFT_GRACE_S) -> list[psutil.Process]:
 def no_process_left_behind():
     """The suite ends every process it started. At the session's end the app's own children (the
     Lab's workers, a sweep's child: started in this process by AppTest) are ended as a server ends
-    them at exit (``explorer.jobs.end_children``); any descendant still running after a grace
+    them at exit (``explorer.jobs.children.end_children``); any descendant still running after a grace
     period fails the session, each named, and is then killed."""
     yield
-    jobs = sys.modules.get("explorer.jobs")
+    jobs = sys.modules.get("explorer.jobs.children")
     if jobs is not None:
         jobs.end_children()
     left = processes_left()

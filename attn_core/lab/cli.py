@@ -134,7 +134,7 @@ def _train_out(cfg: LabConfig, args) -> int:
 def die_with_parent() -> None:
     """End this process when the one that started it ends, whatever this one is doing: Linux's
     parent-death signal (SIGKILL), and wherever that is missing, a thread that looks every second
-    for a new parent. The parent is ``ATTN_PARENT_PID`` (set by the server's ``explorer.jobs.spawn``)
+    for a new parent. The parent is ``ATTN_PARENT_PID`` (set by the server's ``explorer.jobs.children.spawn``)
     or else whichever started this process."""
     import ctypes
     import os

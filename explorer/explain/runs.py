@@ -1,8 +1,8 @@
 """The Explain page's work. What one forward pass gives (raw attention, rollout, norms, the tokens)
 is computed here at once and cached (``explorer.cache``); everything slower (value zeroing,
 leave-one-out, integrated gradients, flow, the curves, the pair, Shapley values) is a background
-job shared by every session that asks for the same plain values (``explorer.heavy``), whose parts
-arrive as plain lists and floats while the page polls (``explorer.waiting``)."""
+job shared by every session that asks for the same plain values (``explorer.jobs.heavy``), whose parts
+arrive as plain lists and floats while the page polls (``explorer.jobs.waiting``)."""
 
 from __future__ import annotations
 

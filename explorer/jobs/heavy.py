@@ -9,13 +9,12 @@ each as soon as the worker has it, so a page draws what has arrived and polls fo
 of holding its script thread (and the GIL) for seconds. A session that asks for something else
 leaves the jobs it watched; a job nobody watches any more is cancelled (the worker stops between
 two parts and serves the next request). The queue, the slots and the bounded keeping are the job
-skeleton's (``explorer.jobs``).
+skeleton's (``explorer.jobs.skeleton``).
 
 An Explain job that starts when nothing else runs or waits, with a second worker waiting, takes the
 other slot too and computes in both workers (the references in one, the methods read from attention
-in the other: ``execute_split``),
-so that one learner alone on the server gets both cores; it is still one job, and never more than
-``SLOTS`` workers compute at once.
+in the other: ``explorer.jobs.split``), so that one learner alone on the server gets both cores; it
+is still one job, and never more than ``SLOTS`` workers compute at once.
 """
 
 from __future__ import annotations
@@ -28,8 +27,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from .cache import nbytes as size_of
-from .jobs import Idle, Jobs, JsonLines, spawn
+from ..cache import nbytes as size_of
+from .children import Idle, JsonLines, spawn
+from .skeleton import Jobs
+from .split import execute_split, second_slot
 
 SLOTS = 2  # computations at once on the server (two cores; each worker runs torch on one thread)
 KEEP = 64  # finished jobs kept
@@ -39,7 +40,6 @@ WORKER = [sys.executable, "-m", "attn_core.heavy"]
 _IDS = itertools.count(1)
 RETRY_S = 30.0  # a job whose worker died is tried again when asked for after this long
 STAGED = {"explain"}  # kinds whose worker sends several parts (and can stop between two)
-SPLIT = {"explain"}  # kinds computed in two workers at once when the server is otherwise idle
 
 
 @dataclass
@@ -73,6 +73,13 @@ class Job:
     @property
     def nbytes(self) -> int:
         return self.size
+
+    def fail(self, end: dict | None, other_line: str) -> None:
+        """Failed: the worker's end line says why (its engine error code and params), else the last line
+        it wrote that was not JSON, else that it ended."""
+        self.state = "failed"
+        self.message = (end or {}).get("message") or other_line or "the worker ended"
+        self.error = (end or {}).get("code"), (end or {}).get("params") or {}
 
 
 def key_of(kind: str, args: dict) -> tuple:
@@ -165,31 +172,11 @@ class Heavy(Jobs):
     def on_start(self, job: Job) -> None:
         job.started = time.time()
 
-    def second_slot(self, job: Job) -> tuple[subprocess.Popen, subprocess.Popen] | None:
-        """Two waiting workers and the other slot for ``job``, when nothing else runs or waits (else None:
-        a job never waits for a second slot nor starts a worker for it, and one that waits for its
-        first is never delayed)."""
-        if job.kind not in SPLIT:
-            return None
-        with self.lock:
-            if self.queue or any(j.state == "running" and j is not job for j in self.jobs.values()):
-                return None
-            if not self.slots.acquire(blocking=False):
-                return None
-        with self.workers.lock:
-            live = [(p, t) for p, t in self.workers.waiting if p.poll() is None]
-            if len(live) >= 2:
-                pair = [live.pop()[0], live.pop()[0]]
-                self.workers.waiting = [(p, t) for p, t in self.workers.waiting if p not in pair]
-                return pair[0], pair[1]
-        self.slots.release()
-        return None
-
     def execute(self, job: Job) -> None:
-        pair = self.second_slot(job)
+        pair = second_slot(self, job)
         if pair is not None:
             try:
-                self.execute_split(job, *pair)
+                execute_split(self, job, *pair)
             finally:
                 self.slots.release()
             return
@@ -221,82 +208,11 @@ class Heavy(Jobs):
             if end is not None and end["end"] == "ok" and job.state == "running":
                 job.state, job.progress = "done", 1.0
             elif job.state == "running":
-                job.state = "failed"
-                job.message = (end or {}).get("message") or lines.last_other or "the worker ended"
-                job.error = (end or {}).get("code"), (end or {}).get("params") or {}
+                job.fail(end, lines.last_other)
             if end is None and proc.poll() is None:
                 proc.terminate()
         if end is None:
             threading.Thread(target=proc.wait, daemon=True).start()
-
-    @staticmethod
-    def _ask_worker(proc: subprocess.Popen, job: Job, kind: str, args: dict, on_part) -> tuple[dict | None, str]:
-        """Send one request to ``proc``, hand each (progress, part) to ``on_part``; its end line (None:
-        the worker ended without one, or could not be written to) and the last line that was not JSON."""
-        try:
-            proc.stdin.write(json.dumps({"kind": kind, "args": args, "id": job.id}, ensure_ascii=False) + "\n")
-            proc.stdin.flush()
-        except (OSError, ValueError) as err:
-            return None, str(err)
-        lines = JsonLines(proc.stdout)
-        for item in lines:
-            if "end" in item:
-                return item, lines.last_other
-            on_part(float(item.get("progress", 0.0)), item.get("part") or {})
-        return None, lines.last_other
-
-    def execute_split(self, job: Job, proc: subprocess.Popen, helper: subprocess.Popen) -> None:
-        """``job`` in two workers at once: everything but flow in its own (its parts shown as they come),
-        flow in ``helper``; the two last parts are joined by the first worker into the one the whole
-        computation ends with, and shown together (the page never sees half of the last part)."""
-        job.proc, job.helper, job.split = proc, helper, True
-        ends: dict[str, tuple] = {}
-        last: dict[str, dict] = {}
-        shares = {"references": 0.0, "attention": 0.0}
-
-        def on_part(name: str, share: float, part: dict) -> None:
-            with self.lock:
-                shares[name] = share
-                job.progress = 0.95 * (0.5 * shares["references"] + 0.5 * shares["attention"])
-                if share >= 1.0:
-                    last[name] = part  # held back until the other half's last part is here
-                elif part:
-                    job.result = {**job.result, **part}
-                    job.parts += 1
-
-        def follow(name: str, worker: subprocess.Popen) -> None:
-            args = {**job.args, "part": name}
-            ends[name] = self._ask_worker(worker, job, "explain", args, lambda p, part: on_part(name, p, part))
-
-        other = threading.Thread(target=follow, args=("attention", helper), name="heavy-attention", daemon=True)
-        other.start()
-        follow("references", proc)
-        other.join()
-        if all(ends[k][0] == {"end": "ok"} for k in shares) and len(last) == 2 and job.state == "running":
-            args = {"sentence": job.args["sentence"], "refs": last["references"], "att": last["attention"]}
-            args["references"] = job.result.get("references", {})
-            ends["references"] = self._ask_worker(
-                proc, job, "explain_join", args, lambda p, part: last.update(joined=part)
-            )
-        with self.lock:
-            job.proc, job.helper, job.ended = None, None, time.time()
-            if ends["references"][0] == {"end": "ok"} and "joined" in last and job.state == "running":
-                job.result = {**job.result, **last["joined"]}
-                job.parts += 1
-                job.state, job.progress = "done", 1.0
-            elif job.state == "running":
-                end, other_line = next((e for e in ends.values() if e[0] != {"end": "ok"}), (None, ""))
-                job.state = "failed"
-                job.message = (end or {}).get("message") or other_line or "the worker ended"
-                job.error = (end or {}).get("code"), (end or {}).get("params") or {}
-            job.size = size_of(job.result) + size_of(job.args)
-        for name, worker in (("references", proc), ("attention", helper)):
-            if ends[name][0] is not None and worker.poll() is None:
-                self.workers.give(worker)  # it answered: back to wait for the next request
-            else:
-                if worker.poll() is None:
-                    worker.terminate()
-                threading.Thread(target=worker.wait, daemon=True).start()
 
 
 HEAVY = Heavy()

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from attn_core import bench
 from attn_core.options import OPTIONS
 
-from .jobs import Jobs, JsonLines, spawn
-from .server import active_sessions
+from ..server import active_sessions
+from .children import JsonLines, spawn
+from .skeleton import Jobs
 
 KEEP = 16  # finished sweeps kept per server (each is a few dozen rows)
 

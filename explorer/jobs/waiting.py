@@ -1,4 +1,4 @@
-"""A page's view of its background jobs (``explorer.heavy``): which ones this session waits for, and
+"""A page's view of its background jobs (``explorer.jobs.heavy``): which ones this session waits for, and
 while one computes, a progress bar with "computing…, N ahead of you" that polls the job without
 holding the script thread; when a part arrives (or the job ends) the page is drawn again with it."""
 
@@ -10,11 +10,11 @@ import streamlit as st
 
 from attn_core import AttentionConfigError
 
-from . import session
+from .. import session
+from ..i18n import error_text, t
+from ..safe import md
+from ..server import session_id
 from .heavy import HEAVY, Job, key_of
-from .i18n import error_text, t
-from .safe import md
-from .server import session_id
 
 POLL_S = 0.25  # how often a waiting page looks at its jobs
 EXPECTED_S = {  # a job that sends one part: its bar moves by time, up to 95 %, at this pace (a quiet 2-core machine)

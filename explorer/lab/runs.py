@@ -30,7 +30,8 @@ import torch
 
 from attn_core.lab import LabConfig, check_memory, validate
 
-from ..jobs import Idle, Jobs, JsonLines, spawn
+from ..jobs.children import Idle, JsonLines, spawn
+from ..jobs.skeleton import Jobs
 
 SLOTS = 2  # trainings at once: one per core of the machine this was measured on
 KEEP = 32  # finished runs kept

@@ -43,7 +43,7 @@ def run_made_up_sweep(mp, command: list[str]):
     prints made-up rows): the app opened, the sweep run to its end. Returns (the AppTest, the finished job)."""
     import time
 
-    from explorer import sweeps
+    from explorer.jobs import sweeps
 
     mp.setattr(sweeps, "command", lambda cfg: command)
     mp.setattr(sweeps, "RUNNER", sweeps.Runner())

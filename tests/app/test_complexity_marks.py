@@ -14,8 +14,8 @@ from conftest import run_made_up_sweep
 from streamlit.testing.v1 import AppTest
 
 from attn_core import bench
-from explorer import sweeps
 from explorer.i18n import STRINGS, kernel_label
+from explorer.jobs import sweeps
 
 APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
 # ms = c L^p; the materialised full kernel is the faster of the two full ones here, so it is the baseline

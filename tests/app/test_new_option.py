@@ -15,8 +15,9 @@ from attn_core import Settings, bench, kernels, run_trace
 from attn_core.cli import main
 from attn_core.errors import AttentionConfigError
 from attn_core.options import OPTIONS, Option, add_flags, register_option, unregister_option
-from explorer import i18n, sweeps
+from explorer import i18n
 from explorer.controls import BY_NAME, SIDEBAR
+from explorer.jobs import sweeps
 
 APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
 STRIDE = Option("stride", "int", 2, 1, 16, help="strided mean: every s-th key back from the query", sweep=(1, 2, 3))

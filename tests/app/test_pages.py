@@ -190,7 +190,7 @@ def test_complexity_page_tiny_sweep(app):
     at.multiselect(key="cx_lengths").set_value([64, 128, 256]).run()
     at.button(key="cx_run").click().run()
     assert not at.exception and at.get("progress")  # the sweep runs in another process; the page polls it
-    from explorer import sweeps
+    from explorer.jobs import sweeps
 
     job = next(j for j in sweeps.RUNNER.jobs.values() if j.cfg.lengths == (64, 128, 256))
     deadline = time.time() + 300

@@ -7,7 +7,7 @@ import time
 import psutil
 
 from attn_core import bench
-from explorer import sweeps
+from explorer.jobs import sweeps
 
 
 def tiny(*lengths: int, kernels=("full", "linear_elu")) -> bench.SweepConfig:
@@ -129,7 +129,7 @@ def test_the_complexity_page_says_a_sweep_failed_and_why(monkeypatch):
 def test_a_childs_lines_that_are_not_json_objects_are_kept_as_its_last_words():
     import io
 
-    from explorer.jobs import JsonLines
+    from explorer.jobs.children import JsonLines
 
     lines = JsonLines(io.StringIO('{"row": 1}\nwarning: slow\n3\n{"end": "ok"}\n\n[1, 2]\n'))
     assert list(lines) == [{"row": 1}, {"end": "ok"}]  # a bare number or list is no result

@@ -1,4 +1,4 @@
-"""The Explain and Inside pages' slow parts as shared background jobs (``explorer.heavy``, worker
+"""The Explain and Inside pages' slow parts as shared background jobs (``explorer.jobs.heavy``, worker
 ``attn_core.heavy``): identical requests are one job, the parts arrive in stages, and what arrives
 equals the engine's direct, in-process computation."""
 
@@ -14,7 +14,7 @@ from attn_core import pretrained as pt
 from attn_core.explain import explain as X
 from attn_core.explain import staged
 from attn_core.interpret import ablate, patch
-from explorer import heavy
+from explorer.jobs import heavy
 
 SENTENCE = "The animal didn't cross the street because it was too tired"
 

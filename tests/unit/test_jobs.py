@@ -6,7 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from explorer.jobs import Jobs
+from explorer.jobs.skeleton import Jobs
 
 
 @dataclass

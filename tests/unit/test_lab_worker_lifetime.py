@@ -17,9 +17,9 @@ import time
 import psutil
 import pytest
 
-from explorer import jobs
+from explorer.jobs import children
 
-ROOT = jobs.ROOT
+ROOT = children.ROOT
 
 SERVER = r"""
 import json, sys, time
@@ -130,10 +130,10 @@ def test_the_server_kills_children_that_ignore_a_polite_end():
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
         "time.sleep(1000)"
     )
-    proc = jobs.spawn([sys.executable, "-c", stubborn])
+    proc = children.spawn([sys.executable, "-c", stubborn])
     try:
         assert read_line(proc, 60).strip() == "ready"
-        jobs.end_children(grace=1.0)
+        children.end_children(grace=1.0)
         assert wait_gone(proc.pid, 30)
     finally:
         if proc.poll() is None:
@@ -149,7 +149,7 @@ def test_a_worker_outlives_the_thread_that_started_it():
         "import sys; from attn_core.lab import cli; cli.die_with_parent(); print('ready', flush=True); "
         "sys.stdin.read()"
     )
-    starter = threading.Thread(target=lambda: box.append(jobs.spawn([sys.executable, "-c", code], stdin=True)))
+    starter = threading.Thread(target=lambda: box.append(children.spawn([sys.executable, "-c", code], stdin=True)))
     starter.start()
     starter.join()
     proc = box[0]

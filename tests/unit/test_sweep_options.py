@@ -10,7 +10,7 @@ from attn_core import bench
 from attn_core.cli import main
 from attn_core.kernels import pattern_pairs
 from attn_core.options import OPTIONS
-from explorer import sweeps
+from explorer.jobs import sweeps
 
 
 def test_the_sweep_argv_carries_every_kernel_option_and_the_rows_count_with_them(capsys):
