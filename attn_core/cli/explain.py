@@ -1,5 +1,7 @@
-"""``python -m attn_core explain "SENTENCE" [--second "SENTENCE"] [--removal delete|mask|attention] --json``
-and ``python -m attn_core explain-table --json`` (the corpus table, recomputed)."""
+"""``python -m attn_core explain "SENTENCE" [--model NAME] [--second "SENTENCE"] [--removal delete|mask|attention]
+--json`` and ``python -m attn_core explain-table --json`` (the corpus table, recomputed). With a decoder (``--model``
+names one), what is explained is the log-probability of its top next token (``next_token`` in the output); it has
+no [MASK] and no sentence embedding to compare a second sentence with: both are refused with a message."""
 
 from __future__ import annotations
 
@@ -15,7 +17,12 @@ def add_cli(sub) -> dict:
     """Add both subcommands; returns {name: function} for the CLI's dispatch."""
     p = sub.add_parser("explain", help="explain a sentence's embedding: attention methods against references")
     p.add_argument("sentence")
-    p.add_argument("--second", help="a second sentence: why the two embeddings are similar")
+    p.add_argument(
+        "--model",
+        default="",
+        help="a name from `models`, a local model directory or a hub name (default: the bundled encoder)",
+    )
+    p.add_argument("--second", help="a second sentence: why the two embeddings are similar (encoders)")
     p.add_argument("--removal", choices=REMOVALS, default="attention", help="how leave-one-out removes a piece")
     p.add_argument(
         "--steps", type=int, default=IG_STEPS, help=f"integrated gradients' steps (Gauss-Legendre nodes; {IG_STEPS})"
@@ -44,6 +51,8 @@ def payload(pre, args: argparse.Namespace) -> dict:
     from ..explain.pair import pair
 
     _check_steps(args.steps)
+    if args.second is not None and getattr(pre, "causal", False):  # said before the explanation's work, not after
+        raise AttentionConfigError("second", "explain_pair_decoder", model=pre.name)
     if args.second is not None:
         try:
             args.second.encode("utf-8")
@@ -51,6 +60,9 @@ def payload(pre, args: argparse.Namespace) -> dict:
             raise AttentionConfigError("second", "not_utf8") from None
     result = explain(pre, args.sentence, removal=args.removal, steps=args.steps)
     out = {k: result[k] for k in ("model", "removal", "tokens", "methods", "references", "ig_completeness_error")}
+    out["family"], out["causal"] = getattr(pre, "family", "bert"), bool(getattr(pre, "causal", False))
+    if "next_token" in result:
+        out["next_token"] = result["next_token"]
     out.update(curves=result["curves"], ks=result["ks"], correlation=spearman_table(result))
     out.update(correlation_detail=result["correlation"], specials=result["specials"], notices=result["notices"])
     out["shapley_words"] = result["word_texts"] if "shapley" in result["references"] else None
@@ -63,7 +75,10 @@ def payload(pre, args: argparse.Namespace) -> dict:
 
 
 def _summary(out: dict) -> str:
-    lines = [f"tokens  {out['tokens']}"]
+    lines = [f"model   {out['model']} ({out['family']})", f"tokens  {out['tokens']}"]
+    if "next_token" in out:
+        nt = out["next_token"]
+        lines.append(f"explained: log p({nt['text']!r} | the text) = {nt['logp']:.4f}, the model's top next token")
     for name, vals in out["methods"].items():
         lines.append(
             f"{name:14s}" + ("(not computed: too long)" if vals is None else " ".join(f"{v:.3f}" for v in vals))
@@ -82,7 +97,7 @@ def _summary(out: dict) -> str:
 def cmd_explain(args: argparse.Namespace) -> int:
     from ..models import load
 
-    out = payload(load(), args)
+    out = payload(load(args.model), args)
     print(json.dumps(out, ensure_ascii=False) if args.json else _summary(out))
     return 0
 

@@ -9,6 +9,7 @@ rollout, its hidden states for a layer re-run with nothing zeroed.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -272,3 +273,27 @@ def test_bad_input_gets_a_message(models):
     with pytest.raises(AttentionConfigError) as err:  # over the context: 48 positions, under the 128 explained
         make_item(m, "cat " * 50)
     assert err.value.params["limit"] == 48 and err.value.params["n"] > 48
+
+
+def test_the_cli_explains_a_decoder_by_name_and_refuses_what_it_cannot(models, capsys, monkeypatch):
+    from attn_core.cli import main
+
+    m = models["llama"]
+    monkeypatch.setenv(M.MODELS_ENV, f"tiny-llama={m.path}")  # offered by name, as the app offers it
+    assert main(["explain", PROMPT, "--model", "tiny-llama", "--steps", "16", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["family"] == "llama" and out["causal"] is True
+    expected = X.explain(m, PROMPT, steps=16)
+    assert out["next_token"] == expected["next_token"] and out["tokens"] == expected["tokens"]
+    assert_close(out["references"]["loo"], expected["references"]["loo"])
+    assert set(out["correlation"]["rollout"]) == {"loo", "ig", "shapley"}
+    for argv, said in (
+        (["--removal", "mask"], "delete, attention"),
+        (["--second", "the dog"], "is a decoder"),
+        (["--model", "no-such-model"], "no-such-model"),
+    ):
+        model = [] if "--model" in argv else ["--model", "tiny-llama"]
+        code = main(["explain", PROMPT, *model, *argv, "--json"])
+        captured = capsys.readouterr()
+        assert code != 0 and not captured.out and said in captured.err
+        assert "Traceback" not in captured.err
