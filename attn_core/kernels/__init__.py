@@ -9,13 +9,15 @@ One module per family, each ending in its own ``register(...)`` calls (the regis
 the order they are imported here): ``full`` (materialised, SDPA), ``sparse`` (sliding window,
 dilated, global + window, block, on the shared banded engine ``banded``), ``flex``, ``linear``
 (elu + 1, causal), ``performer``, ``linformer``. ``registry`` holds the ``Kernel`` spec,
-``explain`` the ``Stage``s a variant's own steps are made of. Everything importable from
-``attn_core.kernels`` before the split still is.
+``explain`` the ``Stage``s a variant's own steps are made of, ``notebook_cells`` (and ``notebook_features``)
+the same steps as the take-home notebook's plain PyTorch, which a spec carries as ``notebook=``. Everything
+importable from ``attn_core.kernels`` before the split still is.
 """
 
 from .registry import KERNELS, Kernel, effective_weights, kernel_options, register, run_kernel, unregister  # noqa: I001
 from .base import _check_nothing, _check_pattern, _flat, _scale, _self_only
 from .explain import AXES, Explained, Stage, prefix_state
+from .notebook_cells import NotebookSteps, runnable_weights
 from .full import _SOFTMAX, _softmax_weights, full_attention, sdpa_attention
 from .banded import _band, _block_for, _local, _local_fused, _merge, _softmax_blocks
 from .sparse import (
@@ -45,6 +47,7 @@ __all__ = [
     "SHRINK_ROWS",
     "Explained",
     "Kernel",
+    "NotebookSteps",
     "Stage",
     "block_attention",
     "causal_linear_attention",
@@ -70,6 +73,7 @@ __all__ = [
     "prefix_state",
     "register",
     "run_kernel",
+    "runnable_weights",
     "sdpa_attention",
     "sliding_window_attention",
     "unregister",

@@ -12,6 +12,7 @@ from ..errors import AttentionConfigError
 from .base import _check_pattern
 from .explain import _explain_sparse
 from .full import _softmax_weights
+from .notebook_cells import MASK_CODE, NotebookSteps, sparse_cells
 from .registry import register
 from .sparse import _banded_bytes, _pattern_flops
 
@@ -93,6 +94,7 @@ register(
     pattern=_flex_pattern,
     weights=_softmax_weights(_flex_pattern),
     explain=_explain_sparse(_flex_pattern, flex_attention),
+    notebook=NotebookSteps(sparse_cells, mask=lambda pattern="sliding_window", **_: MASK_CODE[pattern]),
     check=_check_flex,
     flops=_pattern_flops(None),
     peak_bytes=_banded_bytes,

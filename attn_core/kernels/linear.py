@@ -11,6 +11,8 @@ import torch.nn.functional as F
 from .. import masks
 from . import native
 from .explain import _explain_features
+from .notebook_cells import NotebookSteps
+from .notebook_features import linear_cells
 from .registry import register
 
 _SPAN = 1024  # positions per step of the CPU loop: a step's features, chunk states and scores stay in cache
@@ -318,6 +320,7 @@ register(
     paper="Katharopoulos et al. 2020, Transformers are RNNs",
     weights=_feature_weights(_elu_pair),
     explain=_explain_features(_elu_pair, linear_elu_attention),
+    notebook=NotebookSteps(linear_cells),
     flops=_elu_flops,
     peak_bytes=_feature_bytes(lambda sh: sh.d_head),
     softmax=False,
@@ -334,6 +337,7 @@ register(
     paper="Katharopoulos et al. 2020, Transformers are RNNs",
     weights=_feature_weights(_elu_pair),
     explain=_explain_features(_elu_pair, causal_linear_attention),
+    notebook=NotebookSteps(linear_cells),
     flops=_elu_flops,
     peak_bytes=_feature_bytes(lambda sh: sh.d_head, prefix_sums=True),
     always_causal=True,

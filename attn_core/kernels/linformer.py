@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from ..errors import AttentionConfigError
 from .explain import Explained, Stage, _shape
+from .notebook_cells import NotebookSteps, linformer_cells
 from .registry import register
 
 
@@ -100,6 +101,7 @@ register(
     paper="Wang et al. 2020, Linformer",
     weights=_linformer_weights,
     explain=_explain_linformer,
+    notebook=NotebookSteps(linformer_cells),
     check=_check_linformer,
     flops=lambda L, sh: sh.batch * sh.heads * 8 * L * sh.proj_k * sh.d_head,
     peak_bytes=lambda L, sh, db: (

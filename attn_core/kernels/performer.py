@@ -11,6 +11,8 @@ from ..errors import AttentionConfigError
 from .base import _scale
 from .explain import Stage, _explain_features, _shape
 from .linear import _feature_bytes, _linear, _linear_sums
+from .notebook_cells import NotebookSteps
+from .notebook_features import performer_cells
 from .registry import register
 
 
@@ -271,6 +273,7 @@ register(
     paper="Choromanski et al. 2021, Rethinking Attention with Performers",
     weights=_performer_weights,
     explain=_explain_features(_performer_pair, performer_attention, omega=_omega, finish=_performer_stages),
+    notebook=NotebookSteps(performer_cells),
     check=_check_performer,
     flops=_performer_flops,
     peak_bytes=_feature_bytes(lambda sh: sh.features),

@@ -2,9 +2,10 @@
 
 A spec holds its function, what it is called and where it comes from, the options it takes (by
 their names in ``attn_core.options``), what it can and cannot do (``check``), the L x S matrix it
-amounts to (``weights``) and its cost models (``flops``, ``peak_bytes``). The trace, the Variants
-page, the sweep and the CLI ask the spec; nothing outside the kernel modules branches on a
-variant's name. A new variant is one function and one ``register(...)`` call (see the README).
+amounts to (``weights``), its cost models (``flops``, ``peak_bytes``) and its steps in the take-home notebook
+(``notebook``: ``notebook_cells.NotebookSteps``). The trace, the Variants page, the sweep, the CLI and the notebook
+export ask the spec; nothing outside the kernel modules branches on a variant's name. A new variant is one
+function and one ``register(...)`` call (see the README).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import torch
 
 from ..options import OPTIONS
 from .base import _check_nothing, _scale
+from .notebook_cells import NotebookSteps
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Kernel:
     compiled: bool = False  # its first call at a shape compiles: the benchmark times that apart
     pattern: Callable | None = None  # (L, S, causal, **opts) -> (L, S) bool, for sparse kernels
     explain: Callable | None = None  # (q, k, v, *, causal, scale, **opts) -> Explained: its own steps; None = full
+    notebook: NotebookSteps | None = None  # its own steps (and pattern) in the take-home notebook's plain PyTorch
 
     @property
     def doc(self) -> str:

@@ -13,6 +13,7 @@ from .banded import _band, _block_for, _local, _merge
 from .base import _check_pattern, _flat, _scale, _self_only
 from .explain import _explain_sparse
 from .full import _softmax_weights, sdpa_attention
+from .notebook_cells import NotebookSteps, pattern_mask, sparse_cells
 from .registry import Kernel, register
 
 
@@ -190,6 +191,7 @@ def _sparse(name, fn, mode, **spec) -> Kernel:
         pattern=pattern,
         weights=_softmax_weights(pattern),
         explain=_explain_sparse(pattern, fn),
+        notebook=NotebookSteps(sparse_cells, mask=pattern_mask(mode)),
         check=_check_pattern(name),
         flops=_pattern_flops(mode),
         peak_bytes=_banded_bytes,

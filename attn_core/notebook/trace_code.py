@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..config import Settings
 from ..kernels import KERNELS
+from ..kernels.notebook_cells import MASK_CODE
 from ..trace import Trace
 from .cells import _SOFTMAX
 
@@ -22,16 +23,6 @@ def split_words(text):
         chars.append(ch if not punct or (ch in "'-\u2019" and inside) else " ")
     return _TOKEN.findall("".join(chars))
 '''
-
-_MASKS = {  # mode -> the (L, S) expression in i, j (queries down, keys across)
-    "none": "torch.ones(L, S, dtype=torch.bool)",
-    "causal": "j <= i",
-    "padding": "(j < n_real).expand(L, S)   # keys at or after the real tokens are [PAD]",
-    "sliding_window": "(i - j).abs() <= WINDOW",
-    "dilated": "((i - j).abs() <= WINDOW * DILATION) & ((i - j) % DILATION == 0)",
-    "global_window": "((i - j).abs() <= WINDOW) | (i < GLOBAL_TOKENS) | (j < GLOBAL_TOKENS)",
-    "block": "(i // BLOCK) == (j // BLOCK)",
-}
 
 
 def _setup(s: Settings, t: Trace, focus: int, head: int) -> str:
@@ -203,15 +194,14 @@ def _scores_code(s: Settings) -> str:
     return code
 
 
-def _mask_code(s: Settings) -> str:
-    kern = KERNELS[s.kernel]
+def _mask_code(s: Settings, pattern: str | None = None) -> str:
+    """The mask: ``pattern``, a sparse variant's own (its spec's expression), else the settings' mask."""
     code = "i, j = torch.arange(L).unsqueeze(1), torch.arange(S).unsqueeze(0)  # (L, 1) queries, (1, S) keys\n"
-    if kern.pattern is not None:
-        mode = "sliding_window" if s.kernel == "flex" else s.kernel
-        code += f"mask = {_MASKS[mode]}  # the variant's pattern is the mask\n"
+    if pattern is not None:
+        code += f"mask = {pattern}  # the variant's pattern is the mask\n"
         code += "if CAUSAL:\n    mask = mask & (j <= i)\n"
     else:
-        code += f"mask = {_MASKS[s.mask]}  # True = may attend\n"
+        code += f"mask = {MASK_CODE[s.mask]}  # True = may attend\n"
         if s.mask != "causal":
             code += "if causal:  # AND-ed with the causal mask\n    mask = mask & (j <= i)\n"
     code += (

@@ -20,7 +20,7 @@ from .trace_code import (
     _softmax_code,
     _tokens_code,
 )
-from .variants import _variant_stages, check_exportable
+from .variants import check_exportable, pattern_code, variant_code
 
 PAGES = ("steps", "multihead", "cross")
 _MASK_TEX = r"\tilde e_{ij} = \begin{cases} e_{ij} & \text{mask}_{ij} \\ -\infty & \text{otherwise}\end{cases}"
@@ -133,7 +133,7 @@ def _step_cells(t: Trace, lang: str, focus: int, h: int) -> list[Cell]:
             _tex(_MASK_TEX),
             text("mask_count", lang, n=int(t.mask.sum()), total=t.mask.numel()),
         ),
-        Cell("code", _mask_code(s)),
+        Cell("code", _mask_code(s, pattern_code(t))),
         _md(
             "## " + text("st_softmax", lang),
             _tex(SOFTMAX_STAGES),
@@ -145,13 +145,20 @@ def _step_cells(t: Trace, lang: str, focus: int, h: int) -> list[Cell]:
 
 
 def _variant_cells(t: Trace, lang: str) -> list[Cell]:
-    """The variant's own steps (5.1, 5.2, ...): its formula and the page's note for each; none for full."""
-    if t.variant is None:
-        return []
+    """The variant's own steps (5.1, 5.2, ...), from its spec: its formula and the page's note for each; none for
+    full attention. A variant without stages of its own: one step, its name and formula, then its code."""
     s = t.settings
+    steps = variant_code(t)
+    if t.variant is None:
+        if not steps:
+            return []
+        kern = KERNELS[s.kernel]
+        name = f"kernel.{s.kernel}.label"
+        title = "## 5 " + (text(name, lang) if has(name) else user_md(kern.label))
+        return [_md(title, _tex(kern.formula))] + [Cell("code", code) for _, code in steps]
     cells = []
     stages = {st.key: st for st in t.variant.stages}
-    for n, (key, code) in enumerate(_variant_stages(t)):
+    for n, (key, code) in enumerate(steps):
         st = stages[key]
         notes = [text(f"vs.{key}.note", lang, **st.facts)]
         if "error" in st.facts:

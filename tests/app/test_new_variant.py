@@ -1,13 +1,19 @@
 """A variant is one spec: a throwaway variant registered here, in the test alone, appears, checked,
-in the trace, the Variants page, the sweep and the CLI, with no other file edited."""
+in the trace, the Variants page, the sweep, the CLI and the take-home notebook, with no other file edited."""
 
+import contextlib
+import io
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
+from tolerance import assert_close
 
 from attn_core import Settings, bench, kernels, run_trace
+from attn_core import notebook as nbk
 from attn_core.cli import main
 from attn_core.compare import compare, error_curve
 from attn_core.errors import AttentionConfigError
@@ -51,6 +57,7 @@ def toy():
         options=("window",),
         sweep="window",
         softmax=False,
+        notebook=kernels.runnable_weights(local_mean_weights),  # its notebook step: its own weights, copied
     )
     yield "local_mean"
     kernels.unregister("local_mean")
@@ -93,3 +100,28 @@ def test_the_sweep_and_the_cli_measure_it(toy, capsys):
     assert main(["bench", "--kernels", toy, "--lengths", "32", "--min-run-time", "0.01"]) == 0
     assert "local_mean" in capsys.readouterr().out
     assert main(["trace", "a b c", "--kernel", toy, "--json"]) == 0
+
+
+def test_its_notebook_runs_alone_and_recomputes_the_app(toy, tmp_path):
+    """Its notebook, written from its spec alone, runs in an interpreter that cannot import this project, and
+    every tensor it recomputes equals the app's (its own comparison cell); in this process its matrix is the
+    one the weights function above gives."""
+    s = Settings(sentence="the cat sat on the warm mat", kernel=toy, window=2, heads=2, causal=True)
+    tr = run_trace(s)
+    book = nbk.trace_notebook(s, trace=tr, focus=3, head=1)
+    path = tmp_path / "local_mean.py"
+    path.write_text(book.script("en"), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    run = [sys.executable, "-I", str(path)]
+    proc = subprocess.run(run, check=False, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line.split() for line in proc.stdout.splitlines() if line.endswith((" ok", " DIFFERS"))]
+    names = {row[0] for row in rows}
+    assert {"weights", "context", "output", "softmax_weights"} <= names and all(row[-1] == "ok" for row in rows)
+    ns = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for code in book.code():
+            exec(compile(code, "<local_mean>", "exec"), ns)  # noqa: S102 - the notebook written above
+    expect = local_mean_weights(tr.Q, tr.K, causal=True, scale=1.0, window=2)
+    assert_close(ns["recomputed"]["weights"], expect, msg="weights")
+    assert_close(ns["recomputed"]["context"], expect @ tr.V, msg="context")
