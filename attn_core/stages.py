@@ -5,7 +5,8 @@ its formula (LaTeX), its PyTorch lines with this input's shapes, the trace's own
 Step-by-step page shows (not copies: ``stage.tensors["scores"] is trace.scores``, in the trace's
 shapes) and the numbers it quotes. ``step_stages`` gives every step the page offers, in its order,
 by its step key: the six base steps, or for a variant tokens, Q/K/V, the variant's own (``vs_<key>``)
-and the output. No Streamlit here: the page draws these.
+and the output. No Streamlit here: the page draws these. The steps, their URL keys and each step's tensors are
+the table's (``attn_core.tensors``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from .kernels import KERNELS
 from .kernels.explain import Stage
 from .notebook_text import SOFTMAX_STAGES, WEIGHTED_SUM
+from .tensors import BASE_STEPS, stage_tensors, url_step
 
 SCORE_FORMULAS = {
     "dot": r"e_{ij} = q_i^\top k_j",
@@ -27,7 +29,7 @@ def _tokens(tr, head: int, focus: int) -> Stage:
         "tokens",
         r"x_i = E[\mathrm{id}_i] + PE_i \qquad E \in \mathbb{R}^{|V| \times d_{model}}",
         f"embed = torch.nn.Embedding({len(tr.tokens.vocab)}, {s.d_model})\nx = embed(ids)  # {tuple(tr.x.shape)}",
-        {"x": tr.x},
+        stage_tensors(tr, "tokens"),
         {"x": "x"},
         {"ids": list(tr.tokens.ids), "vocab": len(tr.tokens.vocab)},
     )
@@ -42,7 +44,7 @@ def _qkv(tr, head: int, focus: int) -> Stage:
         f"Q = x @ W_q.T   # {tuple(tr.Q[head].shape)}\n"
         f"K = x @ W_k.T   # {tuple(tr.K[head].shape)}\n"
         f"V = x @ W_v.T   # {tuple(tr.V[head].shape)}",
-        {"Q": tr.Q, "K": tr.K, "V": tr.V, "W_q": W.W_q, "W_k": W.W_k, "W_v": W.W_v},
+        stage_tensors(tr, "qkv"),
         {name: name for name in ("Q", "K", "V", "W_q", "W_k", "W_v")},
     )
 
@@ -54,7 +56,7 @@ def _scores(tr, head: int, focus: int) -> Stage:
         SCORE_FORMULAS[s.score] + (rf"\ /\ T,\ T = {s.temperature:g}" if s.temperature != 1 else ""),
         f"scores = Q @ K.T            # {tuple(tr.scores[head].shape)}\n"
         f"scaled = scores * {tr.scale:.6g}  # 1/sqrt(d_k) = 1/sqrt({s.d_k})",
-        {"scores": tr.scores, "scaled_scores": tr.scaled_scores},
+        stage_tensors(tr, "scores"),
         {"scores": "Q Kᵀ", "scaled_scores": "Q Kᵀ · scale"},
         {"unscaled": tr.peak_weight(head, focus, scaled=False), "scaled": tr.peak_weight(head, focus)},
     )
@@ -69,14 +71,13 @@ def _mask(tr, head: int, focus: int) -> Stage:
         f"mask = build_mask('{s.mask}', {L}, {S}{', also_causal=True' if s.causal else ''})"
         f"  # bool {tuple(tr.mask.shape)}, True = may attend\n"
         "scaled = scaled.masked_fill(~mask, float('-inf'))",
-        {"mask": tr.mask},
+        stage_tensors(tr, "mask"),
         {"mask": "mask"},
         {"n": int(tr.mask.sum()), "total": tr.mask.numel()},
     )
 
 
 def _softmax(tr, head: int, focus: int) -> Stage:
-    sm = tr.softmax
     return Stage(
         "softmax",
         SOFTMAX_STAGES,
@@ -84,7 +85,7 @@ def _softmax(tr, head: int, focus: int) -> Stage:
         "p = (scaled - m).exp()   # masked entries -> 0\n"
         "Z = p.sum(-1, keepdim=True)\n"
         "weights = p / Z",
-        {"row_max": sm.row_max, "row_sum": sm.row_sum, "exp": sm.exp, "weights": sm.weights},
+        stage_tensors(tr, "softmax"),
         {"row_max": "m", "row_sum": "Z", "exp": "p", "weights": "α"},
     )
 
@@ -100,21 +101,14 @@ def _output(tr, head: int, focus: int) -> Stage:
         if own
         else f"weights = F.softmax(scaled, dim=-1)  # {tuple(tr.attn[head].shape)}\n"
         f"context = weights @ V               # {tuple(tr.context[head].shape)}",
-        {"attn": tr.attn, "context": tr.context},
+        stage_tensors(tr, "output"),
         {"attn": "α", "context": "z"},
         {"dropout": s.dropout},
     )
 
 
-# step key -> its builder, in the page's order
-STEPS = {
-    "st_tokens": _tokens,
-    "st_qkv": _qkv,
-    "st_scores": _scores,
-    "st_mask": _mask,
-    "st_softmax": _softmax,
-    "st_output": _output,
-}
+_BUILDERS = {"tokens": _tokens, "qkv": _qkv, "scores": _scores, "mask": _mask, "softmax": _softmax, "output": _output}
+STEPS = {url_step(key): _BUILDERS[key] for key in BASE_STEPS}  # step key -> its builder, in the page's order
 
 
 def base_stages(trace, head: int, focus: int) -> tuple[Stage, ...]:
@@ -128,5 +122,6 @@ def step_stages(trace, head: int, focus: int) -> dict[str, Stage]:
     base = dict(zip(STEPS, base_stages(trace, head, focus), strict=True))
     if trace.variant is None:
         return base
-    own = {f"vs_{stage.key}": stage for stage in trace.variant.stages}
-    return {"st_tokens": base["st_tokens"], "st_qkv": base["st_qkv"], **own, "st_output": base["st_output"]}
+    own = {url_step(stage.key, variant=True): stage for stage in trace.variant.stages}
+    first, last = [url_step(key) for key in ("tokens", "qkv")], url_step("output")
+    return {**{key: base[key] for key in first}, **own, last: base[last]}

@@ -29,15 +29,21 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from attn_core import models as pt
+from attn_core.tensors import CAPTURED
 
 NONE, ZERO, UNIFORM, MEAN, PATCH = 0, 1, 2, 3, 4
 MODES = {"zero": ZERO, "uniform": UNIFORM, "mean": MEAN}
+
+# what a recording plan keeps per layer, named as the tensor table names them: the heads' outputs side by side
+# (concat, (B, L, H·d), before the output projection) and the weights ((B, H, L, L)); a tuple, so (ctx, w) unpacks
+Captured = namedtuple("Captured", CAPTURED)
 
 _ACTIVE: contextvars.ContextVar[Plan | None] = contextvars.ContextVar("attn_explorer_plan", default=None)
 _INSTALL = threading.Lock()
@@ -54,7 +60,7 @@ class Plan:
     mean: torch.Tensor | None = None  # (layers, H·d)
     source: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None  # layer -> (context (L, H·d), weights)
     reweight: Callable | None = None  # (layer, weights (B, H, L, L), keys (B, L)) -> weights
-    capture: dict[int, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+    capture: dict[int, Captured] = field(default_factory=dict)
     record: bool = False  # keep every layer's context and weights in ``capture``
     seen: dict[int, torch.Tensor] = field(default_factory=dict, repr=False)  # decoders: the model's own context
 
@@ -136,7 +142,7 @@ def _hook(layer: int):
         if changed is not None:
             ctx, w = changed
         if plan.record:
-            plan.capture[layer] = (ctx.detach(), w.detach())
+            plan.capture[layer] = Captured(ctx.detach(), w.detach())
         return None if changed is None else (ctx, w, *output[2:])
 
     return hook
@@ -162,7 +168,7 @@ def _decoder_hook(layer: int, fam, out_linear):
         if changed is not None:
             ctx, w = changed
         if plan.record:
-            plan.capture[layer] = (ctx.detach(), w.detach())
+            plan.capture[layer] = Captured(ctx.detach(), w.detach())
         return None if changed is None else (out_linear(ctx), w, *output[2:])
 
     return hook

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .. import masks
+from ..tensors import VARIANT_AXES
 
 
 @dataclass(frozen=True)
@@ -35,31 +36,9 @@ class Explained:
         return {name: t for st in self.stages for name, t in st.tensors.items()}
 
 
-# What the rows and columns of each named intermediate are: a query or key token, a feature, a
-# dimension of d or d_v, one of Linformer's k rows, or nothing (a single row or column).
-AXES = {
-    "pattern": ("query", "key"),
-    "band_scores": ("query", "key"),
-    "band_weights": ("query", "key"),
-    "amounts_to": ("query", "key"),
-    "omega": ("feature", "d"),
-    "phi_q": ("query", "feature"),
-    "phi_k": ("key", "feature"),
-    "state": ("feature", "dv"),
-    "normaliser": ("", "feature"),
-    "numerator": ("query", "dv"),
-    "denominator": ("query", ""),
-    "half_1": ("query", "dv"),
-    "half_2": ("query", "dv"),
-    "uniform_out": ("query", "dv"),
-    "output": ("query", "dv"),
-    "E": ("k", "key"),
-    "F": ("k", "key"),
-    "K_proj": ("k", "d"),
-    "V_proj": ("k", "dv"),
-    "scores_Lk": ("query", "k"),
-    "weights_Lk": ("query", "k"),
-}
+# What the rows and columns of each named intermediate are (a query or key token, a feature, a dimension of d or
+# d_v, one of Linformer's k rows, or nothing): the tensor table's, by the Stage's key
+AXES = VARIANT_AXES
 
 
 def _shape(t: torch.Tensor) -> str:

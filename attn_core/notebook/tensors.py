@@ -1,5 +1,6 @@
 """The app's own values in the notebook: the tensors of a trace or a trained head by the names the notebook gives
-their recomputations, the size limit, and the last cell that carries them (float32, base64) and compares."""
+their recomputations (the table's: ``attn_core.tensors``), the size limit, and the last cell that carries them
+(float32, base64) and compares."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import base64
 import torch
 
 from ..errors import AttentionConfigError
+from ..tensors import notebook_name, trace_tensors
 from ..trace import Trace
 
 MAX_NUMBERS = 2**20  # the app's values one notebook may carry (4 MiB as float32, ~5.6 MiB in base64)
@@ -69,36 +71,17 @@ print(f"largest difference: {{largest:.3g}}", matched if largest <= 1e-5 else ""
 """
 
 
-_TRACE_NAMES = ("x", "output", "weights", "context", "scores", "mask", "exp")
-
-
 def variant_name(name: str) -> str:
-    """A variant's intermediate under the notebook's name ('output' is the layer's: the variant's is
-    variant_output)."""
-    return f"variant_{name}" if name in _TRACE_NAMES else name
+    """A variant's intermediate (by its Stage key) under the notebook's name: the table's ('output' is the
+    layer's, so the variant's is variant_output)."""
+    return notebook_name(name)
 
 
 def app_tensors(t: Trace) -> dict:
-    """The trace's tensors by the names the notebook gives its recomputations."""
-    w = t.weights
-    sm = t.softmax
-    out = {"x_embed": t.x_embed, "pos": t.pos, "x": t.x}
-    if t.is_cross:
-        out["x_source"] = t.x_source
-    out.update(W_q=w.W_q, W_k=w.W_k, W_v=w.W_v)
-    for name in ("W_o", "b_q", "b_k", "b_v", "b_o"):
-        if getattr(w, name) is not None:
-            out[name] = getattr(w, name)
-    if w.additive is not None:
-        out.update(W_a=w.additive.W_a, U_a=w.additive.U_a, v_a=w.additive.v)
-    out.update(Q=t.Q, K=t.K, V=t.V, scores=t.scores, scaled_scores=t.scaled_scores, mask=t.mask)
-    out.update(row_max=sm.row_max, exp=sm.exp, row_sum=sm.row_sum, softmax_weights=sm.weights, empty=sm.empty)
+    """The trace's tensors by the names the notebook gives its recomputations (the table's), then the variant's."""
+    out = trace_tensors(t)
     if t.variant is not None:
-        out.update({variant_name(name): v for name, v in t.variant.tensors().items()})
-    out.update(weights=t.attn, context=t.context, concat=t.concat)
-    if t.projected is not None:
-        out["projected"] = t.projected
-    out["output"] = t.output
+        out.update({notebook_name(name): v for name, v in t.variant.tensors().items()})
     return out
 
 
@@ -115,5 +98,5 @@ def head_tensors(ht) -> dict:
     out.update(Q=ht.Q, K=ht.K, V=ht.V, scores=ht.scores, scaled_scores=ht.scaled_scores, mask=ht.mask)
     out.update(row_max=sm.row_max, exp=sm.exp, row_sum=sm.row_sum, weights=ht.attn, context=ht.context)
     if ht.model_attn is not None:
-        out["model_attn"] = ht.model_attn
+        out["model_attn"] = ht.model_attn  # the model's own weights, beside the recomputed (a real model only)
     return {k: v for k, v in out.items() if v is not None}
