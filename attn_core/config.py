@@ -6,32 +6,21 @@ and the JSON export writes it back out under ``config`` with the same keys as th
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields, replace
 
+from .dimensions import DIMENSIONS, INITS, LAYOUTS, POSITIONS, SCORES  # noqa: F401  (the names config has always had)
+from .dimensions import limits as dimension_limits
 from .errors import AttentionConfigError
-from .masks import MASK_MODES
 from .options import OPTIONS
 from .options import limits as option_limits
 from .tokenize import MAX_TOKENS
 
 TUTORIAL_SENTENCE = "Life is short, eat dessert first"
-SCORES = ("dot", "scaled_dot", "additive")
-LAYOUTS = ("tutorial", "standard")
-INITS = ("tutorial", "standard")
-POSITIONS = ("none", "sinusoidal", "learned")
-
 MAX_TRACE_BYTES = 192 * 2**20  # what one live view may take; the CLI can pass more
 
-LIMITS = {  # field: (low, high); inclusive, for live use; the kernels' options' from attn_core.options
-    "d_model": (1, 1024),
-    "d_q": (1, 1024),
-    "d_k": (1, 1024),
-    "d_v": (1, 1024),
-    "heads": (1, 32),
-    "pad_to": (0, MAX_TOKENS),
-    **option_limits(),
-}
+# field: (low, high), inclusive, for live use: the dimensions' (attn_core.dimensions), the kernel options'
+LIMITS = {**dimension_limits("trace"), **option_limits()}
+_D = {name: d.default for name, d in DIMENSIONS.items()}  # the trace's defaults, for the fields below
 
 
 class Plain:
@@ -45,6 +34,15 @@ class Plain:
         """Its values as sorted (name, value) pairs: hashable, a cache key or a question's name."""
         return tuple(sorted(self.to_dict().items()))
 
+    def __getitem__(self, name: str):
+        """A field's value by its name (a link's, a lesson's): ``settings["heads"]``."""
+        if name not in self:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in {f.name for f in fields(self)}
+
     @classmethod
     def from_dict(cls, data: dict):
         names = {f.name for f in fields(cls)}
@@ -56,31 +54,32 @@ class Settings(Plain):
     sentence: str = TUTORIAL_SENTENCE
     source: str | None = None  # keys/values come from here when set (cross-attention)
     seed: int = OPTIONS["seed"].default
-    init: str = "tutorial"
-    d_model: int = 16
-    d_q: int = 24
-    d_k: int = 24
-    d_v: int = 28
-    heads: int = 1
-    layout: str = "tutorial"
-    score: str = "scaled_dot"
-    temperature: float = 1.0
-    pos: str = "none"
-    mask: str = "none"
-    causal: bool = False  # AND-ed with any other mask
+    init: str = _D["init"]
+    d_model: int = _D["d_model"]
+    d_q: int = _D["d_q"]
+    d_k: int = _D["d_k"]
+    d_v: int = _D["d_v"]
+    heads: int = _D["heads"]
+    layout: str = _D["layout"]
+    score: str = _D["score"]
+    temperature: float = _D["temperature"]
+    pos: str = _D["pos"]
+    mask: str = _D["mask"]
+    causal: bool = _D["causal"]  # AND-ed with any other mask
     window: int = OPTIONS["window"].default
     dilation: int = OPTIONS["dilation"].default
     global_tokens: int = OPTIONS["global_tokens"].default
     block: int = OPTIONS["block"].default
-    pad_to: int = 0  # padding mode: the batch length; 0 = no padding
-    dropout: float = 0.0
-    residual_norm: bool = False
-    kernel: str = "full"
+    pad_to: int = _D["pad_to"]  # padding mode: the batch length; 0 = no padding
+    dropout: float = _D["dropout"]
+    residual_norm: bool = _D["residual_norm"]
+    kernel: str = _D["kernel"]
     features: int = OPTIONS["features"].default  # performer's random features m
     proj_k: int = OPTIONS["proj_k"].default  # linformer's projected length k
     max_tokens: int = MAX_TOKENS
     max_bytes: int = MAX_TRACE_BYTES  # one trace's memory, refused beyond (a shared server's budget)
-    # kernel options registered beyond these fields (attn_core.options), as sorted (name, value) pairs
+    # kernel options and dimensions registered beyond these fields (attn_core.options, attn_core.dimensions),
+    # as sorted (name, value) pairs
     extra: tuple = ()
 
     def __post_init__(self) -> None:  # from JSON or a dict: lists of pairs -> sorted tuples (hashable)
@@ -88,16 +87,17 @@ class Settings(Plain):
         object.__setattr__(self, "extra", tuple(sorted((str(k), v) for k, v in pairs)))
 
     def with_options(self, **values) -> Settings:
-        """These settings with kernel options changed: a field's by ``replace``, any other's in ``extra``."""
+        """These settings with kernel options (or dimensions) changed: a field's by ``replace``, any other's in
+        ``extra``."""
         known = {k: v for k, v in values.items() if k in FIELDS}
         extra = {**dict(self.extra), **{k: v for k, v in values.items() if k not in FIELDS}}
         return replace(self, **known, extra=tuple(extra.items()))
 
     def option(self, name: str):
-        """A kernel option's value: its field, else ``extra``, else the option's default."""
+        """A kernel option's (or a dimension's) value: its field, else ``extra``, else its default."""
         if name in FIELDS:
             return getattr(self, name)
-        return dict(self.extra).get(name, OPTIONS[name].default)
+        return dict(self.extra).get(name, (OPTIONS.get(name) or DIMENSIONS[name]).default)
 
     def resolved(self) -> Settings:
         """The settings the engine really uses: the standard layout fixes the head dims."""
@@ -110,35 +110,24 @@ class Settings(Plain):
 FIELDS = frozenset(f.name for f in fields(Settings))
 
 
-def _choice(field: str, value: str, options: tuple[str, ...]) -> None:
-    if value not in options:
-        raise AttentionConfigError(field, "unknown_choice", value=value, options=", ".join(options))
-
-
 def validate(s: Settings) -> Settings:
     """Check every setting and combination; return the resolved settings or raise
     ``AttentionConfigError`` naming the field and the fix."""
-    _choice("init", s.init, INITS)
-    _choice("layout", s.layout, LAYOUTS)
-    _choice("score", s.score, SCORES)
-    _choice("pos", s.pos, POSITIONS)
-    _choice("mask", s.mask, MASK_MODES)
-    for name, (low, high) in LIMITS.items():
-        if name in OPTIONS or name not in FIELDS:
-            continue
-        value = getattr(s, name)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise AttentionConfigError(name, "whole_number", low=low, high=high)
-        if not low <= value <= high:
-            raise AttentionConfigError(name, "out_of_range", value=value, low=low, high=high)
+    dims = [d for d in DIMENSIONS.values() if d.checked]
+    for d in sorted(dims, key=lambda d: d.type != "choice"):  # the choices first, then the numbers
+        if d.type != "float":
+            d.check(s.option(d.name))
     for name, value in [(n, getattr(s, n)) for n in OPTIONS if n in FIELDS] + list(s.extra):
-        if name not in OPTIONS:
+        if name not in OPTIONS and name not in DIMENSIONS:
             raise AttentionConfigError("kernel", "unknown_choice", value=name, options=", ".join(OPTIONS))
-        OPTIONS[name].check(value)
-    if not (math.isfinite(s.temperature) and 0.01 <= s.temperature <= 100):
-        raise AttentionConfigError("temperature", "temperature", value=s.temperature)
-    if not (math.isfinite(s.dropout) and 0.0 <= s.dropout < 1.0):
-        raise AttentionConfigError("dropout", "dropout", value=s.dropout)
+        (OPTIONS.get(name) or DIMENSIONS[name]).check(value)
+    for d in dims:
+        if d.type == "float":
+            d.check(s.option(d.name))
+    return _combinations(s)
+
+
+def _combinations(s: Settings) -> Settings:
     if s.layout == "standard" and s.d_model % s.heads:
         raise AttentionConfigError("heads", "heads_divide", d_model=s.d_model, heads=s.heads)
     r = s.resolved()

@@ -76,13 +76,15 @@ def url_params() -> dict[str, str]:
 SETTINGS, SOURCE = "settings", "source_text"
 
 
-def save_settings(settings: dict, source: str) -> None:
-    """The sidebar's settings (``Settings.to_dict()``) and the second sentence, for the pages."""
+def save_settings(settings, source: str) -> None:
+    """The sidebar's settings (a frozen ``attn_core.Settings``: plain values, hashable) and the second
+    sentence, for the pages."""
     st.session_state[SETTINGS] = settings
     st.session_state[SOURCE] = source
 
 
-def saved_settings() -> dict | None:
+def saved_settings():
+    """The ``Settings`` the sidebar last drew, or None."""
     return st.session_state.get(SETTINGS)
 
 

@@ -1,7 +1,8 @@
 """Sidebar controls (drawn once, in app.py) and the cached trace every page reads.
 
-Widgets -> a plain ``Settings`` -> ``attn_core.run_trace`` (cached on plain values) -> figures.
-Only plain values live in the session (``explorer.session``); tensors stay in the resource cache.
+Widgets -> a frozen ``Settings`` (kept in the session as it is) -> ``attn_core.run_trace`` (cached on
+those settings) -> figures. Only plain values live in the session (``explorer.session``); tensors stay
+in the resource cache.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import replace
 import streamlit as st
 
 from attn_core import AttentionConfigError, Settings, Trace, run_trace
-from attn_core.config import LIMITS
+from attn_core.config import FIELDS, LIMITS
 from attn_core.tokenize import dropped_symbols, split_words
 
 from . import session
@@ -72,21 +73,24 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
             slots.update({o.name: sb.empty() for o in SIDEBAR if o.row == c.row})
     sb.button(t("reset"), on_click=reset, key="reset")
 
-    v = values
+    settings = _settings(values)
+    session.save_settings(settings, values["source"])
+    return settings, slots
+
+
+def _settings(v: dict) -> Settings:
+    """The frozen settings the drawn values ``v`` describe (what the session keeps and caches key on)."""
     pad_to = 0
     if v["mask"] == "padding":
         longest = max(len(split_words(v["sentence"])), len(split_words(v["source"])))
         pad_to = min(longest, LIMITS["pad_to"][1])
-    names = {f for f in Settings.__dataclass_fields__}
-    settings = Settings(
-        **{k: v[k] for k in v if k in names and k not in ("source", "dropout", "causal")},
+    return Settings(
+        **{k: v[k] for k in v if k in FIELDS and k not in ("source", "dropout", "causal")},
         causal=bool(v["causal"]) and v["mask"] != "causal",
         pad_to=pad_to,
         dropout=float(v["dropout"]) if v["dropout_on"] else 0.0,
         extra=extra_options(v),
     )
-    session.save_settings(settings.to_dict(), v["source"])
-    return settings, slots
 
 
 TOP = "_top"  # the slot at the top of the sidebar's settings
@@ -116,18 +120,19 @@ def show_error(err: AttentionConfigError, slots: dict) -> None:
 
 
 @bounded(max_mib=256)  # shared by every session, within a memory budget
-def _trace(items: tuple) -> Trace:
-    return run_trace(Settings(**dict(items)))
+def _trace(settings: Settings) -> Trace:
+    return run_trace(settings)
 
 
 def trace_for(settings: Settings) -> Trace:
-    """The cached trace for plain settings; raises AttentionConfigError for bad ones."""
-    return _trace(settings.key())
+    """The cached trace for these settings (frozen and hashable: the cache keys on them); raises
+    AttentionConfigError for bad ones."""
+    return _trace(settings)
 
 
 def current_settings() -> Settings:
-    data = session.saved_settings()
-    return Settings.from_dict(data) if data else DEFAULTS
+    """The settings the sidebar drew in this run (the tutorial's before it has)."""
+    return session.saved_settings() or DEFAULTS
 
 
 def cross_settings(settings: Settings) -> Settings:

@@ -1,7 +1,7 @@
 """``python -m attn_core trace``: one attention layer, every step printed (or the whole trace as JSON).
 
-Its flags are the model's settings; every kernel option's flag comes from ``attn_core.options.add_flags``
-(``export-notebook`` takes the same argparse actions).
+Its flags are the model's settings: every dimension's flag comes from ``attn_core.dimensions.add_flags``,
+every kernel option's from ``attn_core.options.add_flags`` (``export-notebook`` takes the same argparse actions).
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from ..config import INITS, LAYOUTS, POSITIONS, SCORES, Settings
+from ..config import Settings
+from ..dimensions import add_flags as dimension_flags
+from ..dimensions import given
 from ..errors import AttentionConfigError
-from ..masks import MASK_MODES
 from ..options import add_flags, values_from
 
 
@@ -25,29 +26,12 @@ def _fmt(values, digits: int = 4) -> str:
 
 
 def add_trace(sub) -> None:
-    from ..kernels import KERNELS
-
     p = sub.add_parser("trace", help="compute one attention layer and print every step (or --json)")
     p.add_argument("sentence", nargs="?", help="the query-side sentence (self-attention when --source is absent)")
     p.add_argument("--source", help="the key/value sentence: cross-attention")
     p.add_argument("--preset", choices=["tutorial"], help="start from the tutorial's settings")
     p.add_argument("--seed", type=int)
-    p.add_argument("--init", choices=INITS)
-    p.add_argument("--d-model", type=int, dest="d_model")
-    p.add_argument("--d-q", type=int, dest="d_q")
-    p.add_argument("--d-k", type=int, dest="d_k")
-    p.add_argument("--d-v", type=int, dest="d_v")
-    p.add_argument("--heads", type=int)
-    p.add_argument("--layout", choices=LAYOUTS)
-    p.add_argument("--score", choices=SCORES)
-    p.add_argument("--temperature", type=float)
-    p.add_argument("--pos", choices=POSITIONS)
-    p.add_argument("--mask", choices=MASK_MODES)
-    p.add_argument("--causal", action="store_true", default=None, help="AND a causal mask with any other")
-    p.add_argument("--pad-to", type=int, dest="pad_to", help="padding mask: pad the key side to this length")
-    p.add_argument("--dropout", type=float)
-    p.add_argument("--residual-norm", action="store_true", default=None, dest="residual_norm")
-    p.add_argument("--kernel", choices=list(KERNELS))
+    dimension_flags(p)  # every model dimension (attn_core.dimensions), any registered later too
     add_flags(p, strict=False)  # every kernel option (attn_core.options), any registered later too; validate() checks
     p.add_argument("--focus", type=int, help="the query position to follow (default: the second token)")
     p.add_argument("--json", action="store_true", help="print the whole trace as one JSON object")
@@ -66,10 +50,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     base = preset() if args.preset == "tutorial" else Settings()
     if args.sentence is None and args.preset is None:
         raise AttentionConfigError("sentence", "no_sentence")
-    changes = {
-        name: getattr(args, name) for name in Settings.__dataclass_fields__ if getattr(args, name, None) is not None
-    }
-    extra = {k: v for k, v in values_from(args).items() if k not in Settings.__dataclass_fields__}
+    fields = Settings.__dataclass_fields__
+    changes = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+    extra = {k: v for k, v in {**given(args), **values_from(args)}.items() if k not in fields}
     if not (args.max_mib > 0 and args.max_mib < 2**40):
         raise AttentionConfigError("max_mib", "max_mib", value=args.max_mib)
     changes["max_bytes"] = int(args.max_mib * 2**20)

@@ -14,7 +14,7 @@ subcommand and the page's worker loop). Every name below is importable from ``at
 
 from .. import masks, steps
 from ..positions import alibi, rope
-from .cli import add_cli, cmd_train, config_from_args, serve, snapshot_dict
+from .cli import add_cli, cmd_train, config_from_args, serve, snapshot_dict, train_flags
 from .config import (
     LAB_KERNELS,
     LAB_LIMITS,
@@ -85,6 +85,7 @@ __all__ = [
     "steps",
     "steps_to",
     "train",
+    "train_flags",
     "validate",
     "validate_choices",
 ]

@@ -7,10 +7,10 @@ from dataclasses import fields, replace
 
 import torch
 
-from ..config import SCORES
+from ..dimensions import DIMENSIONS, given
+from ..dimensions import add_flags as dimension_flags
 from ..errors import AttentionConfigError
-from ..masks import MASK_MODES
-from .config import LAB_KERNELS, MAX_BYTES, POSITIONS, LabConfig, check_memory, validate
+from .config import MAX_BYTES, LabConfig, check_memory, validate
 from .presets import PRESETS, preset
 from .tasks import TASKS
 from .training import Snapshot, run, train
@@ -23,17 +23,8 @@ def add_cli(sub) -> None:
     p.add_argument("--task", choices=list(TASKS))
     p.add_argument("--length", type=int, help="sequence length (default: the task's)")
     p.add_argument("--layers", type=int)
-    p.add_argument("--heads", type=int)
-    p.add_argument("--d-model", type=int, dest="d_model")
-    p.add_argument("--d-k", type=int, dest="d_k")
-    p.add_argument("--d-v", type=int, dest="d_v")
-    p.add_argument("--score", choices=SCORES)
-    p.add_argument("--temperature", type=float)
-    p.add_argument("--pos", choices=POSITIONS)
-    p.add_argument("--mask", choices=[m for m in MASK_MODES if m != "padding"])
-    p.add_argument("--kernel", choices=LAB_KERNELS)
+    dimension_flags(p, "lab")  # every model dimension the Lab takes (attn_core.dimensions), any registered later too
     p.add_argument("--window", type=int)
-    p.add_argument("--dropout", type=float)
     p.add_argument("--no-mlp", action="store_false", dest="mlp", default=None, help="attention only, no MLP")
     p.add_argument("--lr", type=float)
     p.add_argument("--batch", type=int)
@@ -65,7 +56,18 @@ def config_from_args(args) -> LabConfig:
     elif getattr(args, "side", None) is not None:
         raise AttentionConfigError("side", "lab_side_alone", options=", ".join(PRESETS))
     names = [f.name for f in fields(LabConfig)]
-    return replace(base, **{n: getattr(args, n) for n in names if getattr(args, n, None) is not None})
+    base = replace(base, **{n: getattr(args, n) for n in names if getattr(args, n, None) is not None})
+    return base.with_values(**given(args, "lab"))
+
+
+def train_flags(cfg: LabConfig) -> list[str]:
+    """The ``train`` flags that set ``cfg``: each setting that differs from the default (a dimension
+    registered later by its own flag), ``--no-mlp`` last."""
+    base = LabConfig()
+    own = [(f"--{f.name.replace('_', '-')}", getattr(cfg, f.name), getattr(base, f.name)) for f in fields(LabConfig)]
+    own = [(flag, v, d) for flag, v, d in own if flag not in ("--mlp", "--every", "--added")]
+    added = [(DIMENSIONS[k].cli, v, DIMENSIONS[k].span("lab").default) for k, v in cfg.added]
+    return [f"{flag} {v}" for flag, v, d in own + added if v != d] + ([] if cfg.mlp else ["--no-mlp"])
 
 
 def snapshot_dict(s: Snapshot) -> dict:

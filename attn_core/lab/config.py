@@ -5,37 +5,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..config import SCORES, Plain
+from ..config import Plain
+from ..dimensions import DIMENSIONS, LAB_KERNELS, Live, in_context
+from ..dimensions import limits as dimension_limits
 from ..errors import AttentionConfigError
 from ..kernels import KERNELS
-from ..masks import MASK_MODES
 from ..positions import SCHEMES
 from .tasks import TASKS
 
-POSITIONS = tuple(SCHEMES)  # the app's positions (none, sinusoidal, learned) and two modern ones (rope, alibi)
-LAB_KERNELS = ("full", "sliding_window", "linear_elu", "causal_linear")
-
-
-LAB_LIMITS = {  # field: (low, high), inclusive
-    "length": (2, 32),
-    "layers": (1, 2),
-    "heads": (1, 8),
-    "d_model": (4, 256),
-    "d_k": (1, 512),
-    "d_v": (1, 256),
-    "window": (1, 32),
-    "batch": (1, 512),
-    "steps": (1, 5000),
-    "every": (1, 1000),
-    "seed": (0, 2**31 - 1),
-}
-MAX_DROPOUT = 0.9  # the sidebar's own maximum: every value it offers trains
+POSITIONS = DIMENSIONS["pos"].span("lab").choices  # the app's (none, sinusoidal, learned) and rope, alibi
+OPTIONS_SHARED = {"window": (1, 32), "seed": (0, 2**31 - 1)}  # kernel options the Lab takes, with its own range
+OWN_LIMITS = {"length": (2, 32), "layers": (1, 2), "batch": (1, 512), "steps": (1, 5000), "every": (1, 1000)}
+# field: (low, high), inclusive: the Lab's own, the dimensions' in the Lab (registered later too), the options'
+LAB_LIMITS = Live(lambda: {**OWN_LIMITS, **dimension_limits("lab"), **OPTIONS_SHARED})
+MAX_DROPOUT = DIMENSIONS["dropout"].span("lab").high  # the sidebar's own maximum: every value it offers trains
 # The fields a LabConfig shares with the trace's config.Settings: the same names, types and meanings (the
 # defaults differ: the Lab's suit a model that trains). The Lab page takes them from the sidebar.
-SHARED = (
-    *("heads", "d_model", "d_k", "d_v", "score", "temperature"),
-    *("pos", "mask", "kernel", "window", "dropout", "seed"),
-)
+SHARED = Live(lambda: {**in_context("lab"), **OPTIONS_SHARED})  # read as the names
+_D = {name: d.span("lab").default for name, d in in_context("lab").items()}  # the Lab's defaults, for the fields
 
 
 @dataclass(frozen=True)
@@ -43,23 +30,48 @@ class LabConfig(Plain):
     task: str = "reverse"
     length: int = 0  # 0: the task's own
     layers: int = 1
-    heads: int = 1
-    d_model: int = 32
-    d_k: int = 16
-    d_v: int = 16
-    score: str = "scaled_dot"
-    temperature: float = 1.0
-    pos: str = "sinusoidal"
-    mask: str = "none"
-    kernel: str = "full"
+    heads: int = _D["heads"]
+    d_model: int = _D["d_model"]
+    d_k: int = _D["d_k"]
+    d_v: int = _D["d_v"]
+    score: str = _D["score"]
+    temperature: float = _D["temperature"]
+    pos: str = _D["pos"]
+    mask: str = _D["mask"]
+    kernel: str = _D["kernel"]
     window: int = 2
-    dropout: float = 0.0
+    dropout: float = _D["dropout"]
     mlp: bool = True
     lr: float = 3e-3
     batch: int = 64
     steps: int = 0  # 0: the budget the task's preset uses
     seed: int = 0
     every: int = 25  # a snapshot every this many steps
+    # dimensions registered beyond these fields (attn_core.dimensions), as sorted (name, value) pairs
+    added: tuple = ()
+
+    def __post_init__(self) -> None:  # from JSON or a dict: lists of pairs -> sorted tuples (hashable)
+        pairs = self.added.items() if isinstance(self.added, dict) else self.added
+        object.__setattr__(self, "added", tuple(sorted((str(k), v) for k, v in pairs)))
+
+    def to_dict(self) -> dict:
+        """Its fields (``added`` only when a registered dimension is set: the JSON is as it was)."""
+        data = super().to_dict()
+        if not self.added:
+            del data["added"]
+        return data
+
+    def value(self, name: str):
+        """A shared dimension's value: its field, else ``added``, else the dimension's Lab default."""
+        if name in self:
+            return getattr(self, name)
+        return dict(self.added).get(name, DIMENSIONS[name].span("lab").default)
+
+    def with_values(self, **values) -> LabConfig:
+        """This config with shared dimensions changed: a field's by ``replace``, any other's in ``added``."""
+        known = {k: v for k, v in values.items() if k in self}
+        added = {**dict(self.added), **{k: v for k, v in values.items() if k not in self}}
+        return replace(self, **known, added=tuple(added.items()))
 
     def resolved(self) -> LabConfig:
         task = TASKS.get(self.task)
@@ -76,16 +88,17 @@ def _range(name: str, value, low, high) -> None:
 
 
 def validate_choices(cfg: LabConfig) -> LabConfig:
-    """``cfg`` when its choices (task, score, positions, mask, kernel) are known, else an AttentionConfigError."""
+    """``cfg`` when its choices (task, kernel, score, mask, positions) are known, else an AttentionConfigError."""
     if cfg.kernel not in LAB_KERNELS:
         raise AttentionConfigError("kernel", "lab_kernel", kernel=cfg.kernel, options=", ".join(LAB_KERNELS))
-    for name, options in (("task", TASKS), ("score", SCORES), ("pos", POSITIONS)):
-        if getattr(cfg, name) not in options:
-            value = getattr(cfg, name)
-            raise AttentionConfigError(name, "unknown_choice", field=name, value=value, options=", ".join(options))
-    if cfg.mask not in MASK_MODES or cfg.mask == "padding":
-        options = ", ".join(m for m in MASK_MODES if m != "padding")
-        raise AttentionConfigError("mask", "unknown_choice", field="mask", value=cfg.mask, options=options)
+    if cfg.task not in TASKS:
+        raise AttentionConfigError("task", "unknown_choice", value=cfg.task, options=", ".join(TASKS))
+    for name, _ in cfg.added:
+        if name not in SHARED:
+            raise AttentionConfigError("added", "unknown_choice", value=name, options=", ".join(SHARED))
+    for name, d in in_context("lab").items():
+        if d.type == "choice" and name != "kernel":
+            d.check(cfg.value(name), "lab")
     return cfg
 
 
@@ -96,13 +109,12 @@ def validate(cfg: LabConfig) -> LabConfig:
     for name, (low, high) in LAB_LIMITS.items():
         if name == "length":
             low, high = max(low, task.low), min(high, task.high)  # the lengths this task can build
-        _range(name, getattr(c, name), low, high)
+        _range(name, c.value(name) if name in DIMENSIONS else getattr(c, name), low, high)
     if not (isinstance(c.lr, float | int) and math.isfinite(c.lr) and 1e-5 <= c.lr <= 1.0):
         raise AttentionConfigError("lr", "lab_lr", value=c.lr)
-    if not (math.isfinite(c.temperature) and 0.01 <= c.temperature <= 100):
-        raise AttentionConfigError("temperature", "temperature", value=c.temperature)
-    if not (math.isfinite(c.dropout) and 0.0 <= c.dropout <= MAX_DROPOUT):
-        raise AttentionConfigError("dropout", "lab_dropout", value=c.dropout, high=MAX_DROPOUT)
+    for name, d in in_context("lab").items():
+        if d.type in ("float", "bool"):
+            d.check(c.value(name), "lab")
     kern = KERNELS[c.kernel]
     if c.score == "additive" and kern.dot_product:
         raise AttentionConfigError("kernel", "dot_kernel", kernel=c.kernel)

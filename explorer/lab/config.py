@@ -12,9 +12,10 @@ window (the Lab's limit is lower than the sidebar's).
 from __future__ import annotations
 
 from attn_core.config import Settings
+from attn_core.dimensions import Live
 from attn_core.lab import LAB_LIMITS, SHARED, LabConfig
 
-SIDEBAR = tuple(f for f in SHARED if f != "pos")  # the positions: the sidebar's or the Lab's own (lab_pos)
+SIDEBAR = Live(lambda: {f: v for f, v in SHARED.items() if f != "pos"})  # pos: the sidebar's or the Lab's own
 READ_ONLY = ("seed", "window")  # read from the sidebar, never written by a preset
 PAGE = {  # LabConfig field -> the Lab page's control (explorer.controls.PAGE)
     "task": "lab_task",
@@ -31,16 +32,16 @@ SIDEBAR_POS = ("none", "sinusoidal", "learned")  # the sidebar's positional enco
 def from_controls(s: Settings, page: dict) -> LabConfig:
     """The config the sidebar's settings ``s`` and the page's control values ``page`` (by control
     name, ``lab_pos`` included) describe."""
-    shared = {f: getattr(s, f) for f in SIDEBAR}
+    shared = {f: s.option(f) for f in SIDEBAR}  # a dimension registered later too (Settings.extra)
     shared["window"] = min(s.window, LAB_LIMITS["window"][1])
     own = {f: page[key] for f, key in PAGE.items()}
     pos = s.pos if page["lab_pos"] == "sidebar" else page["lab_pos"]
-    return LabConfig(**shared, **own, pos=pos)
+    return LabConfig(**own, pos=pos).with_values(**shared)
 
 
 def to_controls(cfg: LabConfig) -> dict:
     """The session values (by control name) that show ``cfg`` in the sidebar and on the page."""
-    values = {f: getattr(cfg, f) for f in SIDEBAR if f not in READ_ONLY and f != "dropout"}
+    values = {f: cfg.value(f) for f in SIDEBAR if f not in READ_ONLY and f != "dropout"}
     values |= {"d_q": cfg.d_k, "layout": "tutorial", "dropout_on": cfg.dropout > 0}
     if cfg.dropout > 0:
         values["dropout"] = cfg.dropout

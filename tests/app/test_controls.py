@@ -106,7 +106,7 @@ def test_reset_clears_every_control_and_the_url(app):
     at.sidebar.button(key="reset").click().run()
     assert not at.exception
     defaults = Settings().to_dict()
-    assert at.session_state["settings"] == defaults | {"max_bytes": defaults["max_bytes"]}
+    assert at.session_state["settings"].to_dict() == defaults | {"max_bytes": defaults["max_bytes"]}
     assert not [name for name in at.query_params if name in {c.name for c in SIDEBAR}]
 
 

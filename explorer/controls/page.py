@@ -1,0 +1,49 @@
+"""The pages' own controls that a link carries (``PAGE``); each page narrows them to its run."""
+
+from __future__ import annotations
+
+from attn_core.config import LIMITS
+
+from .control import Control
+
+STEPS = ("st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output")
+RM_STEPS = ("rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output")
+_HEAD = LIMITS["heads"][1] - 1
+
+
+def _lab_rows() -> tuple[Control, ...]:
+    from attn_core.lab import LAB_LIMITS, PRESETS, TASKS
+
+    def lim(name: str) -> dict:
+        low, high = LAB_LIMITS[name]
+        return {"low": low, "high": high}
+
+    return (
+        Control("lab_task", "choice", "reverse", options=tuple(TASKS), fmt="lab.task."),
+        Control("lab_length", "int", 8, **lim("length")),  # the default: the task's own, passed when drawn
+        Control("lab_layers", "int", 1, **lim("layers")),
+        Control("lab_pos", "choice", "sidebar", options=("sidebar", "rope", "alibi"), fmt="lab.pos."),
+        Control("lab_mlp", "switch", True),
+        Control("lab_lr", "float", 3e-3, low=1e-5, high=1.0, step=1e-4),
+        Control("lab_batch", "int", 64, **lim("batch")),
+        Control("lab_steps", "int", 800, **lim("steps")),  # the default: the task's budget, passed when drawn
+        Control("lab_b", "choice", "off", options=("off", *PRESETS), fmt="lab.b."),
+    )
+
+
+PAGE = {  # the pages' own controls that a link carries; each page narrows them to its run
+    c.name: c
+    for c in (
+        Control("focus", "choice", 1),  # options: this sentence's positions
+        Control("head_steps", "int", 0, low=0, high=_HEAD, title="head"),
+        Control("step", "radio", "st_output", options=STEPS, fmt=""),
+        Control("cross_head", "int", 0, low=0, high=_HEAD, title="head"),
+        Control("rm_model", "choice", ""),  # options: the models this server offers
+        Control("rm_pad", "int", 0, low=0, high=512),
+        Control("rm_layer", "int", 0, low=0, high=63),
+        Control("rm_head", "int", 0, low=0, high=63, title="head"),
+        Control("rm_step", "radio", "rm_st_output", options=RM_STEPS, fmt="", title="step"),
+        Control("predict", "switch", False),
+        *_lab_rows(),
+    )
+}
