@@ -338,3 +338,38 @@ def test_bad_input_gets_one_clear_error(dirs, tmp_path, monkeypatch):
     for layer, head in ((2, 0), (0, 6), (-1, 0)):
         with pytest.raises(AttentionConfigError):
             M.head_weights(m, layer, head)
+
+
+def test_interpret_and_heads_cli_on_decoders(dirs):
+    env = os.environ | {M.MODELS_ENV: os.path.dirname(dirs["llama"]), "PYTHONPATH": ROOT}
+
+    def cli(*args: str) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-m", "attn_core", *args, "--json"], check=False, capture_output=True, text=True, env=env
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    data = cli("interpret", TEXT, "--model", "tiny-llama", "--ablate", "0:1", "--pair", " cat| dog")
+    nt = data["next_token"]
+    hf = _hf_run(dirs["llama"], "llama", M.encode(M.load(dirs["llama"]), TEXT).ids)
+    logp = torch.log_softmax(hf.logits[0, -1].double(), -1)
+    assert nt["top_token"] == int(logp.argmax()) and nt["logprob_original"] == pytest.approx(
+        float(logp.max()), abs=1e-5
+    )
+    assert nt["logprob_drop"][0][1] == pytest.approx(nt["logprob_original"] - nt["logprob"], abs=1e-4)
+    assert nt["logprob"] != nt["logprob_original"]
+    from attn_core.interpret import decoder
+
+    heads = cli("heads", "--model", "tiny-gpt2")
+    m = M.load(dirs["gpt2"])
+    assert len(heads["heads"]) == m.layers * m.heads
+    for h in heads["heads"]:
+        assert all(0.0 <= h[k] <= 1.0 for k in ("induction", "previous_token", "duplicate_token", "first_token"))
+    ids, T = decoder.repeated_tokens(m)  # the held-out repeated random tokens, scored by the model itself here
+    with torch.no_grad():
+        A = _oracle(dirs["gpt2"], "gpt2")(input_ids=ids, output_attentions=True).attentions
+    q = torch.arange(T + 1, 2 * T + 1)
+    for h in heads["heads"][::3]:
+        induction = A[h["layer"]][:, h["head"], q, q - T + 1].mean()
+        assert h["induction"] == pytest.approx(float(induction), abs=1e-5)
