@@ -87,6 +87,32 @@ def _head_stats(pre, a: dict) -> Steps:
     return _once(lambda: roles.head_stats(pre))
 
 
+def _next_token_importance(pre, a: dict) -> Steps:
+    from .interpret import ablate
+
+    def run() -> dict:
+        r = ablate.next_token_importance(pre, a["sentence"], a["mode"], tuple(a["masked"]), a.get("pair"))
+        return {k: v.tolist() if hasattr(v, "tolist") else v for k, v in r.items()}
+
+    return _once(run)
+
+
+def _next_token_patching(pre, a: dict) -> Steps:
+    from .interpret import decoder
+
+    def run() -> dict:
+        r = decoder.patch_next_token(pre, a["clean"], a["corrupted"], a.get("pair"))
+        return {**r, "restored": r["restored"].tolist()}
+
+    return _once(run)
+
+
+def _decoder_roles(pre, a: dict) -> Steps:
+    from .interpret import decoder
+
+    return _once(lambda: decoder.head_roles(pre))
+
+
 KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "explain": _explain,
     "explain_join": _explain_join,
@@ -97,6 +123,9 @@ KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "patching": _patching,
     "pruning": _pruning,
     "head_stats": _head_stats,
+    "next_token_importance": _next_token_importance,
+    "next_token_patching": _next_token_patching,
+    "decoder_roles": _decoder_roles,
 }
 
 
@@ -109,6 +138,10 @@ def run(pre, kind: str, args: dict) -> Steps:
     """The parts of one request, in order (what the worker sends, before JSON)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}")
+    if args.get("model"):  # another offered model than the one loaded first (its directory): loaded once
+        from .models import load
+
+        pre = load(args["model"])
     return KINDS[kind](pre, args)
 
 
