@@ -58,30 +58,31 @@ def matrix_chart(figure, name: str, matrix=None, rows=None, cols=None, *, key_pr
         )  # the CSV is built only when clicked
 
 
+def query_key_chart(
+    m, name: str, q_words: list[str], k_words: list[str], *, title: str, key_prefix: str = "", **options
+) -> None:
+    """A query × key matrix (a row per query token, a column per key token) drawn with its CSV download;
+    ``options``: the heatmap's own (``colorscale``, ``zmid``, ``zrange``, ``weights``)."""
+    figure = fig.heatmap(
+        m,
+        fig.labels(k_words),
+        fig.labels(q_words),
+        title=title,
+        x_title="key",
+        y_title="query",
+        style=fig.run_style(),
+        **options,
+    )
+    matrix_chart(figure, name, m, q_words, k_words, key_prefix=key_prefix)
+
+
 def scores_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_prefix: str = "") -> None:
     """Raw scores Q Kᵀ beside the scaled ones that enter the mask and the softmax."""
     a, b = st.columns(2)
     for col, name, title in ((a, "scores", t("raw_scores")), (b, "scaled_scores", t("scaled_scores"))):
         with col:
             m = getattr(tr, name)[h]
-            matrix_chart(
-                fig.heatmap(
-                    m,
-                    fig.labels(k_words),
-                    fig.labels(q_words),
-                    title=title,
-                    x_title="key",
-                    y_title="query",
-                    colorscale="RdBu",
-                    zmid=0,
-                    style=fig.run_style(),
-                ),
-                name,
-                m,
-                q_words,
-                k_words,
-                key_prefix=key_prefix,
-            )
+            query_key_chart(m, name, q_words, k_words, title=title, key_prefix=key_prefix, colorscale="RdBu", zmid=0)
 
 
 def mask_step(tr, q_words: list[str], k_words: list[str], *, key_prefix: str = "") -> None:
@@ -91,23 +92,15 @@ def mask_step(tr, q_words: list[str], k_words: list[str], *, key_prefix: str = "
     s = getattr(tr, "settings", None)
     if s is not None and s.mask == "padding" and bool(tr.mask.all()):  # nothing padded: say why nothing changed
         st.info(t("mask_nothing_padded", n=len(k_words)), icon=":material/info:")
-    matrix_chart(
-        fig.heatmap(
-            mask,
-            fig.labels(k_words),
-            fig.labels(q_words),
-            title=t("mask_matrix"),
-            x_title="key",
-            y_title="query",
-            colorscale="Blues",
-            zrange=(0, 1),  # 1 = may attend: the same scale whatever the mask
-            style=fig.run_style(),
-        ),
-        "mask",
+    query_key_chart(
         mask,
+        "mask",
         q_words,
         k_words,
+        title=t("mask_matrix"),
         key_prefix=key_prefix,
+        colorscale="Blues",
+        zrange=(0, 1),  # 1 = may attend: the same scale whatever the mask
     )
 
 
@@ -134,22 +127,7 @@ def softmax_charts(sm, h: int, q_words: list[str], k_words: list[str], *, key_pr
             hide_index=True,
         )
     with b:
-        matrix_chart(
-            fig.heatmap(
-                sm.exp[h],
-                fig.labels(k_words),
-                fig.labels(q_words),
-                title=t("sm_exp"),
-                x_title="key",
-                y_title="query",
-                style=fig.run_style(),
-            ),
-            "exp",
-            sm.exp[h],
-            q_words,
-            k_words,
-            key_prefix=key_prefix,
-        )
+        query_key_chart(sm.exp[h], "exp", q_words, k_words, title=t("sm_exp"), key_prefix=key_prefix)
 
 
 def output_step(
@@ -158,22 +136,8 @@ def output_step(
     """The weights and the context vectors they make, side by side."""
     a, b = st.columns(2)
     with a:
-        matrix_chart(
-            fig.heatmap(
-                tr.attn[h],
-                fig.labels(k_words),
-                fig.labels(q_words),
-                title=weights_title,
-                x_title="key",
-                y_title="query",
-                weights=True,
-                style=fig.run_style(),
-            ),
-            "weights",
-            tr.attn[h],
-            q_words,
-            k_words,
-            key_prefix=key_prefix,
+        query_key_chart(
+            tr.attn[h], "weights", q_words, k_words, title=weights_title, key_prefix=key_prefix, weights=True
         )
     with b:
         dims = [str(i) for i in range(tr.context.shape[-1])]
