@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from attn_core import AttentionConfigError, bench
+from attn_core.dimensions import DIMENSIONS
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
 from explorer import widgets
@@ -45,7 +46,8 @@ lengths = widgets.multiselect(
 )
 c = st.columns(6)
 batch = widgets.number(c[0], t("cx_batch"), 1, 64, 1, key="cx_batch")
-heads = widgets.number(c[1], t("cx_heads"), 1, 64, 4, key="cx_heads")
+SWEPT = DIMENSIONS["heads"].span("sweep")  # the sweep's own range of heads (attn_core.dimensions)
+heads = widgets.number(c[1], t("cx_heads"), SWEPT.low, SWEPT.high, SWEPT.default, key="cx_heads")
 d_head = widgets.number(c[2], t("cx_dhead"), 8, 256, 64, step=8, key="cx_dhead")
 window = widgets.number(c[3], t("cx_window"), 1, 4096, 128, key="cx_window")
 dtypes = ["fp32", "bf16"] + (["fp16"] if device != "cpu" else [])
