@@ -92,8 +92,20 @@ def stream(tokenizer, texts: list[str]) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.long)
 
 
-def batch(data: torch.Tensor, n: int, length: int, repeat: float, vocab: int, g: torch.Generator) -> torch.Tensor:
-    """n windows of ``length`` tokens; a share ``repeat`` of them carries a repeated span."""
+def common_tokens(train: torch.Tensor, vocab: int, k: int) -> torch.Tensor:
+    """The ``k`` most frequent tokens of the training stream (the end-of-text token left out); k = 0: all but it."""
+    if k <= 0:
+        return torch.arange(1, vocab)
+    counts = torch.bincount(train, minlength=vocab)
+    counts[0] = -1
+    return counts.argsort(descending=True)[:k].sort().values
+
+
+def batch(
+    data: torch.Tensor, n: int, length: int, repeat: float, pool: torch.Tensor, g: torch.Generator
+) -> torch.Tensor:
+    """n windows of ``length`` tokens; a share ``repeat`` of them carries a repeated span (half of those a span of
+    random tokens drawn from ``pool``)."""
     starts = torch.randint(0, len(data) - length - 1, (n,), generator=g)
     x = torch.stack([data[s : s + length] for s in starts.tolist()])
     for i in range(n):
@@ -103,7 +115,7 @@ def batch(data: torch.Tensor, n: int, length: int, repeat: float, vocab: int, g:
         a = int(torch.randint(0, length - 2 * span, (), generator=g))
         b = int(torch.randint(a + span, length - span + 1, (), generator=g))
         if torch.rand((), generator=g) < 0.5:  # random tokens, repeated
-            x[i, a : a + span] = torch.randint(1, vocab, (span,), generator=g)
+            x[i, a : a + span] = pool[torch.randint(0, len(pool), (span,), generator=g)]
         x[i, b : b + span] = x[i, a : a + span]
     return x
 
@@ -115,14 +127,17 @@ def lr_at(step: int, steps: int, peak: float, warmup: int = 200) -> float:
 
 
 @torch.no_grad()
-def head_scores(model, vocab: int, *, seed: int = 0, n: int = 16, half: int = 50) -> dict[str, list[list[float]]]:
-    """Per layer and head, on ``n`` sequences of ``half`` random tokens repeated twice (after a first
+def head_scores(model, pool, *, seed: int = 0, n: int = 16, half: int = 50) -> dict[str, list[list[float]]]:
+    """Per layer and head, on ``n`` sequences of ``half`` random tokens (from ``pool``: a vocabulary size for
+    every token but the first, or a tensor of token ids) repeated twice (after a first
     token): TransformerLens's induction score (attention from i to i - half + 1 in the second half),
     the previous-token score (to i - 1), the duplicate-token score (to i - half) and the first-token
     share (to position 0)."""
     g = torch.Generator().manual_seed(seed)
     first = torch.zeros(n, 1, dtype=torch.long)
-    rand = torch.randint(1, vocab, (n, half), generator=g)
+    if isinstance(pool, int):
+        pool = torch.arange(1, pool)
+    rand = pool[torch.randint(0, len(pool), (n, half), generator=g)]
     x = torch.cat([first, rand, rand], dim=1)
     att = torch.stack(model(x, output_attentions=True).attentions)  # (layers, n, H, T, T)
     t = torch.arange(half + 1, 2 * half + 1)  # the second half's positions
@@ -181,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--vocab", type=int, default=4096)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--repeat", type=float, default=0.4, help="share of sequences with a repeated span")
+    ap.add_argument("--span-vocab", type=int, default=0, help="random spans from the K most frequent tokens (0: all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--every", type=int, default=100, help="log and checkpoint every N steps")
     ap.add_argument("--threads", type=int, default=0)
@@ -201,6 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         tok = train_tokenizer(train_texts, args.vocab, out)
     vocab = len(tok)
     train, test = stream(tok, train_texts), stream(tok, test_texts)
+    pool = common_tokens(train, vocab, args.span_vocab)
     cfg = GPT2Config(
         vocab_size=vocab,
         n_positions=256,
@@ -213,6 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     model = GPT2LMHeadModel(cfg)
     init_scores = head_scores(model.eval(), vocab)
+    init_common = head_scores(model, pool)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1, betas=(0.9, 0.95))
     g = torch.Generator().manual_seed(args.seed)
     curve: list[dict] = []
@@ -224,12 +242,13 @@ def main(argv: list[str] | None = None) -> None:
         opt.load_state_dict(state["opt"])
         g.set_state(state["rng"])
         step, spent, curve, init_scores = state["step"], state["spent"], state["curve"], state["init_scores"]
+        init_common = state.get("init_common", init_common)
     model.train()
     started = time.perf_counter() - spent
     while step < args.steps:
         for group in opt.param_groups:
             group["lr"] = lr_at(step, args.steps, args.lr)
-        x = batch(train, args.batch, args.length, args.repeat, vocab, g)
+        x = batch(train, args.batch, args.length, args.repeat, pool, g)
         loss = model(x, labels=x).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -239,18 +258,21 @@ def main(argv: list[str] | None = None) -> None:
         if step % args.every == 0 or step == args.steps:
             model.eval()
             scores = head_scores(model, vocab)
+            common = head_scores(model, pool)
             model.train()
             point = {
                 "step": step,
                 "tokens": step * args.batch * args.length,
                 "loss": round(loss.item(), 4),
                 "induction_max": round(max(max(r) for r in scores["induction"]), 4),
+                "induction_max_common": round(max(max(r) for r in common["induction"]), 4),
                 "seconds": round(time.perf_counter() - started, 1),
             }
             curve.append(point)
             print(json.dumps(point), flush=True)
             state = dict(model=model.state_dict(), opt=opt.state_dict(), rng=g.get_state(), step=step)
             state.update(spent=time.perf_counter() - started, curve=curve, init_scores=init_scores)
+            state.update(init_common=init_common)
             torch.save(state, ckpt.with_suffix(".tmp"))
             os.replace(ckpt.with_suffix(".tmp"), ckpt)
     model.eval()
@@ -270,7 +292,8 @@ def main(argv: list[str] | None = None) -> None:
     record = {
         "config": {
             k: getattr(args, k.replace("-", "_"))
-            for k in ("steps", "batch", "length", "layers", "heads", "d_model", "vocab", "lr", "repeat", "seed")
+            for k in ("steps", "batch", "length", "layers", "heads", "d_model", "vocab", "lr", "repeat", "span_vocab")
+            + ("seed",)
         },
         "parameters": sum(p.numel() for p in model.parameters()),
         "train_tokens": len(train),
@@ -285,7 +308,10 @@ def main(argv: list[str] | None = None) -> None:
         },
         "curve": curve,
         "scores": head_scores(model, vocab),
+        "scores_common": head_scores(model, pool),
+        "common_tokens": len(pool),
         "scores_at_init": init_scores,
+        "scores_common_at_init": init_common,
         "samples": samples,
         "train_seconds": curve[-1]["seconds"] if curve else 0.0,
         "torch_threads": torch.get_num_threads(),
