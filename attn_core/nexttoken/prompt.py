@@ -49,7 +49,7 @@ def encode(m, text: str, *, room: int = 0) -> Prompt:
     if not isinstance(text, str) or not text.strip():
         raise PromptError("prompt", "nexttoken_empty_prompt")
     tok = m.tokenizer
-    ids = list(tok(text, add_special_tokens=True)["input_ids"])
+    ids = list(tok(text, add_special_tokens=True, verbose=False)["input_ids"])
     bos = getattr(tok, "bos_token_id", None)
     head = 1 if ids and bos is not None and ids[0] == bos else 0
     if len(ids) <= head:

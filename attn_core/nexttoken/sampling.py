@@ -175,4 +175,4 @@ def choose(logits: torch.Tensor, settings: Sampling, generator: torch.Generator 
         n_kept = int(kept.sum())
         at = min(int(torch.searchsorted(stacked, torch.tensor([u], dtype=torch.float64), right=True)), n_kept - 1)
         chosen = int(order[at])
-    return Distribution(z.float().double(), probs, kept, sampled, order, chosen, u, settings)
+    return Distribution(z, probs, kept, sampled, order, chosen, u, settings)
