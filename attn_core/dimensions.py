@@ -197,7 +197,7 @@ for _row in (
 
 def in_context(context: str = "trace") -> dict[str, Dimension]:
     """The dimensions ``context`` takes, in the table's order."""
-    return {n: d for n, d in DIMENSIONS.items() if d.span(context) is not None}
+    return {n: d for n, d in DIMENSIONS.items() if context == "trace" or getattr(d, context) is not None}
 
 
 def limits(context: str = "trace", types: Iterable[str] = ("int",)) -> dict[str, tuple]:
