@@ -10,11 +10,12 @@ positions, causal), saved as ``config.json`` + ``model.safetensors`` + ``tokeniz
 byte-level BPE trained here on the same text (English and Chinese), so any text can be encoded and
 the common Chinese characters are single tokens.
 
-What makes an induction head form on this budget: natural text alone does not (a byte-level model
-trained 7 minutes showed none). A share of the training sequences (``--repeat``) carries a repeated
-span: half of them a span of the text itself copied later in the window, half a span of random
-tokens repeated (the setting TransformerLens measures induction on). The rest is plain text. The
-record says when the induction score rises (its phase change) against the loss curve.
+Induction: natural text alone makes an induction head form late (a byte-level model trained 7 minutes
+showed none). A share of the training sequences (``--repeat``) carries a repeated span: half of them a span of
+the text itself copied later in the window, half a span of random tokens repeated (the setting TransformerLens
+measures induction on; ``--span-vocab K`` draws those from the K most frequent tokens). The record follows the
+induction score against the loss curve. The shipped run (3,000 steps, 6.1M tokens) still formed none: see
+attn_core/models/bundled/fortune-gpt/README.md.
 
 Everything measured is written to ``DIR/record.json`` and printed: the loss curve, held-out
 perplexity beside unigram and bigram baselines on the same held-out tokens, seeded samples, the
