@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from attn_core.explain.explain import METHODS
@@ -10,6 +12,7 @@ from attn_core.explain.references import SHAPLEY_MAX
 
 from .. import figures as fig
 from ..i18n import t
+from ..safe import md_t
 from ..views import chart
 
 REF_KEYS = ("loo", "ig", "shapley")
@@ -33,6 +36,7 @@ NOTICES = {
 }
 REMOVAL_NAMES = {"delete": "ex_rm_delete", "mask": "ex_rm_mask", "attention": "ex_rm_attention"}
 REMOVAL_NOTES = {"delete": "ex_rm_delete_note", "mask": "ex_rm_mask_note", "attention": "ex_rm_attention_note"}
+DECODER_NOTES = {"delete": "ex_rm_delete_note_dec", "attention": "ex_rm_attention_note_dec"}
 NO_CORR = {"constant": "ex_no_corr_constant", "too_few": "ex_no_corr_too_few"}
 CURVES = {"deletion": "ex_deletion", "insertion": "ex_insertion"}
 CHOICES = (
@@ -140,25 +144,33 @@ def correlation_table(correlation: dict, refs: tuple[str, ...]) -> None:
     st.dataframe(data, hide_index=True)
 
 
-def specials_table(specials: dict) -> None:
+def specials_table(specials: dict, decoder: bool = False) -> None:
+    """Each method's share on the first and the last piece ([CLS] and [SEP]; a decoder's first piece, often a
+    sink, and its last, the one that predicts)."""
+
     def pct(v):
         return "—" if v is None else f"{100 * v:.1f} %"
 
+    first, last = (t("ex_first_piece"), t("ex_last_piece")) if decoder else ("[CLS]", "[SEP]")
     data = {
         t("ex_method"): [name(k) for k in specials],
-        "[CLS]": [pct(specials[k]["cls"]) for k in specials],
-        "[SEP]": [pct(specials[k]["sep"]) for k in specials],
+        first: [pct(specials[k]["cls"]) for k in specials],
+        last: [pct(specials[k]["sep"]) for k in specials],
     }
     st.dataframe(data, hide_index=True)
 
 
 def loo_view(result: dict, labels: list[str]) -> None:
     refs = result["references"]
+    removal = t(REMOVAL_NAMES[result["removal"]])
+    if "loo_direct" not in refs:  # a decoder: its prediction is read at one position, no pooled share
+        figure = fig.bars(refs["loo"], labels, title=t("ex_loo_title_dec", removal=removal), style=fig.run_style())
+        chart(figure, "ex_loo")
+        st.caption(t("ex_loo_note_dec"))
+        return
     series = {t("ex_loo_total"): refs["loo"], t("ex_loo_direct"): refs["loo_direct"]}
     chart(
-        fig.grouped_bars(
-            series, labels, title=t("ex_loo_title", removal=t(REMOVAL_NAMES[result["removal"]])), style=fig.run_style()
-        ),
+        fig.grouped_bars(series, labels, title=t("ex_loo_title", removal=removal), style=fig.run_style()),
         "ex_loo",
     )
     st.caption(t("ex_loo_note"))
@@ -178,12 +190,13 @@ def ig_view(result: dict, labels: list[str]) -> None:
 
 def curves_view(result: dict) -> None:
     curves = result["curves"]
+    y_title = t("ex_curve_y_dec") if "next_token" in result else "1 − cos"
     c1, c2 = st.columns(2)
     for col, kind in ((c1, "deletion"), (c2, "insertion")):
         with col:
             series = {name(k): v[kind] for k, v in curves.items()}
             figure = fig.line(
-                list(KS), series, title=t(CURVES[kind]), x_title="k %", y_title="1 − cos", style=fig.run_style()
+                list(KS), series, title=t(CURVES[kind]), x_title="k %", y_title=y_title, style=fig.run_style()
             )
             chart(figure, f"ex_{kind}")
     data = {
@@ -207,6 +220,13 @@ def shapley_view(shap: dict) -> None:
         name("shapley"): [corr_text(c) for c in shap["correlation"].values()],
     }
     st.dataframe(data, hide_index=True)
+
+
+def next_token_note(result: dict) -> None:
+    """What a decoder's explanations explain: the log-probability of its top next token."""
+    nt = result["next_token"]
+    p = math.exp(nt["logp"])
+    st.markdown(md_t("ex_dec_target", token=nt["text"], logp=f"{nt['logp']:.3f}", p=f"{p:.3f}"))
 
 
 def choices() -> None:

@@ -82,6 +82,8 @@ def execute_split(heavy, job, proc: subprocess.Popen, helper: subprocess.Popen) 
     other.join()
     if all(ends[k][0] == {"end": "ok"} for k in shares) and len(last) == 2 and job.state == "running":
         args = {"sentence": job.args["sentence"], "refs": last["references"], "att": last["attention"]}
+        if "model" in job.args:  # a model other than the bundled one: the join reads its tokens too
+            args["model"] = job.args["model"]
         args["references"] = job.result.get("references", {})
         ends["references"] = ask_worker(proc, job, "explain_join", args, lambda p, part: last.update(joined=part))
     _end(heavy, job, ends, last)
