@@ -638,7 +638,9 @@ def main() -> None:
     ap.add_argument("--sweep-after", type=float, default=60.0, help="seconds before the teacher's sweep; -1: none")
     ap.add_argument("--sweep-timeout", type=float, default=600.0)
     ap.add_argument("--linger", type=float, default=120.0, help="seconds to watch memory after the class left")
-    ap.add_argument("--pages", default="steps,multihead,cross,tutorial,variants,complexity,model,inside,explain")
+    ap.add_argument(
+        "--pages", default="steps,multihead,cross,tutorial,variants,complexity,model,inside,explain,next_token"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--classes", type=int, default=1, help="classes one after another in the same server (each: seed + its number)"

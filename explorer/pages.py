@@ -30,5 +30,6 @@ PAGES = (
     PageSpec("pages/8_lab.py", "lab", "lab", ":material/science:"),
     PageSpec("pages/9_inside.py", "inside", "inside", ":material/biotech:"),
     PageSpec("pages/10_explain.py", "explain", "explain", ":material/psychology_alt:"),
+    PageSpec("pages/11_next_token.py", "next_token", "next_token", ":material/keyboard_double_arrow_right:"),
 )
 FILES = [p.file for p in PAGES]

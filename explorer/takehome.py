@@ -1,5 +1,6 @@
 """Take it home: "Download as notebook" and "… as .py" under the view on Step by step, Multi-head,
-Cross-attention and Real model (one call per page: ``offer(...)`` or ``offer_model(...)``).
+Cross-attention, Real model and Next token (one call per page: ``offer(...)``, ``offer_model(...)`` or
+``offer_next_token(...)``).
 
 The file is built only when clicked (a deferred download: the page's rerun registers a callable over plain
 values, never the notebook), from the server's cached trace or head, and kept in a small per-server cache
@@ -96,6 +97,22 @@ def model_file(spec: str, sentence: str, pad_to: int, layer: int, head: int, lan
     return FILES.get(("model", spec, sentence, pad_to, layer, head, language, focus, fmt), build)
 
 
+def next_token_file(choice, language: str, fmt: str) -> bytes:
+    """The Next token page's prediction as a notebook or script, from plain values (the page's ``Choice``)."""
+
+    def build() -> bytes:
+        from attn_core import nexttoken as nt
+        from attn_core.notebook.nexttoken_nb import nexttoken_notebook
+
+        m = nt.decoder(choice.model)  # loaded already (once per process)
+        with COMPUTING:
+            p = nt.predict(m, choice.prompt, choice.sampling(m.vocab))
+            nb = nexttoken_notebook(m, p, prompt=choice.prompt, lang=language)
+            return _render(nb, fmt, language)
+
+    return FILES.get(("next_token", choice.key(), language, fmt), build)
+
+
 def _button(label: str, data: Callable[[], bytes], file_name: str, mime: str, key: str, container) -> None:
     container.download_button(
         label, data, file_name, mime, key=key, on_click="ignore", help=t("takehome_help"), icon=":material/download:"
@@ -138,6 +155,13 @@ def offer(page: str, settings: Settings, *, head: int = 0, focus: int | None = N
     items = settings.key()
     files = {fmt: functools.partial(trace_file, page, items, language, f, head, fmt) for fmt in MIME}
     _buttons(files, f"attention_{page}", "")
+
+
+def offer_next_token(choice) -> None:
+    """The two buttons for the Next token page (its model, prompt and sampling settings: a ``Choice``)."""
+    language = lang()
+    files = {fmt: functools.partial(next_token_file, choice, language, fmt) for fmt in MIME}
+    _buttons(files, "next_token", "nt_")
 
 
 def offer_model(spec: str, sentence: str, pad_to: int, layer: int, head: int, *, focus: int | None = None) -> None:

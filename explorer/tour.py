@@ -41,6 +41,7 @@ def _lessons() -> tuple[Lesson, ...]:
         Lesson("linear", "steps", {"kernel": "linear_elu", "step": "vs_state", "sentence": long}),
         Lesson("approx", "variants", {}),
         Lesson("real", "model", {"rm_layer": "4", "rm_head": "9"}),
+        Lesson("next_token", "next_token", {"seed": "7"}),
     )
 
 

@@ -22,7 +22,10 @@ from . import store as poll
 from .base import PollUnavailable
 
 PENDING = "_poll_pending"
-QUESTION_PAGES = ("steps", "multihead", "cross", "model")  # the pages that ask a predict-then-reveal question
+# the pages that ask a predict-then-reveal question
+QUESTION_PAGES = ("steps", "multihead", "cross", "model", "next_token")
+# the question, the answers and the truth in words (a page may ask another question: ``predict_then_reveal``)
+TEXTS = {"ask": "predict_ask", "right": "predict_right", "wrong": "predict_wrong", "truth": "predict_truth"}
 
 
 def describe(question: tuple, tok: str) -> str:
@@ -115,7 +118,7 @@ def lesson_csv(code: str) -> str:
     return out.getvalue()
 
 
-def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok: str) -> None:
+def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok: str, texts: dict = TEXTS) -> None:
     st.subheader(t("predict_teacher", code=code))
 
     @st.fragment(run_every=2.0)  # the histogram follows the answers without reloading
@@ -131,7 +134,7 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
     live()
     shown = widgets.toggle(st, t("predict_show_truth"), key="predict_show_truth")
     if shown:
-        st.info(t("predict_truth", tok=tok, truth=labels[truth]))
+        st.info(t(texts["truth"], tok=tok, truth=labels[truth]))
     teacher_tools(code)
     if not shown:  # the projector shows the class's answers, not the weights, until the answer is shown
         st.caption(t("predict_teacher_hidden"))
@@ -194,27 +197,28 @@ def teacher_tools(code: str) -> None:
             st.rerun()
 
 
-def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> None:
+def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str], *, texts: dict = TEXTS) -> None:
     """Predict mode: the learner picks the key that ``tok`` will attend to most (``row``: its
     weights), then reveals the truth with the answer marked. ``question``: plain values naming what
     is asked (the page, its settings, the head, the focus); the same question on every session is
     one tally. With ``?lesson=CODE`` the answers of every session that opened the lesson are
     tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
-    the answer is in."""
+    the answer is in. ``texts``: the catalogue keys of its question, answers and truth (``TEXTS``; the Next token
+    page asks "which token comes next?", ``row`` then the candidates' probabilities)."""
     code = poll.lesson()  # checked and carried by poll.check_url before the page ran
     teacher = poll.teacher()
     row = [float(w) for w in row]
     truth = max(range(len(row)), key=row.__getitem__)
     labels = fig.labels(k_words)
     if teacher and code:
-        teacher_view(code, question, truth, labels, tok)
+        teacher_view(code, question, truth, labels, tok, texts)
         return
     state = session.get("_predict")
     if not state or state.get("q") != question:
         state = {"q": question, "answer": None}
         session.put("_predict", state)
     if state["answer"] is None:
-        st.info(t("predict_ask", tok=tok), icon=":material/psychology_alt:")
+        st.info(t(texts["ask"], tok=tok), icon=":material/psychology_alt:")
         pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked
             st,
             t("predict_pick"),
@@ -235,7 +239,7 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str]) -> N
     right = state["answer"] == truth
     (st.success if right else st.warning)(
         t(
-            "predict_right" if right else "predict_wrong",
+            texts["right"] if right else texts["wrong"],
             tok=tok,
             mine=labels[state["answer"]],
             truth=labels[truth],

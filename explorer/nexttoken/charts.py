@@ -1,0 +1,91 @@
+"""The Next token page's own charts: the distribution's bars with the cut tokens greyed, and the logit lens's
+grid with each cell's top token written in it. Plain values in, ``go.Figure`` out, built like every chart of the
+app (``explorer.figures.base.figure``: the palette, presenter type, the text alternative)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..figures.base import CHECKED, axis_name, figure, ticks
+from ..figures.style import Style
+from ..safe import plot
+
+GREY = "#bdbdbd"
+
+
+def token_label(rank: int, piece: str) -> str:
+    """'1 ␣the': the rank first (two tokens may print alike), a leading space made visible."""
+    shown = piece.replace(" ", "␣").replace("\n", "↵")
+    return f"{rank} {plot(shown)}"
+
+
+def distribution(top: list[dict], *, value: str, chosen: int, style: Style, title: str, y_title: str) -> go.Figure:
+    """One bar per token (most probable first): ``value`` 'prob' (after the temperature) or 'logit'; the tokens
+    top-k/top-p cut are grey, the chosen one outlined in the accent colour."""
+    from ..i18n import t
+
+    names = [token_label(c["rank"], c["piece"]) for c in top]
+    ys = [float(c[value]) for c in top]
+    colours = [style.colour("accent") if c["id"] == chosen else style.colour("base") for c in top]
+    colours = [col if c["kept"] else GREY for col, c in zip(colours, top)]
+    outline = [3 if c["id"] == chosen else 0 for c in top]
+    cut = [t("nt_bar_cut") if not c["kept"] else "" for c in top]
+    trace = go.Bar(
+        **CHECKED,
+        x=names,
+        y=ys,
+        marker=dict(color=colours, line=dict(width=outline, color="#000000")),
+        text=[f"{v:.3f}" if value == "prob" else f"{v:.2f}" for v in ys],
+        textposition="outside",
+        customdata=cut,
+        hovertemplate="%{x}<br>%{y:.6g} %{customdata}<extra></extra>",
+    )
+    kept = sum(1 for c in top if c["kept"])
+    alt = t("nt_alt_bars", first=names[0].split(" ", 1)[-1], n=len(top), kept=kept) if top else ""
+    yaxis = dict(title=dict(text=axis_name(y_title)))
+    return figure([trace], style=style, title=title, height=340, alt=alt, yaxis=yaxis, xaxis=ticks())
+
+
+def lens_grid(cells: list[list[dict]], pieces: list[str], decided_at: list[int], *, style: Style, title: str):
+    """Rows: the embeddings, then each layer (the last one is the model's own output); columns: positions.
+    Colour: the top token's probability; text: the token; a ring marks where each position is decided."""
+    from ..i18n import t
+
+    rows = [t("nt_lens_embed")] + [t("nt_lens_layer", l=i) for i in range(1, len(cells))]
+    cols = [f"{i} {plot(p)}" for i, p in enumerate(pieces)]
+    z = [[c["prob"] for c in row] for row in cells]
+    text = [[plot(c["token"].replace(" ", "␣").replace("\n", "↵")) for c in row] for row in cells]
+    heat = go.Heatmap(
+        **CHECKED,
+        z=z,
+        x=cols,
+        y=rows,
+        text=text,
+        texttemplate="%{text}",
+        colorscale=style.scale("Blues"),
+        zmin=0.0,
+        zmax=1.0,
+        colorbar=dict(thickness=12, title=dict(text=t("nt_prob"))),
+        hovertemplate="%{y}<br>%{x}<br>→ %{text} (%{z:.3f})<extra></extra>",
+    )
+    ring = go.Scatter(
+        **CHECKED,
+        x=cols,
+        y=[rows[r] for r in decided_at],
+        mode="markers",
+        marker=dict(symbol="circle-open", size=22, line=dict(width=3, color=style.colour("accent"))),
+        name=t("nt_decided"),
+        hoverinfo="skip",
+    )
+    alt = t("nt_alt_lens", n=sum(1 for r in decided_at if r < len(cells) - 1), L=len(pieces))
+    height = min(140 + 34 * len(rows), 520)
+    return figure(
+        [heat, ring],
+        style=style,
+        title=title,
+        height=height,
+        alt=alt,
+        showlegend=False,
+        xaxis=dict(title=dict(text=axis_name("token")), **ticks()),
+        yaxis=dict(title=dict(text=axis_name("layer")), autorange="reversed", type="category"),
+    )

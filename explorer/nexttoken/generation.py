@@ -1,0 +1,152 @@
+"""Generation token by token on the Next token page: Step, Play and Back move through the generated tokens (the
+``gen_step`` control, in the link too); at each step, the new token's query row over the cached keys, the KV
+cache drawn growing (its shape layers × 2 × kv_heads × length × d_head and its bytes), the check that cached
+generation equals recomputing the whole sequence, and the top 3 alternatives at that step continued greedily.
+
+The tokens are generated once per settings (cached on the server: the seed makes them the same on every run),
+and the page shows them one step at a time; a step is a plain int in the session."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import figures as fig
+from .. import session
+from ..controls import Control, draw
+from ..i18n import t
+from ..safe import md, plot
+from ..views import chart
+from . import runs
+from .settings import Choice
+from .views import narrate, shown
+
+STEP = Control("gen_step", "int", 1, low=1, high=64, title="nt_gen_step")
+PLAYING = "_nt_playing"  # session: whether Play is on (a plain bool)
+ADVANCE = "_nt_advance"  # session: Play's timer asks for the next step
+TICKED = "_nt_ticked"  # session: the timer has drawn once since the last step
+PLAY_S = 1.0  # seconds between two steps while playing
+
+
+def _move(to: int) -> None:
+    session.put(STEP.name, to)
+
+
+def _play(on: bool) -> None:
+    session.put(PLAYING, on)
+
+
+def stepper(n: int) -> int:
+    """Back, Step and Play, and the step number itself (1..n); returns the step shown."""
+    a, b, c, d = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
+    if session.pop(ADVANCE) and bool(session.get(PLAYING)):  # Play's next step, before the control is drawn
+        _move(int(session.get(STEP.name) or 1) + 1)
+    at = int(draw(STEP, a, high=n))
+    b.button(t("nt_back"), key="nt_back", on_click=_move, args=(at - 1,), disabled=at <= 1, width="stretch")
+    c.button(t("nt_step"), key="nt_step", on_click=_move, args=(at + 1,), disabled=at >= n, type="primary")
+    playing = bool(session.get(PLAYING)) and at < n
+    d.button(
+        t("nt_pause") if playing else t("nt_play"),
+        key="nt_play",
+        on_click=_play,
+        args=(not playing,),
+        disabled=at >= n and not playing,
+        width="stretch",
+    )
+    return at
+
+
+def query_row(gen, at: int) -> None:
+    """The step's new query attending over the keys in the cache: one row per layer and head."""
+    s = gen.steps[at - 1]
+    if s.attention is None:
+        return
+    att = s.attention  # (layers, heads, length)
+    layers, heads, length = att.shape
+    keys = [f"{i} {plot(p)}" for i, p in enumerate(gen.pieces[:length])]
+    rows = [f"L{layer} H{head}" for layer in range(layers) for head in range(heads)]
+    z = att.reshape(layers * heads, length)
+    new = gen.pieces[length - 1]
+    figure = fig.heatmap(
+        z,
+        keys,
+        rows,
+        title=t("nt_query_title", tok=plot(new), n=length),
+        x_title="key",
+        y_title=t("nt_layer_head"),
+        zrange=(0.0, 1.0),
+        style=fig.run_style(),
+    )
+    chart(figure, "nt_query_row")
+
+
+def cache_ui(gen, at: int) -> None:
+    """The cache's shape and bytes at every step so far: it grows by one position a step."""
+    s = gen.steps[at - 1]
+    if s.cache_shape is None:
+        st.caption(t("nt_cache_none"))
+        return
+    layers, two, kv, length, d = s.cache_shape
+    st.markdown(
+        t("nt_cache_shape", layers=layers, two=two, kv=kv, length=length, d=d, kib=f"{s.cache_bytes / 1024:.1f}")
+    )
+    lengths = [x.cache_shape[3] for x in gen.steps[:at]]
+    kib = [x.cache_bytes / 1024 for x in gen.steps[:at]]
+    figure = fig.bars(kib, [str(n) for n in lengths], style=fig.run_style(), title=t("nt_cache_title"), y_title="KiB")
+    chart(figure, "nt_cache_bars")
+
+
+def check_ui(check: dict) -> None:
+    facts = dict(d=f"{check['max_abs_diff']:.2g}", allowed=f"{check['allowed']:.2g}", n=check["positions"])
+    if check["ok"]:
+        st.success(t("nt_cache_check", **facts), icon=":material/check_circle:")
+    else:
+        st.error(t("nt_cache_check_bad", **facts), icon=":material/warning:")
+
+
+def branches_ui(choice: Choice, max_new: int, at: int) -> None:
+    """The top 3 tokens at this step, each continued a few greedy tokens, side by side."""
+    st.markdown(f"**{t('nt_branches', step=at)}**")
+    found = runs.branches(choice, max_new, at - 1)
+    for col, b in zip(st.columns(len(found)), found):
+        with col.container(border=True):
+            mark = " ✓" if b["chosen"] else ""
+            st.markdown(f"**{shown(b['piece'])}**{mark} · p = {b['prob']:.3f}")
+            st.text(b["text"])
+    st.caption(t("nt_branches_note", n=runs.N_NEW_BRANCH))
+
+
+def generation_ui(choice: Choice, max_new: int, limit: int) -> None:
+    """The whole section; a fragment of the page (Step and Back rerun only it). ``limit``: the most new tokens."""
+    st.subheader(t("nt_generate"))
+    st.caption(t("nt_generate_intro", limit=limit))
+    gen, check = runs.generation(choice, max_new)
+    n = len(gen.steps)
+    at = stepper(n)
+    new_at = len(gen.prompt.ids) + at - 1
+    text = "".join(md(p) for p in gen.pieces[: len(gen.prompt.ids)])
+    text += "".join(f":orange-background[{md(p)}]" for p in gen.pieces[len(gen.prompt.ids) : new_at + 1])
+    st.markdown(text)
+    step = gen.steps[at - 1]
+    narrate("generate", step=at, tok=shown(step.piece), n=new_at, kib=f"{step.cache_bytes / 1024:.1f}")
+    if gen.stopped == "eos" and at == n:
+        st.caption(t("nt_eos"))
+    query_row(gen, at)
+    cache_ui(gen, at)
+    check_ui(check)
+    branches_ui(choice, max_new, at)
+    if session.get(PLAYING) and at < n:
+        _advance_later()
+
+
+def _advance_later() -> None:
+    """While playing: one more step after ``PLAY_S`` seconds (a fragment that reruns the page once)."""
+
+    @st.fragment(run_every=PLAY_S)
+    def tick() -> None:
+        if session.get(TICKED):  # the timer's own rerun, PLAY_S after the step was drawn
+            session.put(TICKED, False)
+            session.put(ADVANCE, True)
+            st.rerun()
+        session.put(TICKED, True)
+
+    tick()

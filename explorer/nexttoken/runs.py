@@ -1,0 +1,137 @@
+"""The engine's results for the Next token page, cached server-wide on plain values (``explorer.cache.bounded``:
+a class opening the same link computes each once). Results may hold tensors; they stay in these caches, never in
+the session. Each function takes the model's offered name and the page's plain settings.
+
+The shipped decoder is small (4 layers × 4 heads, d_model 128): a forward pass over 64 tokens takes a few
+milliseconds, so nothing here needs a background job (``benchmarks/nexttoken_page.py`` measures each).
+"""
+
+from __future__ import annotations
+
+from attn_core import models
+from attn_core import nexttoken as nt
+
+from ..cache import bounded
+from .settings import Choice
+
+SHOWN = 12  # bars of the next-token distribution
+N_NEW_BRANCH = 4  # greedy tokens after each alternative
+
+
+def decoder(name: str):
+    """The offered decoder ``name`` (loaded once per process by ``attn_core.models``)."""
+    return nt.decoder(name)
+
+
+def other_load_running() -> bool:
+    """Whether the server's background load of the encoder still runs (a first load of transformers' classes
+    in a second thread meanwhile can find them half imported)."""
+    from .. import real
+
+    try:
+        return real.model(real.pt.BUNDLED) is None
+    except models.ModelUnavailable:
+        return False
+
+
+def offered() -> list[str]:
+    """The decoders this server offers, in menu order (the shipped one first)."""
+    return nt.decoders()
+
+
+def no_decoder() -> models.ModelUnavailable:
+    return models.ModelUnavailable("nexttoken_no_decoder")
+
+
+def max_new(m) -> int:
+    """The most tokens one generation may add (``nt.MAX_NEW``, within the model's context)."""
+    return min(nt.MAX_NEW, max(m.max_positions - 1, 1))
+
+
+@bounded(max_mib=24)
+def prediction(choice: Choice) -> dict:
+    """The next token's distribution (its top bars, cut ones marked), the sampled token and why, and every
+    position's own prediction, as plain values."""
+    m = decoder(choice.model)
+    p = nt.predict(m, choice.prompt, choice.sampling(m.vocab))
+    d = p.distribution
+    tok = m.tokenizer
+
+    def pick(i: int) -> dict:
+        return d.pick(i) | {"piece": nt.piece(tok, i)}
+
+    why = d.why()
+    return {
+        "pieces": list(p.prompt.pieces),
+        "ids": list(p.prompt.ids),
+        "cut": p.prompt.cut,
+        "cut_text": p.prompt.cut_text,
+        "n_total": p.prompt.n_total,
+        "top": [pick(int(i)) for i in d.order[:SHOWN]],
+        "chosen": pick(d.chosen),
+        "why": why | {"chosen": pick(d.chosen), "top": pick(why["top"]["id"])},
+        "kept": int(d.kept.sum()),
+        "kept_mass": float(d.probs[d.kept].sum()),
+        "positions": p.positions,
+        "vocab": m.vocab,
+    }
+
+
+@bounded(max_mib=48)
+def generation(choice: Choice, max_new: int) -> tuple[nt.Generation, dict]:
+    """Up to ``max_new`` tokens generated with the KV cache, and the check against the whole sequence recomputed."""
+    m = decoder(choice.model)
+    gen = nt.generate(m, choice.prompt, choice.sampling(m.vocab), max_new)
+    return gen, nt.check_cache(m, gen)
+
+
+@bounded(max_mib=8)
+def branches(choice: Choice, max_new: int, step: int) -> list[dict]:
+    """At ``step``, the top 3 tokens, each continued greedily."""
+    gen, _ = generation(choice, max_new)
+    return nt.branches(decoder(choice.model), gen, step, N_NEW_BRANCH)
+
+
+@bounded(max_mib=48)
+def forward(model: str, prompt: str) -> tuple[nt.Prompt, models.Run]:
+    """The prompt's tokens and one forward run with every layer's residual stream and head outputs."""
+    m = decoder(model)
+    enc = nt.encode(m, prompt)
+    return enc, models.forward(m, list(enc.ids))
+
+
+@bounded(max_mib=8)
+def lens(model: str, prompt: str) -> dict:
+    """The logit lens as plain values: one row per layer (0: the embeddings) of one cell per position."""
+    m = decoder(model)
+    enc, run = forward(model, prompt)
+    found = nt.lens_of(m, run, enc)
+    return {
+        "cells": found.cells(m.tokenizer),
+        "final_prob": found.final_prob.tolist(),
+        "decided_at": list(found.decided_at),
+        "last_diff": found.last_diff,
+        "pieces": list(enc.pieces),
+    }
+
+
+@bounded(max_mib=4)
+def effects(model: str, prompt: str, token: int) -> dict:
+    """Every component's direct effect on ``token``'s logit at the last position (the heads as a layers × heads
+    list), summing to the model's logit with the final norm's scale frozen."""
+    m = decoder(model)
+    enc, run = forward(model, prompt)
+    found = nt.direct_effects(m, run, len(enc.ids) - 1, token)
+    return (
+        found
+        | {"heads": found["heads"].tolist(), "attn_bias": found["attn_bias"].tolist()}
+        | {"mlp": found["mlp"].tolist()}
+    )
+
+
+@bounded(max_mib=4)
+def head_vocab(model: str, prompt: str, layer: int, head: int, token: int) -> dict:
+    """What one head writes at the last position, read through the frozen final norm and the unembedding."""
+    m = decoder(model)
+    enc, run = forward(model, prompt)
+    return nt.head_vocab(m, run, layer, head, len(enc.ids) - 1, token)
