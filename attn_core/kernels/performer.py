@@ -10,7 +10,8 @@ import torch
 from ..errors import AttentionConfigError
 from .base import _scale
 from .explain import Stage, _explain_features, _shape
-from .linear import _feature_bytes, _linear, _linear_sums
+from .linear import _feature_bytes
+from .linear_sums import _linear, _linear_sums
 from .notebook_cells import NotebookSteps
 from .notebook_features import performer_cells
 from .registry import register
