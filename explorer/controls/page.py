@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from attn_core.config import LIMITS
+from attn_core.tensors import URL_STEPS
 
 from .control import Control
 
-STEPS = ("st_tokens", "st_qkv", "st_scores", "st_mask", "st_softmax", "st_output")
-RM_STEPS = ("rm_st_qkv", "rm_st_scores", "rm_st_mask", "rm_st_softmax", "rm_st_output")
+STEPS = URL_STEPS  # the URL's ?step= values, from the one table of tensor names
+RM_STEPS = tuple(f"rm_{step}" for step in URL_STEPS[1:])  # the Real model page's (no tokens step)
 _HEAD = LIMITS["heads"][1] - 1
 
 
