@@ -214,6 +214,33 @@ def _variant(s: Settings, kern, opts: dict, a: Attended) -> tuple[Explained | No
     return variant, effective_weights(s.kernel, Q, K, causal=s.causal, scale=a.scale, **opts)[0]
 
 
+def _embedded(s: Settings, n_vocab: int, tokens, source, L: int, S: int):
+    """(pos, x_embed, x, x_source): the token embeddings plus the positions' table, for the queries'
+    tokens and (cross-attention) the source's; PAD (id -1) gets its own zero row after the vocabulary."""
+    pad_id = n_vocab
+    ids = lambda t: [pad_id if i < 0 else i for i in t.ids]
+    pos = input_table(s.pos, max(L, S), s.d_model, seed=s.seed)
+    x_embed = steps.embed(ids(tokens), n_vocab + 1, s.d_model, seed=s.seed, pad_id=pad_id)
+    x = x_embed + pos[:L]
+    if source is None:
+        return pos, x_embed, x, x
+    x_source = steps.embed(ids(source), n_vocab + 1, s.d_model, seed=s.seed, pad_id=pad_id) + pos[:S]
+    return pos, x_embed, x, x_source
+
+
+def _combined(s: Settings, w, concat, x):
+    """(projected or None, output): the heads' concatenation through W_o (when there is one), then
+    the residual and layer norm when asked."""
+    projected = None
+    out = concat
+    if w.W_o is not None:
+        projected = concat @ w.W_o.T + (w.b_o if w.b_o is not None else 0.0)
+        out = projected
+    if s.residual_norm:
+        out = steps.layer_norm(x + out)
+    return projected, out
+
+
 def run_trace(settings: Settings) -> Trace:
     """Validate, tokenize, embed, project, score, mask, softmax, sum, combine heads."""
     s = validate(settings)
@@ -229,17 +256,8 @@ def run_trace(settings: Settings) -> Trace:
         else:
             source = key_side
 
-    pad_id = len(vocab)  # PAD gets its own zero row after the real vocabulary
-    ids = lambda t: [pad_id if i < 0 else i for i in t.ids]
     L, S = len(tokens.ids), len(key_side.ids)
-    pos = input_table(s.pos, max(L, S), s.d_model, seed=s.seed)
-    x_embed = steps.embed(ids(tokens), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id)
-    x = x_embed + pos[:L]
-    if source is None:
-        x_source = x
-    else:
-        x_source = steps.embed(ids(source), len(vocab) + 1, s.d_model, seed=s.seed, pad_id=pad_id) + pos[:S]
-
+    pos, x_embed, x, x_source = _embedded(s, len(vocab), tokens, source, L, S)
     w = draw_weights(s)
     mask = _mask(s, kern, opts, L, S, n_real)
     scheme = SCHEMES[s.pos]  # added to the embeddings above; attend applies a rotation or a bias
@@ -250,13 +268,7 @@ def run_trace(settings: Settings) -> Trace:
     context = variant.output if variant is not None and s.dropout <= 0 else attn @ a.V  # (H, L, d_v)
 
     concat = context.transpose(0, 1).reshape(L, -1)  # (L, H * d_v)
-    projected = None
-    out = concat
-    if w.W_o is not None:
-        projected = concat @ w.W_o.T + (w.b_o if w.b_o is not None else 0.0)
-        out = projected
-    if s.residual_norm:
-        out = steps.layer_norm(x + out)
+    projected, out = _combined(s, w, concat, x)
     return Trace(
         settings=s,
         tokens=tokens,

@@ -79,10 +79,27 @@ def _windows(q, k, v, nb: int, block: int, before: int, after: int, pad: int, ba
     return kw, vw, c, _band_bias(block, width, before, band, q)
 
 
+def _all_blocks(qb, kw, vw, bias, masked, out, lse, bufs) -> None:
+    """``_softmax_blocks`` over every block of every sequence at once (N·nb of them), into ``out`` and
+    ``lse`` (``masked``: the blocks' (nb, 1, width) keys outside the range, or None)."""
+    N, nb, block, D = qb.shape
+    width, Dv = kw.shape[2], vw.shape[-1]
+    _softmax_blocks(
+        qb.reshape(N * nb, block, D),
+        kw.reshape(N * nb, width, D),
+        vw.reshape(N * nb, width, Dv),
+        bias,
+        None if masked is None else masked.expand(N, nb, 1, width).reshape(N * nb, 1, width),
+        out.view(N * nb, block, Dv),
+        None if lse is None else lse.view(N * nb, block),
+        bufs,
+    )
+
+
 def _local_chunked(qb, kw, vw, bias, c, edges_at: tuple[int, int], min_key: int, limit, need_lse: bool):
     """The blocks a few at a time (a cache-sized chunk of scores each), with the row log-sum-exp
     when ``need_lse``: out (N, nb, block, Dv) and lse (N, nb, block) or None. ``qb`` is scaled."""
-    N, nb, block, D = qb.shape
+    N, nb, block, _ = qb.shape
     width, Dv = kw.shape[2], vw.shape[-1]
     lo_edge, hi_edge = edges_at
     out = torch.empty(N, nb, block, Dv, dtype=qb.dtype, device=qb.device)
@@ -102,17 +119,7 @@ def _local_chunked(qb, kw, vw, bias, c, edges_at: tuple[int, int], min_key: int,
         return _outside(n0, n1, block, c, min_key, lim)
 
     if N * nb <= step:  # short sequences: every block of every sequence in one product
-        masked = edges(0, nb, limit)
-        _softmax_blocks(
-            qb.reshape(N * nb, block, D),
-            kw.reshape(N * nb, width, D),
-            vw.reshape(N * nb, width, Dv),
-            bias,
-            None if masked is None else masked.expand(N, nb, 1, width).reshape(N * nb, 1, width),
-            out.view(N * nb, block, Dv),
-            None if lse is None else lse.view(N * nb, block),
-            bufs,
-        )
+        _all_blocks(qb, kw, vw, bias, edges(0, nb, limit), out, lse, bufs)
         return out, lse
     # the few blocks at either end that may see keys outside [min_key, n_valid) apart, the rest in chunks
     a, b = _inside(nb, block, edges_at)

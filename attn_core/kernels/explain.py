@@ -45,6 +45,20 @@ def _shape(t: torch.Tensor) -> str:
     return str(tuple(t.shape))
 
 
+def _pair_softmax(q, k, v, i: torch.Tensor, j: torch.Tensor, scale: float):
+    """For the pairs (i, j) alone: their scores (H, pairs), each row's softmax over its own pairs
+    (H, pairs) and the weighted sums of the values (H, L, Dv)."""
+    H, L, _ = q.shape
+    s = (q[:, i] * k[:, j]).sum(-1) * scale  # (H, pairs)
+    rows = i.expand(H, -1)
+    top = torch.full((H, L), float("-inf"), dtype=q.dtype).scatter_reduce(1, rows, s, "amax")
+    e = torch.exp(s - top[:, i])
+    total = torch.zeros(H, L, dtype=q.dtype).index_add_(1, i, e)
+    w = e / total[:, i].clamp_min(torch.finfo(q.dtype).tiny)
+    mixed = torch.zeros(H, L, v.shape[-1], dtype=q.dtype).index_add_(1, i, w.unsqueeze(-1) * v[:, j])
+    return s, w, mixed
+
+
 def _explain_sparse(pattern: Callable, fn: Callable):
     """The pairs the pattern allows, scored one by one (no L x S product), a softmax over each
     row's pairs and the weighted sum of their values."""
@@ -54,13 +68,7 @@ def _explain_sparse(pattern: Callable, fn: Callable):
         S, Dv = k.shape[1], v.shape[-1]
         allowed = pattern(L, S, causal, **opts)
         i, j = allowed.nonzero(as_tuple=True)  # the pairs computed
-        s = (q[:, i] * k[:, j]).sum(-1) * scale  # (H, pairs)
-        rows = i.expand(H, -1)
-        top = torch.full((H, L), float("-inf"), dtype=q.dtype).scatter_reduce(1, rows, s, "amax")
-        e = torch.exp(s - top[:, i])
-        total = torch.zeros(H, L, dtype=q.dtype).index_add_(1, i, e)
-        w = e / total[:, i].clamp_min(torch.finfo(q.dtype).tiny)
-        mixed = torch.zeros(H, L, Dv, dtype=q.dtype).index_add_(1, i, w.unsqueeze(-1) * v[:, j])
+        s, w, mixed = _pair_softmax(q, k, v, i, j, scale)
 
         def dense(values: torch.Tensor, fill: float) -> torch.Tensor:
             out = torch.full((H, L, S), fill, dtype=q.dtype)

@@ -64,6 +64,26 @@ def _setup(s: Settings, t: Trace, focus: int, head: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _positions_code(pos: str) -> str:
+    """The cell's lines that make ``pos``, the positions' table (max(L, S), D_MODEL)."""
+    if pos == "sinusoidal":
+        return (
+            "n = max(L, S)  # sinusoidal positions: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)\n"
+            "angle = torch.arange(n, dtype=torch.float32).unsqueeze(1) / torch.pow(\n"
+            "    10000.0, torch.arange(0, D_MODEL, 2, dtype=torch.float32) / D_MODEL\n"
+            ")\n"
+            "pos = torch.zeros(n, D_MODEL)\n"
+            "pos[:, 0::2] = torch.sin(angle)\n"
+            "pos[:, 1::2] = torch.cos(angle[:, : D_MODEL // 2])\n"
+        )
+    if pos == "learned":
+        return (
+            "g_pos = torch.Generator().manual_seed(SEED + 1)  # a seeded table standing in for learned positions\n"
+            "pos = torch.randn(max(L, S), D_MODEL, generator=g_pos)\n"
+        )
+    return "pos = torch.zeros(max(L, S), D_MODEL)  # no positional encoding\n"
+
+
 def _tokens_code(s: Settings) -> str:
     code = _TOKENIZE + (
         "\n\nwords = split_words(SENTENCE)\n"
@@ -92,23 +112,7 @@ def _tokens_code(s: Settings) -> str:
         "    return table[torch.tensor([PAD_ID if n < 0 else n for n in token_ids], dtype=torch.long)]\n\n\n"
         "x_embed = embed(ids)  # (L, d_model)\n"
     )
-    if s.pos == "sinusoidal":
-        code += (
-            "n = max(L, S)  # sinusoidal positions: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)\n"
-            "angle = torch.arange(n, dtype=torch.float32).unsqueeze(1) / torch.pow(\n"
-            "    10000.0, torch.arange(0, D_MODEL, 2, dtype=torch.float32) / D_MODEL\n"
-            ")\n"
-            "pos = torch.zeros(n, D_MODEL)\n"
-            "pos[:, 0::2] = torch.sin(angle)\n"
-            "pos[:, 1::2] = torch.cos(angle[:, : D_MODEL // 2])\n"
-        )
-    elif s.pos == "learned":
-        code += (
-            "g_pos = torch.Generator().manual_seed(SEED + 1)  # a seeded table standing in for learned positions\n"
-            "pos = torch.randn(max(L, S), D_MODEL, generator=g_pos)\n"
-        )
-    else:
-        code += "pos = torch.zeros(max(L, S), D_MODEL)  # no positional encoding\n"
+    code += _positions_code(s.pos)
     code += "x = x_embed + pos[:L]\n"
     code += "x_source = embed(key_ids) + pos[:S] if SOURCE is not None else x\n" if s.source is not None else ""
     code += "recomputed.update(tokens=words, token_ids=ids, x_embed=x_embed, pos=pos, x=x"
