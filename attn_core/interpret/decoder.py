@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import torch
 
-from attn_core.errors import AttentionConfigError
 from attn_core.models import display_pieces
 
 from . import hooks
-from .ablate import _check_decoder, all_heads, check_length, next_token_measures, single_effects, token_id
+from .ablate import _check_decoder, next_token_measures, token_id
+from .patch import patched_runs
 
 ROLES = ("previous_token", "duplicate_token", "induction", "first_token")
 HELD_OUT_SEED = 20_261_202  # the repeated random tokens' seed (training runs draw with their own seeds)
@@ -48,16 +48,7 @@ def patch_next_token(pre, clean: str, corrupted: str, pair=None) -> dict:
     "logprob"), ``clean`` and ``corrupted`` (the measure on each prompt), ``top_piece`` (the clean top token)."""
     _check_decoder(pre)
     ids = _pair_ids(pre, pair)
-    bc, (ec,) = hooks.batch_of(pre, [clean])
-    bk, (ek,) = hooks.batch_of(pre, [corrupted])
-    if ec.n_real != ek.n_real:
-        raise AttentionConfigError("second", "patch_length", n=ec.n_real, m=ek.n_real)
-    check_length(pre, ec)
-    none = torch.zeros(1, pre.layers, pre.heads, dtype=torch.int8)
-    record = hooks.Plan(none, bc.keep, record=True)
-    clean_emb = hooks.run(pre, bc, record).embedding
-    source = {layer: (ctx[0], w[0]) for layer, (ctx, w) in record.capture.items()}
-    emb, start = single_effects(pre, bk, none[0], all_heads(pre), hooks.PATCH, source=source)
+    _, _, clean_emb, emb, start = patched_runs(pre, clean, corrupted)
     top = hooks.next_logits(pre, clean_emb).argmax(-1)
     key = "logprob" if ids is None else "logit_diff"
     m_clean = float(next_token_measures(pre, clean_emb, top, ids)[key][0])

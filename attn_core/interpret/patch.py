@@ -19,8 +19,9 @@ from .ablate import all_heads, check_length, single_effects
 IDENTICAL = 1e-7  # d(corrupted) below this: the two sentences give the same embedding
 
 
-def patch_map(pre, clean: str, corrupted: str) -> dict:
-    """``restored`` (layers, H), ``distance`` (layers, H) = d after each patch, ``base_distance`` = d(corrupted)."""
+def patched_runs(pre, clean: str, corrupted: str):
+    """The corrupted prompt run once per head, that head's output patched in from the clean run: (the clean
+    encoding, the corrupted one, the clean output vector, the patched ones (heads, 1, ...), the unpatched run)."""
     bc, (ec,) = hooks.batch_of(pre, [clean])
     bk, (ek,) = hooks.batch_of(pre, [corrupted])
     if ec.n_real != ek.n_real:
@@ -31,6 +32,12 @@ def patch_map(pre, clean: str, corrupted: str) -> dict:
     clean_emb = hooks.run(pre, bc, record).embedding
     source = {layer: (ctx[0], w[0]) for layer, (ctx, w) in record.capture.items()}
     emb, start = single_effects(pre, bk, none[0], all_heads(pre), hooks.PATCH, source=source)
+    return ec, ek, clean_emb, emb, start
+
+
+def patch_map(pre, clean: str, corrupted: str) -> dict:
+    """``restored`` (layers, H), ``distance`` (layers, H) = d after each patch, ``base_distance`` = d(corrupted)."""
+    ec, ek, clean_emb, emb, start = patched_runs(pre, clean, corrupted)
     d0 = float(1 - hooks.cosine(start.embedding, clean_emb)[0])
     dist = (1 - hooks.cosine(emb[:, 0], clean_emb)).view(pre.layers, pre.heads)
     identical = d0 < IDENTICAL

@@ -149,3 +149,9 @@ def check_layer_head(m: Model, layer: int, head: int | None = None) -> None:
         raise AttentionConfigError("layer", "no_layer", layer=layer, layers=m.layers, last=m.layers - 1)
     if head is not None and not 0 <= head < m.heads:
         raise AttentionConfigError("head", "no_head", head=head, heads=m.heads, last=m.heads - 1)
+
+
+def lm_head(hf) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """A decoder's unembedding ``lm_head``: (W_U (vocab, d_model), its bias or None), as float32 copies' views."""
+    head = hf.lm_head
+    return head.weight.detach().float(), None if head.bias is None else head.bias.detach().float()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import HeadWeights, Model, ModelUnavailable
+from .base import HeadWeights, Model, ModelUnavailable, lm_head
 
 CAUSAL = True
 MODEL_TYPES = ("gpt2",)
@@ -38,9 +38,7 @@ def final_norm(hf):
     return hf.transformer.ln_f
 
 
-def unembed(hf) -> tuple[torch.Tensor, torch.Tensor | None]:
-    head = hf.lm_head
-    return head.weight.detach().float(), None if head.bias is None else head.bias.detach().float()
+unembed = lm_head  # both families end in ``lm_head``: (W_U, its bias or None)
 
 
 def check(hf, spec: str) -> None:
