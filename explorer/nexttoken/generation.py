@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attn_core.models import display_pieces
+
 from .. import figures as fig
 from .. import session
 from ..controls import Control, draw
@@ -115,6 +117,15 @@ def branches_ui(choice: Choice, max_new: int, at: int) -> None:
     st.caption(t("nt_branches_note", n=runs.N_NEW_BRANCH))
 
 
+def so_far(choice: Choice, gen, last: int) -> str:
+    """The text up to token ``last``, the generated tokens highlighted; a character split over several byte tokens
+    written once (``models.display_pieces``: each of its tokens shows the whole character)."""
+    shown, group = display_pieces(runs.decoder(choice.model).tokenizer, list(gen.ids[: last + 1]))
+    n = len(gen.prompt.ids)
+    parts = [(md(p), i >= n) for i, (p, g) in enumerate(zip(shown, group)) if g == i]
+    return "".join(f":orange-background[{p}]" if new else p for p, new in parts)
+
+
 def generation_ui(choice: Choice, max_new: int, limit: int) -> None:
     """The whole section; a fragment of the page (Step and Back rerun only it). ``limit``: the most new tokens."""
     st.subheader(t("nt_generate"))
@@ -123,9 +134,7 @@ def generation_ui(choice: Choice, max_new: int, limit: int) -> None:
     n = len(gen.steps)
     at = stepper(n)
     new_at = len(gen.prompt.ids) + at - 1
-    text = "".join(md(p) for p in gen.pieces[: len(gen.prompt.ids)])
-    text += "".join(f":orange-background[{md(p)}]" for p in gen.pieces[len(gen.prompt.ids) : new_at + 1])
-    st.markdown(text)
+    st.markdown(so_far(choice, gen, new_at))
     step = gen.steps[at - 1]
     narrate("generate", step=at, tok=shown(step.piece), n=new_at, kib=f"{step.cache_bytes / 1024:.1f}")
     if gen.stopped == "eos" and at == n:

@@ -109,7 +109,8 @@ def lens_ui(choice: Choice) -> None:
     figure = charts.lens_grid(found["cells"], found["pieces"], found["decided_at"], style=fig.run_style(), title="")
     chart(figure, "nt_lens_grid")
     decided = found["decided_at"][-1]
-    st.markdown(md_t("nt_lens_last", tok=found["cells"][-1][-1]["token"], row=decided))
+    last_token = found["cells"][-1][-1]["token"].replace(" ", "␣").replace("\n", "↵")
+    st.markdown(md_t("nt_lens_last", tok=last_token, row=decided))
     if found["last_diff"] <= 1e-4:
         st.success(t("nt_lens_check", d=f"{found['last_diff']:.2g}"), icon=":material/check_circle:")
     else:
