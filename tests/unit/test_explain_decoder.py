@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -70,11 +72,13 @@ def _llama_with_bos(folder) -> str:
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("explain_decoders")
+def models():
+    """In a directory of its own (pytest removes its older tmp_path bases when other sessions start)."""
     torch.set_num_threads(1)  # a shared 2-core machine: one thread is several times faster than two fighting
-    paths = {"gpt2": build("gpt2", root / "gpt2", seed=1), "llama": _llama_with_bos(root / "llama")}
-    return {k: M.load(p) for k, p in paths.items()}
+    with tempfile.TemporaryDirectory(prefix="attn_explain_decoders_") as root:
+        paths = {"gpt2": build("gpt2", os.path.join(root, "gpt2"), seed=1)}
+        paths["llama"] = _llama_with_bos(os.path.join(root, "llama"))
+        yield {k: M.load(p) for k, p in paths.items()}
 
 
 def _oracle(m):
