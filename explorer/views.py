@@ -58,6 +58,25 @@ def matrix_chart(figure, name: str, matrix=None, rows=None, cols=None, *, key_pr
         )  # the CSV is built only when clicked
 
 
+def signed_matrix(
+    values, name: str, rows, cols, *, title: str, x_title: str, y_title: str, y=None, key_prefix: str = ""
+) -> None:
+    """A matrix of either sign (rows x cols) as a heatmap centred on 0, with its CSV (``matrix_chart``);
+    ``y``: the rows' axis labels (the rows themselves when None)."""
+    figure = fig.heatmap(
+        values,
+        cols,
+        rows if y is None else y,
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale="RdBu",
+        zmid=0,
+        style=fig.run_style(),
+    )
+    matrix_chart(figure, name, values, rows, cols, key_prefix=key_prefix)
+
+
 def query_key_chart(
     m, name: str, q_words: list[str], k_words: list[str], *, title: str, key_prefix: str = "", **options
 ) -> None:
@@ -141,22 +160,15 @@ def output_step(
         )
     with b:
         dims = [str(i) for i in range(tr.context.shape[-1])]
-        matrix_chart(
-            fig.heatmap(
-                tr.context[h],
-                dims,
-                fig.labels(q_words),
-                title=t("context"),
-                x_title="dim",
-                y_title="query",
-                colorscale="RdBu",
-                zmid=0,
-                style=fig.run_style(),
-            ),
-            "context",
+        signed_matrix(
             tr.context[h],
+            "context",
             q_words,
             dims,
+            title=t("context"),
+            x_title="dim",
+            y_title="query",
+            y=fig.labels(q_words),
             key_prefix=key_prefix,
         )
 
@@ -237,20 +249,5 @@ def _prefix_state_chart(tr, h: int, focus: int, q_words: list[str]) -> None:
     state, _z = prefix_state(phi_k[h : h + 1], tr.V[h : h + 1], focus)
     dims = [str(j) for j in range(state.shape[-1])]
     feats = [str(i) for i in range(state.shape[-2])]
-    matrix_chart(
-        fig.heatmap(
-            state[0],
-            dims,
-            feats,
-            title=t("vs_prefix_at", tok=q_words[focus]),
-            x_title="dv",
-            y_title="feature",
-            colorscale="RdBu",
-            zmid=0,
-            style=fig.run_style(),
-        ),
-        "prefix_state",
-        state[0],
-        feats,
-        dims,
-    )
+    title = t("vs_prefix_at", tok=q_words[focus])
+    signed_matrix(state[0], "prefix_state", feats, dims, title=title, x_title="dv", y_title="feature")
