@@ -16,7 +16,6 @@
 // Non-causal (linear_attention): the state over all S keys first, then every query reads it.
 
 #include <cfloat>
-#include <initializer_list>
 
 #include "tiles.h"
 
@@ -63,6 +62,29 @@ static void add_to_state(const float* kt, long c, long C, long D, long Dp, const
     }
 }
 
+// A call's scratch buffers, 64-byte aligned, freed together when the call returns; ok(): every one was had.
+struct Scratch {
+    float* held[8] = {};
+    int n = 0;
+    float* take(long floats) {
+        return held[n++] = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * floats));
+    }
+    bool ok() const {
+        for (int i = 0; i < n; ++i)
+            if (!held[i]) return false;
+        return true;
+    }
+    ~Scratch() {
+        for (int i = 0; i < n; ++i) std::free(held[i]);
+    }
+};
+
+// A sequence's running state S (Dp x Dv) and normaliser z (zs floats) back to zero.
+static void clear_state(float* state, long Dp, long Dv, float* z, long zs) {
+    std::memset(state, 0, sizeof(float) * Dp * Dv);
+    std::memset(z, 0, sizeof(float) * zs);
+}
+
 extern "C" {
 
 // q, k (N, L, D) and v, out (N, L, Dv) contiguous fp32, Dv a multiple of band_vector_width(); chunks
@@ -73,25 +95,17 @@ int causal_linear_attention(const float* q, const float* k, const float* v, floa
     const long Cp = (C + R - 1) / R * R;  // chunk rows, whole register tiles
     const long Dp = (D + R - 1) / R * R;  // state rows, whole register tiles
     const long ldf = (D + VEC - 1) / VEC * VEC;
-    float* fq = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Cp * ldf));
-    float* fk = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Cp * ldf));
-    float* fkt = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Dp * C));
-    float* a = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Cp * C));
-    float* num = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * (Cp + R) * Dv));
-    float* state = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Dp * Dv));
-    float* z = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * (Dp > ldf ? Dp : ldf)));
-    float* den = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Cp));
-    if (!fq || !fk || !fkt || !a || !num || !state || !z || !den) {
-        for (float* p : {fq, fk, fkt, a, num, state, z, den}) std::free(p);
-        return -1;
-    }
+    const long zs = Dp > ldf ? Dp : ldf;
+    Scratch mem;
+    float *fq = mem.take(Cp * ldf), *fk = mem.take(Cp * ldf), *fkt = mem.take(Dp * C), *a = mem.take(Cp * C);
+    float *num = mem.take((Cp + R) * Dv), *state = mem.take(Dp * Dv), *z = mem.take(zs), *den = mem.take(Cp);
+    if (!mem.ok()) return -1;
     float* junk = num + Cp * Dv;  // where the output of a row past the end goes
     const long dvec = Dv / VEC;
     for (long n = n0; n < n1; ++n) {
         const float *qn = q + n * L * D, *kn = k + n * L * D, *vn = v + n * L * Dv;
         float* on = out + n * L * Dv;
-        std::memset(state, 0, sizeof(float) * Dp * Dv);
-        std::memset(z, 0, sizeof(float) * (Dp > ldf ? Dp : ldf));
+        clear_state(state, Dp, Dv, z, zs);
         for (long t0 = 0; t0 < L; t0 += C) {
             const long c = L - t0 < C ? L - t0 : C;
             features(qn + t0 * D, c, Cp, D, fq, ldf);
@@ -132,7 +146,6 @@ int causal_linear_attention(const float* q, const float* k, const float* v, floa
             add_to_state(fkt, c, C, D, Dp, vn + t0 * Dv, Dv, state, z);  // the state after the chunk
         }
     }
-    for (float* p : {fq, fk, fkt, a, num, state, z, den}) std::free(p);
     return 0;
 }
 
@@ -144,22 +157,16 @@ int linear_attention(const float* q, const float* k, const float* v, float* out,
     const long Dp = (D + R - 1) / R * R;       // state rows, whole register tiles
     const long Cp = (C + R - 1) / R * R;
     const long ldf = (D + VEC - 1) / VEC * VEC;
-    float* f = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Cp * ldf));
-    float* fkt = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Dp * C));
-    float* num = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * (Cp + R) * Dv));
-    float* state = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * Dp * Dv));
-    float* z = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * (Dp > ldf ? Dp : ldf)));
-    if (!f || !fkt || !num || !state || !z) {
-        for (float* p : {f, fkt, num, state, z}) std::free(p);
-        return -1;
-    }
+    const long zs = Dp > ldf ? Dp : ldf;
+    Scratch mem;
+    float *f = mem.take(Cp * ldf), *fkt = mem.take(Dp * C), *num = mem.take((Cp + R) * Dv);
+    float *state = mem.take(Dp * Dv), *z = mem.take(zs);
+    if (!mem.ok()) return -1;
     float* junk = num + Cp * Dv;
-    const long dvec = Dv / VEC;
     for (long n = n0; n < n1; ++n) {
         const float *qn = q + n * L * D, *kn = k + n * S * D, *vn = v + n * S * Dv;
         float* on = out + n * L * Dv;
-        std::memset(state, 0, sizeof(float) * Dp * Dv);
-        std::memset(z, 0, sizeof(float) * (Dp > ldf ? Dp : ldf));
+        clear_state(state, Dp, Dv, z, zs);
         for (long t0 = 0; t0 < S; t0 += C) {  // the state: S += phi(K)^T V, z += sum phi(k)
             const long c = S - t0 < C ? S - t0 : C;
             key_features(kn + t0 * D, c, C, D, Dp, f, ldf, fkt);
@@ -179,11 +186,10 @@ int linear_attention(const float* q, const float* k, const float* v, float* out,
                     dst[r] = i < c ? on + (t0 + i) * Dv : junk;
                     inv[r] = 1.0f / (den > FLT_MIN ? den : FLT_MIN);
                 }
-                values(f + i0 * ldf, ldf, D, state, Dv, dvec, num + i0 * Dv, Dv, false, dst, inv);
+                values(f + i0 * ldf, ldf, D, state, Dv, Dv / VEC, num + i0 * Dv, Dv, false, dst, inv);
             }
         }
     }
-    for (float* p : {f, fkt, num, state, z}) std::free(p);
     return 0;
 }
 }
