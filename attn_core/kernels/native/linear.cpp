@@ -11,7 +11,7 @@
 //   output    A V + phi(Q) S, divided by the inside denominators + phi(Q) . z, straight into out;
 //   state     S += phi(K)^T V (rows of phi(K)^T times rows of V), z += the columns of phi(K)^T.
 //
-// The same arithmetic as attn_core/kernels/linear.py's chunked form, without its passes over
+// The same arithmetic as attn_core/kernels/linear_sums.py's chunked form, without its passes over
 // memory between the products; one sequence at a time per thread (the state runs along it).
 // Non-causal (linear_attention): the state over all S keys first, then every query reads it.
 
