@@ -10,10 +10,10 @@ One entry (``entry.main``) and one module per subcommand, each with ``add(sub) -
 - ``notebook``    export-notebook (``attn_core.notebook``)
 - ``explain``     explain, explain-table
 
-Bad arguments exit with status 2 and one line on stderr, never a traceback (``base``).
+Bad arguments exit with status 2 and one line on stderr, never a traceback (``attn_core.command``).
 """
 
-from .base import Parser, check_text, run
+from ..command import Parser, check_text, run
 from .entry import SUBCOMMANDS, build_parser, main
 from .trace import add_trace, cmd_trace, settings_from_args
 

@@ -6,7 +6,7 @@ the order ``--help`` shows them (``notebook`` after ``trace``: ``export-notebook
 
 from __future__ import annotations
 
-from .base import Parser, run
+from ..command import DESCRIPTION, PROG, Parser, run
 
 SUBCOMMANDS = ("trace", "bench", "pretrained", "lab", "interpret", "notebook", "explain", "nexttoken")
 
@@ -18,7 +18,7 @@ def build_parser() -> tuple[Parser, dict]:
 
     modules = {"trace": trace, "bench": bench, "pretrained": pretrained, "lab": lab}
     modules |= {"interpret": interpret, "notebook": notebook, "explain": explain, "nexttoken": nexttoken}
-    parser = Parser(prog="python -m attn_core", description="Attention, every step traced.")
+    parser = Parser(prog=PROG, description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     commands: dict = {}
     for name in SUBCOMMANDS:

@@ -1,5 +1,6 @@
-"""What every subcommand shares: a parser whose errors are one line, and running a command so that a bad
-argument, a missing file or an allocator's refusal exits with status 2 and one line on stderr, never a traceback."""
+"""What every subcommand of ``python -m attn_core`` (``attn_core.cli``; ``attn_core.bench`` on its own) shares: a
+parser whose errors are one line, and running a command so that a bad argument, a missing file or an allocator's
+refusal exits with status 2 and one line on stderr, never a traceback."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from ..errors import AttentionConfigError
+from .errors import AttentionConfigError
 
+PROG, DESCRIPTION = "python -m attn_core", "Attention, every step traced."
 TEXT_ARGS = ("sentence", "source", "model")  # the arguments that carry text from the command line
 
 
