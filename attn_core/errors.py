@@ -148,10 +148,6 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         ),
         "Give a directory whose weights belong to its config.json, or use the bundled model.",
     ),
-    "model_not_bert": (
-        "'{spec}' is a {kind}, not a BERT-style encoder.",
-        "Use a BERT, RoBERTa, ELECTRA or MiniLM encoder directory, or the bundled model.",
-    ),
     "model_family": (
         "'{spec}' is a {kind}, an architecture outside the families this app takes apart.",
         (
