@@ -102,7 +102,7 @@ def next_token_file(choice, language: str, fmt: str) -> bytes:
 
     def build() -> bytes:
         from attn_core import nexttoken as nt
-        from attn_core.notebook.nexttoken_nb import nexttoken_notebook
+        from attn_core.notebook import nexttoken_notebook
 
         m = nt.decoder(choice.model)  # loaded already (once per process)
         with COMPUTING:

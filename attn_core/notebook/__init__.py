@@ -3,6 +3,7 @@ with plain PyTorch and no import of this project.
 
     trace_notebook(settings, lang=, focus=, head=, page=) -> Notebook   Step by step, Multi-head, Cross-attention
     model_notebook(pre, run, head_trace, lang=, focus=, spec=) -> Notebook   Real model: one trained head
+    nexttoken_notebook(...) -> Notebook              Next token: the tokens, a decoder's forward, the seeded draw
     Notebook.ipynb() -> str (nbformat 4.5 JSON)      Notebook.script() -> str ("# %%" cells)
 
 Each step is a Markdown cell (the formula and the sentence the page shows, in English or 简体中文) and a code
@@ -16,13 +17,14 @@ too; one registered without them is refused with its message.
 Modules: ``cells`` (the ``Notebook`` type, Markdown and code cells, quoting typed text), ``tensors`` (the app's
 values carried in the last cell, the size limit), ``trace_code`` (the toy trace's code cells), ``variants`` (a
 variant's own steps read from its spec, what can be exported), ``trace_nb`` (``trace_notebook``), ``model_nb``
-(``model_notebook``).
+(``model_notebook``), ``nexttoken_nb`` (``nexttoken_notebook``).
 """
 
 from __future__ import annotations
 
 from .cells import LANGS, Cell, Notebook, quoted, user_md
 from .model_nb import model_notebook
+from .nexttoken_nb import nexttoken_notebook
 from .tensors import MAX_NUMBERS, app_lists, app_tensors, check_size, head_tensors, variant_name
 from .trace_nb import PAGES, trace_notebook
 from .variants import check_exportable, pattern_code, variant_code
@@ -39,6 +41,7 @@ __all__ = [
     "check_size",
     "head_tensors",
     "model_notebook",
+    "nexttoken_notebook",
     "pattern_code",
     "quoted",
     "trace_notebook",
