@@ -9,7 +9,7 @@ from __future__ import annotations
 from attn_core.interpret import ablate
 
 from .cache import bounded
-from .real import wait_for
+from .real import offered, wait_for
 
 
 def _pre(name: str):
@@ -30,6 +30,13 @@ def intervention(name: str, sentence: str, heads: tuple, mode: str, masked: tupl
         "attentions": iv.attentions if len(iv.tokens) <= 64 else None,
         "changed": float((iv.attentions - iv.original).abs().max()),
     }
+
+
+def on(name: str, request: tuple[str, dict]) -> tuple[str, dict]:
+    """``request`` for the offered model ``name``: a worker holds the bundled encoder already; another model is
+    named by its directory (a request for the bundled one is unchanged)."""
+    path = offered()[name]
+    return request if not path else (request[0], {**request[1], "model": path})
 
 
 def importance(sentence: str, mode: str, masked: tuple, second: str | None) -> tuple[str, dict]:

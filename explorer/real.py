@@ -1,15 +1,15 @@
 """The trained models this server offers, loaded once per server in the background, and their
 runs cached on plain values (model name, sentence, pad).
 
-Which models a server offers is for whoever runs it to say, never for a link: the bundled
-all-MiniLM-L6-v2 always, plus local directories named in the environment variable
-``ATTN_EXPLORER_MODELS`` (``name=/path/to/dir;other=/path``). The URL's ``rm_model`` picks one of
-these by name; it never names a path.
+Which models a server offers is for whoever runs it to say, never for a link (``attn_core.models.offered_paths``):
+the bundled all-MiniLM-L6-v2 always, the models bundled with the app (the shipped decoder), plus local
+directories named in the environment variable ``ATTN_EXPLORER_MODELS`` (``name=/path/to/dir;other=/path``, or a
+directory of models). The URL's ``rm_model`` picks one of these by name; it never names a path.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import threading
 
 from attn_core import pretrained as pt
@@ -17,17 +17,12 @@ from attn_core import pretrained as pt
 from .cache import bounded
 from .heap import freeze_heap
 
-MODELS_ENV = "ATTN_EXPLORER_MODELS"
+MODELS_ENV = pt.MODELS_ENV
 
 
 def offered() -> dict[str, str]:
-    """Model name -> what ``pretrained.load`` takes ('' is the bundled model), in menu order."""
-    models = {pt.BUNDLED: ""}
-    for entry in os.environ.get(MODELS_ENV, "").split(";"):
-        name, sep, path = entry.partition("=")
-        if sep and name.strip() and path.strip():
-            models[name.strip()] = path.strip()
-    return models
+    """Model name -> its directory ('' is the bundled encoder), in menu order."""
+    return pt.offered_paths()
 
 
 class _Loader:
@@ -48,7 +43,8 @@ class _Loader:
 
     def _load(self, name: str) -> None:
         try:
-            result: pt.Pretrained | pt.ModelUnavailable = pt.load(offered()[name])
+            result: pt.Pretrained | pt.ModelUnavailable = pt.load(offered()[name])  # by its directory
+            result = result if result.name == name else dataclasses.replace(result, name=name)  # shown by name
         except pt.ModelUnavailable as err:
             result = err
         except Exception as err:  # noqa: BLE001 - any failure of a background load becomes a message on the page

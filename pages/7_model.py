@@ -12,6 +12,7 @@ from explorer import real, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
+from explorer.model import causal, pick
 from explorer.poll.view import predict_then_reveal
 from explorer.safe import md
 from explorer.state import current_settings
@@ -31,10 +32,8 @@ run_through_app()  # before anything is drawn; see explorer/boot.py
 st.title(t("page.model"))
 st.caption(t("rm_intro"))
 settings = current_settings()
-with st.expander(t("rm_settings")):
-    models = list(real.offered())
-    spec = draw(PAGE["rm_model"], st, options=models, default=models[0], format_func=str)
-    pad_to = draw(PAGE["rm_pad"], st)
+box = st.expander(t("rm_settings"))
+spec = pick.choose(box)
 try:
     pre = real.model(spec)
 except pt.ModelUnavailable as err:
@@ -46,6 +45,7 @@ except pt.ModelUnavailable as err:
     st.stop()
 if pre is None:  # still loading in the background (it starts with the server): never block the page
     real.wait_on_page(spec)
+pad_to = 0 if pre.causal else draw(PAGE["rm_pad"], box)  # a decoder is never padded: it sees no later key
 try:
     run = real.run(spec, settings.sentence, pad_to)
 except AttentionConfigError as err:
@@ -54,6 +54,8 @@ except AttentionConfigError as err:
 
 enc = run.encoding
 pieces = list(enc.pieces)
+if pre.causal:
+    st.caption(t("dec.intro"))
 labels = fig.labels(pieces)
 st.caption(
     t(
@@ -71,8 +73,8 @@ st.text(settings.sentence)
 if enc.truncated:
     st.warning(t("rm_truncated", n=enc.n_total, max=pre.max_positions), icon=":material/content_cut:")
 if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
-    st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - 2), icon=":material/help:")
-st.caption(t("rm_pieces"))
+    st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - enc.specials), icon=":material/help:")
+st.caption(t("dec.pieces" if pre.causal else "rm_pieces"))
 st.dataframe(  # every piece on view up to a dozen, then a scroll box
     {t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)},
     hide_index=True,
@@ -87,9 +89,11 @@ def overview_ui(layer: int, head: int) -> None:
     grid, grid_labels = pt.overview(run)
     if len(grid_labels) < len(pieces):
         st.caption(t("rm_pooled", n=len(pieces), m=len(grid_labels)))
+    if pre.causal:
+        st.caption(t("dec.causal_grid"))
     chart(
         fig.small_multiples(
-            grid.numpy(),
+            causal.shown(grid, pre.causal).numpy(),
             labels=grid_labels,
             row_name=t("rm_layer"),
             col_name=t("head"),
@@ -122,7 +126,7 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
         with col:
             chart(
                 fig.heatmap(
-                    h_trace.model_attn if key == "trained" else h_trace.attn[0],
+                    causal.shown(h_trace.model_attn if key == "trained" else h_trace.attn[0], pre.causal),
                     labels,
                     labels,
                     title=title,
@@ -138,15 +142,9 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
 
 
 def qkv_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
-    d = pre.d_head
     st.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
-    st.code(
-        f"sa = model.encoder.layer[{layer}].attention.self\n"
-        f"rows = slice({head * d}, {(head + 1) * d})   # head {head} of {pre.heads}\n"
-        f"W_q, b_q = sa.query.weight[rows], sa.query.bias[rows]   # {tuple(ht.weights.W_q[0].shape)}, ({d},)\n"
-        f"x = hidden_states[{layer}][0]   # {tuple(ht.x.shape)}\nQ = x @ W_q.T + b_q   # {tuple(ht.Q[0].shape)}",
-        language="python",
-    )
+    shapes = {"W_q": tuple(ht.weights.W_q[0].shape), "x": tuple(ht.x.shape), "Q": tuple(ht.Q[0].shape)}
+    st.code(causal.projection_code(pre, layer, head, shapes), language="python")
     which = widgets.radio(
         st, t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
     )
@@ -189,6 +187,12 @@ def scores_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
 
 def mask_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     L = len(pieces)
+    if pre.causal:
+        st.latex(causal.CAUSAL_LATEX)
+        st.code(causal.causal_code(L), language="python")
+        st.caption(t("dec.causal_mask"))
+        mask_step(ht, pieces, pieces, key_prefix="rm_")
+        return
     st.latex(
         r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}"
     )
@@ -217,6 +221,7 @@ def output_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     output_step(ht, 0, pieces, pieces, weights_title=t("attn_weights") + " (attn_core)", key_prefix="rm_")
 
 
+STEP_LABEL = {"rm_st_mask": "dec.st_mask"} if pre.causal else {}  # a decoder's mask is the causal one
 STEP_UI = {  # each step of the head taken apart (explorer.controls.RM_STEPS), drawn by one function
     "rm_st_qkv": qkv_ui,
     "rm_st_scores": scores_ui,
@@ -235,7 +240,7 @@ def apart_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     else:
         st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")
     st.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
-    step = draw(PAGE["rm_step"], st, horizontal=True)
+    step = draw(PAGE["rm_step"], st, horizontal=True, format_func=lambda s: t(STEP_LABEL.get(s, s)))
     STEP_UI[step](ht, layer, head)
 
 
@@ -248,7 +253,10 @@ def downloads_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
         key="rm_dl_json",
         on_click="ignore",
     )
-    takehome.offer_model(spec, settings.sentence, pad_to, layer, head)  # this head as a notebook
+    if pre.causal:
+        st.caption(t("dec.no_notebook"))
+    else:
+        takehome.offer_model(spec, settings.sentence, pad_to, layer, head)  # this head as a notebook
 
 
 def head_ui(predicting: bool) -> None:

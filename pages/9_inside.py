@@ -12,6 +12,7 @@ from explorer import inside, real, widgets
 from explorer.boot import run_through_app
 from explorer.i18n import error_text, t
 from explorer.jobs import waiting
+from explorer.model import inside_view, pick
 from explorer.safe import md, md_t
 from explorer.state import current_settings
 from explorer.views import chart
@@ -22,7 +23,7 @@ waiting.warm()  # a worker loads the model while the page is read
 st.title(t("page.inside"))
 st.caption(t("in_intro"))
 settings = current_settings()
-name = pt.BUNDLED
+name = pick.choose(st.expander(t("dec.model_box")))
 try:
     pre = real.model(name)
 except pt.ModelUnavailable as err:
@@ -48,7 +49,10 @@ st.text(sentence)
 if enc.truncated:
     st.warning(t("rm_truncated", n=enc.n_total, max=pre.max_positions), icon=":material/content_cut:")
 if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
-    st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - 2), icon=":material/help:")
+    st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - enc.specials), icon=":material/help:")
+if pre.causal:  # a decoder: everything is measured on the next token
+    inside_view.page(name, pre, sentence, enc)
+    st.stop()
 if enc.n_real <= 3:
     st.info(t("in_one_piece"), icon=":material/info:")
 
@@ -116,7 +120,7 @@ except AttentionConfigError as err:
     imp_job = None
     waiting.ask("inside_imp", {})
 else:
-    imp_request = inside.importance(sentence, mode, masked, second)
+    imp_request = inside.on(name, inside.importance(sentence, mode, masked, second))
     imp_job = waiting.ask("inside_imp", {"importance": imp_request})["importance"]
 if imp_job is not None and waiting.status(imp_job):
     imp = imp_job.result
@@ -153,7 +157,7 @@ if second is None:
     st.info(t("in_patch_need"), icon=":material/info:")
     waiting.ask("inside_patch", {})
 else:
-    pm_job = waiting.ask("inside_patch", {"patching": inside.patching(sentence, second)})["patching"]
+    pm_job = waiting.ask("inside_patch", {"patching": inside.on(name, inside.patching(sentence, second))})["patching"]
     if waiting.status(pm_job):
         pm = pm_job.result
         if pm["identical"]:
@@ -179,7 +183,7 @@ st.subheader(t("in_prune"))
 st.caption(t("in_prune_note", n=prune.PRUNE_SENTENCES))
 pr_job = None
 if widgets.toggle(st, t("in_prune_go"), key="in_prune_go"):
-    pr_job = waiting.ask("inside_prune", {"pruning": inside.pruning()})["pruning"]
+    pr_job = waiting.ask("inside_prune", {"pruning": inside.on(name, inside.pruning())})["pruning"]
 else:
     waiting.ask("inside_prune", {})
 if pr_job is not None and waiting.status(pr_job):
@@ -200,7 +204,7 @@ st.subheader(t("in_roles"))
 st.caption(t("in_roles_note"))
 roles_job = None
 if widgets.toggle(st, t("in_roles_go"), key="in_roles_go"):
-    roles_job = waiting.ask("inside_roles", {"head_stats": inside.head_stats()})["head_stats"]
+    roles_job = waiting.ask("inside_roles", {"head_stats": inside.on(name, inside.head_stats())})["head_stats"]
 else:
     waiting.ask("inside_roles", {})
 if roles_job is not None and waiting.status(roles_job):
