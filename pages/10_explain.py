@@ -1,6 +1,7 @@
 """Is attention an explanation? Attention-based explanations of the trained model's sentence
-embedding beside references that do not come from attention, how far they agree, how faithful
-each is, why two sentences are similar, and the corpus table."""
+embedding (a decoder's: the log-probability of its top next token) beside references that do not
+come from attention, how far they agree, how faithful each is, why two sentences are similar, and
+the corpus table. The model is picked as on Real model and Inside (``?model=NAME``)."""
 
 import streamlit as st
 
@@ -9,13 +10,14 @@ from attn_core import pretrained as pt
 from attn_core.explain import pair as P
 from attn_core.explain.pair import EXAMPLES
 from attn_core.explain.references import SHAPLEY_MAX
-from attn_core.explain.sentence import REMOVALS
+from attn_core.explain.sentence import removals
 from explorer import figures as fig
 from explorer import real, session, widgets
 from explorer.boot import run_through_app
 from explorer.explain import runs
 from explorer.explain.more import pair_shapley_view, pair_view, table_view
 from explorer.explain.views import (
+    DECODER_NOTES,
     REF_KEYS,
     REMOVAL_NAMES,
     REMOVAL_NOTES,
@@ -25,6 +27,7 @@ from explorer.explain.views import (
     ig_view,
     layer_view,
     loo_view,
+    next_token_note,
     overview,
     shapley_limit,
     shapley_view,
@@ -33,6 +36,7 @@ from explorer.explain.views import (
 )
 from explorer.i18n import error_text, lang, t
 from explorer.jobs import waiting
+from explorer.model import pick
 from explorer.safe import md
 from explorer.state import current_settings
 
@@ -40,8 +44,7 @@ run_through_app()  # before anything is drawn; see explorer/boot.py
 
 waiting.warm()  # a worker loads the model while the page is read
 st.title(t("page.explain"))
-st.caption(t("ex_intro"))
-MODEL = pt.BUNDLED
+MODEL = pick.choose(st.expander(t("dec.model_box")))
 try:
     pre = real.model(MODEL)
 except pt.ModelUnavailable as err:
@@ -49,6 +52,8 @@ except pt.ModelUnavailable as err:
     st.stop()
 if pre is None:  # still loading in the background: never block the page
     real.wait_on_page(MODEL)
+DECODER = bool(pre.causal)  # explained: the log-probability of its top next token, read at the last position
+st.caption(t("ex_dec_intro", model=md(MODEL)) if DECODER else t("ex_intro"))
 
 
 PAIR_NAMES = {"negation": "ex_pair_negation", "roles": "ex_pair_roles", "predicates": "ex_pair_predicates"}
@@ -71,13 +76,13 @@ def sentence_section() -> None:
     removal = widgets.radio(
         st,
         t("ex_removal"),
-        REMOVALS,
+        removals(pre),
         default="attention",
         horizontal=True,
         key="ex_removal",
         format_func=labeller(REMOVAL_NAMES),
     )
-    st.caption(t(REMOVAL_NOTES[removal]))
+    st.caption(t((DECODER_NOTES if DECODER else REMOVAL_NOTES)[removal]))
     try:
         first = runs.cheap(MODEL, text)  # one forward pass: drawn at once
     except AttentionConfigError as err:
@@ -85,15 +90,17 @@ def sentence_section() -> None:
         asked({})
         return
     words = len(first["word_texts"])
-    wanted = {"explain": runs.explanation(text, removal)}
-    shap_asked = (text, removal)
+    wanted = {"explain": runs.explanation(text, removal, MODEL)}
+    shap_asked = (text, removal) if MODEL == pt.BUNDLED else (text, removal, MODEL)
     if words <= SHAPLEY_MAX and tuple(session.get("ex_shapley_for") or ()) == shap_asked:
-        wanted["shapley"] = runs.shapley(text, removal)
+        wanted["shapley"] = runs.shapley(text, removal, MODEL)
     jobs = asked(wanted)
     job = jobs["explain"]
     result = {**first, "removal": removal, **job.result}
     done = waiting.status(job)
     show_notices(first["notices"])
+    if DECODER:
+        next_token_note(first)
     labels = fig.labels(first["tokens"])
     choices()
     overview(result, labels)
@@ -112,8 +119,8 @@ def sentence_section() -> None:
     st.caption(t("ex_agree_note"))
     if done:
         correlation_table(result["correlation"], tuple(r for r in REF_KEYS if r != "shapley"))
-        st.caption(t("ex_specials"))
-        specials_table(result["specials"])
+        st.caption(t("ex_specials_dec" if DECODER else "ex_specials"))
+        specials_table(result["specials"], DECODER)
     else:
         waiting.pending()
     st.subheader(t("ex_faithful"))
@@ -145,6 +152,10 @@ def shapley_part(players: list[str], shap_asked: tuple, job) -> None:
 
 
 def pair_section() -> None:
+    if DECODER:  # two sentences are compared by their embeddings: an encoder's
+        st.info(t("ex_pair_decoder", model=md(MODEL)), icon=":material/info:")
+        waiting.ask("pair", {})
+        return
     st.caption(t("ex_pair_intro"))
     keys = list(EXAMPLES)
     example = widgets.selectbox(
@@ -180,4 +191,6 @@ with one:
 with two:
     pair_section()
 with corpus:
+    if DECODER:
+        st.info(t("ex_table_encoder", model=md(MODEL)), icon=":material/info:")
     table_view(runs.table())

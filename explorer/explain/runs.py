@@ -13,7 +13,7 @@ from attn_core.explain import references, staged
 from attn_core.explain import table as T
 
 from ..cache import bounded
-from ..real import wait_for
+from ..real import offered, wait_for
 
 
 def _pre(name: str):
@@ -28,15 +28,22 @@ def cheap(name: str, sentence: str) -> dict:
     return staged.cheap(_pre(name), sentence)
 
 
-def explanation(sentence: str, removal: str) -> tuple[str, dict]:
+def on(name: str, request: tuple[str, dict]) -> tuple[str, dict]:
+    """``request`` for the offered model ``name``: the workers hold the bundled encoder; another model is named
+    by its directory, which a worker loads once (a request for the bundled one is unchanged)."""
+    path = offered().get(name, "")
+    return request if not path else (request[0], {**request[1], "model": path})
+
+
+def explanation(sentence: str, removal: str, name: str) -> tuple[str, dict]:
     """The request for everything else: value zeroing, leave-one-out, integrated gradients, flow,
     the curves and the correlations; no Shapley."""
-    return "explain", {"sentence": sentence, "removal": removal, "steps": references.IG_STEPS}
+    return on(name, ("explain", {"sentence": sentence, "removal": removal, "steps": references.IG_STEPS}))
 
 
-def shapley(sentence: str, removal: str) -> tuple[str, dict]:
+def shapley(sentence: str, removal: str, name: str) -> tuple[str, dict]:
     """Exact Shapley values of the words and their correlations with each method (≤ SHAPLEY_MAX words)."""
-    return "shapley", {"sentence": sentence, "removal": removal}
+    return on(name, ("shapley", {"sentence": sentence, "removal": removal}))
 
 
 def pair(a: str, b: str) -> tuple[str, dict]:
