@@ -17,7 +17,7 @@ from explorer.i18n import t
 from explorer.safe import md
 
 PAGE = "pages/10_explain.py"
-NAME = "tiny-gpt2"
+NAME = "tiny-gpt2-32"  # not test_decoder_pages.py's name: the pages cache results by model name, per process
 TEXT = "the cat sat on the mat"
 CORPUS = ["the cat sat on the mat and the dog sat on the log", "猫坐在垫子上，狗坐在木头上。"]
 
