@@ -89,6 +89,23 @@ def flow_matrix_pairwise(W: np.ndarray, depth: int | None = None) -> np.ndarray:
     return M
 
 
+def _middle_edges(caps: np.ndarray, depth: int, off: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges of the full layers between the first and the last, in every copy (``off``: each copy's first
+    node): their rows, columns and capacities."""
+    n = caps.shape[-1]
+    mid_r, mid_c, mid_w = [], [], []
+    for layer in range(1, depth - 1):
+        dst, src = np.nonzero(caps[layer] > 0)
+        mid_r.append(1 + (layer - 1) * n + src)
+        mid_c.append(1 + layer * n + dst)
+        mid_w.append(caps[layer][dst, src])
+    if not mid_r:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows = (np.concatenate(mid_r)[None, :] + off).ravel()
+    cols = (np.concatenate(mid_c)[None, :] + off).ravel()
+    return rows, cols, np.tile(np.concatenate(mid_w), len(off))
+
+
 def flow_matrix(W: np.ndarray, depth: int | None = None) -> np.ndarray:
     """M[i, j] = the max-flow from input j to output i after ``depth`` layers (default: all).
 
@@ -109,20 +126,12 @@ def flow_matrix(W: np.ndarray, depth: int | None = None) -> np.ndarray:
     size = 2 + (depth - 1) * n
     out_node = size - 1
     k = np.arange(n)
-    mid_r, mid_c, mid_w = [], [], []
-    for layer in range(1, depth - 1):  # the full layers between the first and the last
-        dst, src = np.nonzero(caps[layer] > 0)
-        mid_r.append(1 + (layer - 1) * n + src)
-        mid_c.append(1 + layer * n + dst)
-        mid_w.append(caps[layer][dst, src])
     last = 1 + (depth - 2) * n + k  # the pieces after depth - 1 layers, into the output
     copies = np.arange(n)  # copy i: towards output i
     off = copies[:, None] * size
     big = np.int64(np.iinfo(np.int32).max // 4)  # above any copy's cut (≤ n · FLOW_SCALE + n)
     S, T = n * size, n * size + 1
-    rows_mid = (np.concatenate(mid_r)[None, :] + off).ravel() if mid_r else np.zeros(0, np.int64)
-    cols_mid = (np.concatenate(mid_c)[None, :] + off).ravel() if mid_c else np.zeros(0, np.int64)
-    w_mid = np.tile(np.concatenate(mid_w), n) if mid_w else np.zeros(0, np.int64)
+    rows_mid, cols_mid, w_mid = _middle_edges(caps, depth, off)
     rows_last = (last[None, :] + off).ravel()
     cols_last = np.repeat(copies * size + out_node, n)
     w_last = caps[depth - 1].ravel()  # copy i, piece k: caps[depth - 1][i, k]

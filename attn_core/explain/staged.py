@@ -109,24 +109,7 @@ def stages(
     layers = dict(first["layers"])
     if part == "all":
         layers["value_zeroing"] = internals.value_zeroing(pre, passed).tolist()
-    loo = references.loo(pre, item, removal, passed).tolist()
-    yield SHARES["loo"], {}
-    ig = references.integrated_gradients(pre, item.ids, target, steps)
-    refs = {"loo": loo, "ig": ig["attr"].tolist()}
-    direct = references.direct_share(passed)
-    if direct is not None:
-        refs["loo_direct"] = direct.tolist()
-    yield (  # value zeroing, leave-one-out and IG as one part: each part is one redraw of the page
-        SHARES["ig"],
-        {
-            **({"layers": dict(layers)} if part == "all" else {}),
-            "references": dict(refs),
-            "ig_completeness_error": ig["error"],
-            "ig_delta": ig["delta"],
-            "ig_sum": ig["sum"],
-            "ig_steps": steps,
-        },
-    )
+    refs = yield from _references(pre, item, passed, removal, steps, layers if part == "all" else None)
     if part == "references":
         rankings = {"loo": refs["loo"], "ig": refs["ig"]}
         yield (
@@ -139,6 +122,36 @@ def stages(
             },
         )
         return
+    yield from _flow_and_end(pre, item, passed, layers, refs, removal)
+
+
+def _references(pre, item, passed, removal: str, steps: int, layers: dict | None):
+    """Leave-one-out and integrated gradients (and value zeroing, in ``layers`` when given) as one part: each
+    part is one redraw of the page. Returns the references."""
+    loo = references.loo(pre, item, removal, passed).tolist()
+    yield SHARES["loo"], {}
+    ig = references.integrated_gradients(pre, item.ids, passed.target, steps)
+    refs = {"loo": loo, "ig": ig["attr"].tolist()}
+    direct = references.direct_share(passed)
+    if direct is not None:
+        refs["loo_direct"] = direct.tolist()
+    yield (
+        SHARES["ig"],
+        {
+            **({"layers": dict(layers)} if layers is not None else {}),
+            "references": dict(refs),
+            "ig_completeness_error": ig["error"],
+            "ig_delta": ig["delta"],
+            "ig_sum": ig["sum"],
+            "ig_steps": steps,
+        },
+    )
+    return refs
+
+
+def _flow_and_end(pre, item, passed, layers: dict, refs: dict, removal: str):
+    """Attention flow layer by layer (its progress), then every method's last layer, their curves and their
+    correlations with the references."""
     W = head_mean(passed)
     flow: list | None = []
     for share, values in _flow_layers(W, is_decoder(pre)):
@@ -158,7 +171,7 @@ def stages(
             "layers": layers,
             "methods": values,
             "shapley_check": None,
-            "curves": faithfulness.curves(pre, item, rankings, removal, target),
+            "curves": faithfulness.curves(pre, item, rankings, removal, passed.target),
             "ks": list(faithfulness.KS),
             "correlation": correlations(item, values, dict(refs)),
             "specials": {k: C.specials(v) for k, v in rankings.items() if v is not None},

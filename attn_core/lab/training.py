@@ -47,6 +47,17 @@ def ideal(cfg: LabConfig) -> torch.Tensor:
 SCORED = 128  # held-out examples the heads' detection scores are taken over
 
 
+@torch.no_grad()
+def _evaluate(model: LabModel, xv, yv, sv) -> tuple[float, float, list]:
+    """The held-out loss and accuracy on the scored positions, and the attention of the first ``SCORED`` examples."""
+    model.eval()
+    logits, _ = model(xv)
+    val_loss = float(_loss(logits, yv, sv))
+    val_acc = float((logits.argmax(-1)[sv] == yv[sv]).float().mean())
+    _, held = model(xv[:SCORED])
+    return val_loss, val_acc, held
+
+
 def train(
     cfg: LabConfig, *, val_size: int = VAL_SIZE, between: Callable[[], None] | None = None
 ) -> Iterator[Snapshot]:
@@ -80,12 +91,7 @@ def train(
             return
         opt.step()
         if step % c.every == 0 or step == c.steps:
-            model.eval()
-            with torch.no_grad():
-                logits, _ = model(xv)
-                val_loss = float(_loss(logits, yv, sv))
-                val_acc = float((logits.argmax(-1)[sv] == yv[sv]).float().mean())
-                _, held = model(xv[:SCORED])
+            val_loss, val_acc, held = _evaluate(model, xv, yv, sv)
             if not math.isfinite(val_loss):
                 yield Snapshot(step, math.nan, math.nan, 0.0, grad, [], "diverged")
                 return

@@ -197,6 +197,25 @@ def teacher_tools(code: str) -> None:
             st.rerun()
 
 
+def ask(state: dict, code: str | None, question: tuple, tok: str, labels: list[str], texts: dict) -> None:
+    """The question and the keys to pick from; Reveal records the answer (and sends it to the lesson's poll)."""
+    st.info(t(texts["ask"], tok=tok), icon=":material/psychology_alt:")
+    pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked
+        st,
+        t("predict_pick"),
+        range(len(labels)),
+        format_func=lambda j: labels[j],
+        horizontal=True,
+        default=None,
+        key="predict_pick",
+    )
+    if st.button(t("predict_reveal"), type="primary", disabled=pick is None, key="predict_reveal", shortcut="Enter"):
+        state["answer"] = int(pick)
+        if code:
+            submit(code, question, int(pick), tok, labels)
+        st.rerun()
+
+
 def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str], *, texts: dict = TEXTS) -> None:
     """Predict mode: the learner picks the key that ``tok`` will attend to most (``row``: its
     weights), then reveals the truth with the answer marked. ``question``: plain values naming what
@@ -218,23 +237,7 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str], *, t
         state = {"q": question, "answer": None}
         session.put("_predict", state)
     if state["answer"] is None:
-        st.info(t(texts["ask"], tok=tok), icon=":material/psychology_alt:")
-        pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked
-            st,
-            t("predict_pick"),
-            range(len(k_words)),
-            format_func=lambda j: labels[j],
-            horizontal=True,
-            default=None,
-            key="predict_pick",
-        )
-        if st.button(
-            t("predict_reveal"), type="primary", disabled=pick is None, key="predict_reveal", shortcut="Enter"
-        ):
-            state["answer"] = int(pick)
-            if code:
-                submit(code, question, int(pick), tok, labels)
-            st.rerun()
+        ask(state, code, question, tok, labels, texts)
         st.stop()  # the weights stay hidden until the answer is in
     right = state["answer"] == truth
     (st.success if right else st.warning)(
