@@ -3,10 +3,10 @@ bad input gets a message in the UI's language, no traceback, no NaN."""
 
 import json
 import math
-import time
 
 import pytest
 import torch
+from background import until_done
 
 from attn_core import pretrained as pt
 from attn_core.interpret import ablate, patch
@@ -23,17 +23,6 @@ def chart(at, title_part):
         if title_part in (title.get("text", "") if isinstance(title, dict) else str(title)):
             return spec
     raise AssertionError(f"no chart titled '{title_part}'")
-
-
-def until_done(at, timeout: float = 600.0):
-    """Rerun the page (as its poll does) until the parts computed in the background have arrived (the
-    workers run at the lowest CPU priority: on a machine busy with other work they can take minutes)."""
-    deadline = time.monotonic() + timeout
-    while at.get("progress") and time.monotonic() < deadline:
-        time.sleep(0.2)
-        at.run()
-    assert not at.get("progress"), "still computing"
-    return at
 
 
 def metric(at, label_part):
