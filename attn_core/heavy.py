@@ -1,4 +1,4 @@
-"""``python -m attn_core.heavy``: the worker behind the Explain and Inside pages' slow parts.
+"""``python -m attn_core.heavy``: the worker behind the Explain, Inside and Next token pages' slow parts.
 
 The server sends one request a line, ``{"kind": ..., "args": {...}}``; the worker answers with lines
 ``{"progress": share, "part": {...}}`` as each part is ready (plain lists and floats), then
@@ -113,6 +113,18 @@ def _decoder_roles(pre, a: dict) -> Steps:
     return _once(lambda: decoder.head_roles(pre))
 
 
+def _next_token_generation(m, a: dict) -> Steps:
+    from .nexttoken import plain
+
+    return _once(lambda: plain.generation(m, a))
+
+
+def _next_token_branches(m, a: dict) -> Steps:
+    from .nexttoken import plain
+
+    return _once(lambda: plain.branches_at(m, a))
+
+
 KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "explain": _explain,
     "explain_join": _explain_join,
@@ -126,6 +138,8 @@ KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "next_token_importance": _next_token_importance,
     "next_token_patching": _next_token_patching,
     "decoder_roles": _decoder_roles,
+    "next_token_generation": _next_token_generation,
+    "next_token_branches": _next_token_branches,
 }
 
 

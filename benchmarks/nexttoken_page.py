@@ -1,6 +1,8 @@
 """What one rerun of the Next token page computes, timed on this machine: each cached result of
-``explorer.nexttoken.runs`` computed afresh (the cache cleared before each repeat), for a prompt of --tokens
-tokens, and the whole page's compute at once. Each is run --repeat times; the median and the largest are printed.
+``explorer.nexttoken.runs`` computed afresh (the cache cleared before each repeat), and the generation and branches
+its background worker computes (``attn_core.nexttoken.plain``, what ``attn_core.heavy`` runs), for a prompt of
+--tokens tokens, and the whole page's compute at once. Each is run --repeat times; the median and the largest are
+printed.
 
     python benchmarks/nexttoken_page.py [--model NAME] [--tokens 64] [--max-new 8] [--repeat 7]
 
@@ -19,6 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from attn_core import nexttoken as nt
+from attn_core.nexttoken import plain
 from explorer.nexttoken import runs
 from explorer.nexttoken.settings import Choice
 
@@ -38,7 +41,7 @@ def prompt_of(m, tokens: int) -> str:
 def timed(fn, repeat: int) -> tuple[float, float]:
     out = []
     for _ in range(repeat):
-        for cache in (runs.prediction, runs.generation, runs.branches, runs.forward, runs.lens, runs.effects):
+        for cache in (runs.prediction, runs.forward, runs.lens, runs.effects):
             cache.clear()
         runs.head_vocab.clear()
         t0 = time.perf_counter()
@@ -60,10 +63,12 @@ def main() -> None:
     c = Choice(name, text, 1.0, 0, 1.0, 0, False)
     L = len(nt.encode(m, text).ids)
     token = runs.prediction(c)["chosen"]["id"]
+    request = {"prompt": text, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0, "greedy": False}
+    request |= {"max_new": args.max_new, "step": 0, "n_new": runs.N_NEW_BRANCH}
     parts = {
         "prediction (distribution, every position)": lambda: runs.prediction(c),
-        f"generation ({args.max_new} tokens, cache, check)": lambda: runs.generation(c, args.max_new),
-        "branches (3 × 4 greedy tokens)": lambda: runs.branches(c, args.max_new, 0),
+        f"generation ({args.max_new} tokens, cache, check)": lambda: plain.generation(m, request),
+        "branches (3 × 4 greedy tokens)": lambda: plain.branches_at(m, request),
         "logit lens (forward + every layer)": lambda: runs.lens(name, text),
         "direct effects (forward + every head)": lambda: runs.effects(name, text, token),
         "one head's vocabulary (forward + head)": lambda: runs.head_vocab(name, text, 0, 0, token),

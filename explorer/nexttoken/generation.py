@@ -3,8 +3,9 @@
 cache drawn growing (its shape layers × 2 × kv_heads × length × d_head and its bytes), the check that cached
 generation equals recomputing the whole sequence, and the top 3 alternatives at that step continued greedily.
 
-The tokens are generated once per settings (cached on the server: the seed makes them the same on every run),
-and the page shows them one step at a time; a step is a plain int in the session."""
+The tokens are generated once per settings by a background worker (``explorer.jobs.heavy``: one job for every
+session that asks for the same settings, the seed making them the same on every run), as plain values; the page
+shows them one step at a time, and a step is a plain int in the session."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .. import figures as fig
 from .. import session
 from ..controls import Control, draw
 from ..i18n import t
+from ..jobs import waiting
 from ..safe import md, plot
 from ..views import chart
 from . import runs
@@ -27,6 +29,7 @@ PLAYING = "_nt_playing"  # session: whether Play is on (a plain bool)
 ADVANCE = "_nt_advance"  # session: Play's timer asks for the next step
 TICKED = "_nt_ticked"  # session: the timer has drawn once since the last step
 PLAY_S = 1.0  # seconds between two steps while playing
+JOBS = "next_token"  # the background jobs this page's session waits for (explorer.jobs.waiting)
 
 
 def _move(to: int) -> None:
@@ -57,17 +60,16 @@ def stepper(n: int) -> int:
     return at
 
 
-def query_row(gen, at: int) -> None:
+def query_row(gen: dict, at: int) -> None:
     """The step's new query attending over the keys in the cache: one row per layer and head."""
-    s = gen.steps[at - 1]
-    if s.attention is None:
+    att = gen["steps"][at - 1]["attention"]  # layers × heads × length
+    if att is None:
         return
-    att = s.attention  # (layers, heads, length)
-    layers, heads, length = att.shape
-    keys = [f"{i} {plot(p)}" for i, p in enumerate(gen.pieces[:length])]
+    layers, heads, length = len(att), len(att[0]), len(att[0][0])
+    keys = [f"{i} {plot(p)}" for i, p in enumerate(gen["pieces"][:length])]
     rows = [f"L{layer} H{head}" for layer in range(layers) for head in range(heads)]
-    z = att.reshape(layers * heads, length)
-    new = gen.pieces[length - 1]
+    z = [row for layer in att for row in layer]
+    new = gen["pieces"][length - 1]
     figure = fig.heatmap(
         z,
         keys,
@@ -81,18 +83,17 @@ def query_row(gen, at: int) -> None:
     chart(figure, "nt_query_row")
 
 
-def cache_ui(gen, at: int) -> None:
+def cache_ui(gen: dict, at: int) -> None:
     """The cache's shape and bytes at every step so far: it grows by one position a step."""
-    s = gen.steps[at - 1]
-    if s.cache_shape is None:
+    s = gen["steps"][at - 1]
+    if s["cache_shape"] is None:
         st.caption(t("nt_cache_none"))
         return
-    layers, two, kv, length, d = s.cache_shape
-    st.markdown(
-        t("nt_cache_shape", layers=layers, two=two, kv=kv, length=length, d=d, kib=f"{s.cache_bytes / 1024:.1f}")
-    )
-    lengths = [x.cache_shape[3] for x in gen.steps[:at]]
-    kib = [x.cache_bytes / 1024 for x in gen.steps[:at]]
+    layers, two, kv, length, d = s["cache_shape"]
+    kib_now = f"{s['cache_bytes'] / 1024:.1f}"
+    st.markdown(t("nt_cache_shape", layers=layers, two=two, kv=kv, length=length, d=d, kib=kib_now))
+    lengths = [x["cache_shape"][3] for x in gen["steps"][:at]]
+    kib = [x["cache_bytes"] / 1024 for x in gen["steps"][:at]]
     figure = fig.bars(kib, [str(n) for n in lengths], style=fig.run_style(), title=t("nt_cache_title"), y_title="KiB")
     chart(figure, "nt_cache_bars")
 
@@ -105,10 +106,11 @@ def check_ui(check: dict) -> None:
         st.error(t("nt_cache_check_bad", **facts), icon=":material/warning:")
 
 
-def branches_ui(choice: Choice, max_new: int, at: int) -> None:
-    """The top 3 tokens at this step, each continued a few greedy tokens, side by side."""
+def branches_ui(found: list[dict] | None, at: int) -> None:
+    """The top 3 tokens at this step, each continued a few greedy tokens, side by side (None: still computing)."""
     st.markdown(f"**{t('nt_branches', step=at)}**")
-    found = runs.branches(choice, max_new, at - 1)
+    if found is None:
+        return
     for col, b in zip(st.columns(len(found)), found):
         with col.container(border=True):
             mark = " ✓" if b["chosen"] else ""
@@ -117,11 +119,11 @@ def branches_ui(choice: Choice, max_new: int, at: int) -> None:
     st.caption(t("nt_branches_note", n=runs.N_NEW_BRANCH))
 
 
-def so_far(choice: Choice, gen, last: int) -> str:
+def so_far(choice: Choice, gen: dict, last: int) -> str:
     """The text up to token ``last``, the generated tokens highlighted; a character split over several byte tokens
     written once (``models.display_pieces``: each of its tokens shows the whole character)."""
-    shown, group = display_pieces(runs.decoder(choice.model).tokenizer, list(gen.ids[: last + 1]))
-    n = len(gen.prompt.ids)
+    shown, group = display_pieces(runs.decoder(choice.model).tokenizer, gen["ids"][: last + 1])
+    n = len(gen["prompt_ids"])
     parts = [(md(p), i >= n) for i, (p, g) in enumerate(zip(shown, group)) if g == i]
     return "".join(f":orange-background[{p}]" if new else p for p, new in parts)
 
@@ -130,19 +132,28 @@ def generation_ui(choice: Choice, max_new: int, limit: int) -> None:
     """The whole section; a fragment of the page (Step and Back rerun only it). ``limit``: the most new tokens."""
     st.subheader(t("nt_generate"))
     st.caption(t("nt_generate_intro", limit=limit))
-    gen, check = runs.generation(choice, max_new)
-    n = len(gen.steps)
+    wanted = runs.generation(choice, max_new)
+    job = waiting.ask(JOBS, {"gen": wanted})["gen"]
+    if not waiting.status(job):
+        waiting.pending()
+        return
+    gen = job.result
+    n = len(gen["steps"])
     at = stepper(n)
-    new_at = len(gen.prompt.ids) + at - 1
+    found = waiting.ask(JOBS, {"gen": wanted, "branches": runs.branches(choice, max_new, at - 1)})["branches"]
+    new_at = len(gen["prompt_ids"]) + at - 1
     st.markdown(so_far(choice, gen, new_at))
-    step = gen.steps[at - 1]
-    narrate("generate", step=at, tok=shown(step.piece), n=new_at, kib=f"{step.cache_bytes / 1024:.1f}")
-    if gen.stopped == "eos" and at == n:
+    step = gen["steps"][at - 1]
+    narrate("generate", step=at, tok=shown(step["piece"]), n=new_at, kib=f"{step['cache_bytes'] / 1024:.1f}")
+    if gen["stopped"] == "eos" and at == n:
         st.caption(t("nt_eos"))
     query_row(gen, at)
     cache_ui(gen, at)
-    check_ui(check)
-    branches_ui(choice, max_new, at)
+    check_ui(gen["check"])
+    done = waiting.status(found)
+    branches_ui(found.result["branches"] if done else None, at)
+    if not done:
+        waiting.pending()
     if session.get(PLAYING) and at < n:
         _advance_later()
 

@@ -2,8 +2,10 @@
 a class opening the same link computes each once). Results may hold tensors; they stay in these caches, never in
 the session. Each function takes the model's offered name and the page's plain settings.
 
-The shipped decoder is small (4 layers × 4 heads, d_model 128): a forward pass over 64 tokens takes a few
-milliseconds, so nothing here needs a background job (``benchmarks/nexttoken_page.py`` measures each).
+The shipped decoder is small (4 layers × 4 heads, d_model 128): one forward pass over 64 tokens takes a few
+milliseconds, and the distribution, the lens and the heads' effects are one pass each, computed here. A generation
+and its branches are a pass per token: those are requests for the background jobs (``explorer.jobs.heavy``), which
+keep them out of the server's script threads (``benchmarks/nexttoken_page.py`` measures each).
 """
 
 from __future__ import annotations
@@ -77,19 +79,33 @@ def prediction(choice: Choice) -> dict:
     }
 
 
-@bounded(max_mib=48)
-def generation(choice: Choice, max_new: int) -> tuple[nt.Generation, dict]:
-    """Up to ``max_new`` tokens generated with the KV cache, and the check against the whole sequence recomputed."""
-    m = decoder(choice.model)
-    gen = nt.generate(m, choice.prompt, choice.sampling(m.vocab), max_new)
-    return gen, nt.check_cache(m, gen)
+def _request(choice: Choice, max_new: int) -> dict:
+    """A generation's plain request for the background worker: the model by its directory (a worker started
+    before the server's models were offered loads it all the same), the prompt and the sampling settings."""
+    from .. import real
+
+    return {
+        "model": real.offered()[choice.model],
+        "prompt": choice.prompt,
+        "temperature": float(choice.temperature),
+        "top_k": int(choice.top_k),
+        "top_p": float(choice.top_p),
+        "seed": int(choice.seed),
+        "greedy": bool(choice.greedy),
+        "max_new": int(max_new),
+    }
 
 
-@bounded(max_mib=8)
-def branches(choice: Choice, max_new: int, step: int) -> list[dict]:
-    """At ``step``, the top 3 tokens, each continued greedily."""
-    gen, _ = generation(choice, max_new)
-    return nt.branches(decoder(choice.model), gen, step, N_NEW_BRANCH)
+def generation(choice: Choice, max_new: int) -> tuple[str, dict]:
+    """The request for up to ``max_new`` tokens generated with the KV cache and the check against the whole
+    sequence recomputed (``attn_core.nexttoken.plain.generation``), computed by a background worker: a step is
+    one forward of the model, mostly Python, and a class's generations must not hold the server's threads."""
+    return "next_token_generation", _request(choice, max_new)
+
+
+def branches(choice: Choice, max_new: int, step: int) -> tuple[str, dict]:
+    """The request for the top 3 tokens at ``step`` (0-based), each continued greedily."""
+    return "next_token_branches", _request(choice, max_new) | {"step": int(step), "n_new": N_NEW_BRANCH}
 
 
 @bounded(max_mib=48)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from background import until_done
 
 from attn_core import models
 from attn_core import nexttoken as nt
@@ -36,7 +37,8 @@ def page(app, tiny_dir, monkeypatch):
     monkeypatch.setenv(models.MODELS_ENV, f"tiny={tiny_dir}")
 
     def make(**query) -> object:
-        return app(PAGE, query={"model": "tiny/gpt2", "prompt": PROMPT} | {k: str(v) for k, v in query.items()})
+        at = app(PAGE, query={"model": "tiny/gpt2", "prompt": PROMPT} | {k: str(v) for k, v in query.items()})
+        return until_done(at)  # the generation and its branches come from a background worker
 
     return make
 
@@ -157,15 +159,15 @@ def step_of(at) -> int:
 def test_step_and_back_move_the_generation(page):
     at = page(seed=2, max_new=5)
     assert step_of(at) == 1
-    at.button(key="nt_step").click().run()
-    at.button(key="nt_step").click().run()
+    until_done(at.button(key="nt_step").click().run())
+    until_done(at.button(key="nt_step").click().run())
     assert step_of(at) == 3 and "3" in str(at.query_params["gen_step"])
     m = nt.decoder("tiny/gpt2")
     gen = nt.generate(m, PROMPT, nt.sampling(vocab=m.vocab, seed=2), 5)
     shown_text = texts(at)
     layers, two, kv, length, d = gen.steps[2].cache_shape
     assert f"{layers} × {two} × {kv} × {length} × {d}" in shown_text  # the cache after the third step's forward
-    at.button(key="nt_back").click().run()
+    until_done(at.button(key="nt_back").click().run())
     assert step_of(at) == 2 and not at.exception
     assert f"× {gen.steps[1].cache_shape[3]} ×" in texts(at)
 
