@@ -115,6 +115,9 @@ SKIP = {
     "rm_floor",
 }
 TEACHER_PAGE = "complexity"
+# A page given as PAGE@MODEL opens that real-model page on another model the server offers, as its link does
+# (inside@fortune-gpt: ?model=fortune-gpt): the decoder's Real model, Inside and Explain in the class's mix.
+MODEL_PARAM = {"model": "rm_model", "inside": "model", "explain": "model", "next_token": "model"}
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -189,10 +192,11 @@ class Session:
             self.widgets = {k: w for k, w in self.widgets.items() if w.id in keep}
         msg = BackMsg()
         cs = msg.rerun_script
-        if self.page in self.pages:
-            cs.page_script_hash = self.pages[self.page]
-        cs.page_name = self.page
-        cs.query_string = self.query
+        page_name, _, model = self.page.partition("@")
+        if page_name in self.pages:
+            cs.page_script_hash = self.pages[page_name]
+        cs.page_name = page_name
+        cs.query_string = "&".join(q for q in (self.query, model and f"{MODEL_PARAM[page_name]}={model}") if q)
         cs.fragment_id = fragment_id
         cs.widget_states.widgets.extend(self.states.values())
         if trigger is not None:
@@ -639,7 +643,10 @@ def main() -> None:
     ap.add_argument("--sweep-timeout", type=float, default=600.0)
     ap.add_argument("--linger", type=float, default=120.0, help="seconds to watch memory after the class left")
     ap.add_argument(
-        "--pages", default="steps,multihead,cross,tutorial,variants,complexity,model,inside,explain,next_token"
+        "--pages",
+        default="steps,multihead,cross,tutorial,variants,complexity,model,inside,explain,next_token,"
+        "model@fortune-gpt,inside@fortune-gpt,explain@fortune-gpt",
+        help="pages the students open; PAGE@MODEL: a real-model page on another offered model",
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
