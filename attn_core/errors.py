@@ -178,6 +178,11 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
     "empty_sentence": ("The sentence is empty.", "Type a sentence in the sidebar."),
     "no_layer": ("Layer {layer} does not exist: the model has {layers}.", "Pick 0 to {last}."),
     "no_head": ("Head {head} does not exist: each layer has {heads}.", "Pick 0 to {last}."),
+    "no_position": ("{field} {index} is not a token of this text: it has {n}.", "Pick 0 to {last}."),
+    "no_split": (
+        "The residual stream of {model} does not add up from its embeddings and layers (off by {err}).",
+        "Pick another model: this split knows BERT, GPT-2 and Llama-style blocks with absolute positions from 0.",
+    ),
     # the benchmark and the command line
     "nothing_to_run": ("Nothing to run.", "Pick at least one kernel and one length."),
     "lengths_positive": ("Sequence lengths must be positive.", "Use lengths such as 256,512,1024."),

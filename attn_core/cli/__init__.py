@@ -9,6 +9,8 @@ One entry (``entry.main``) and one module per subcommand, each with ``add(sub) -
 - ``interpret``   interpret, heads (a decoder's: next-token measures, previous/duplicate/induction/first-token)
 - ``notebook``    export-notebook (``attn_core.notebook``)
 - ``explain``     explain, explain-table
+- ``nexttoken``   generate, lens
+- ``why``         why, atlas (``attn_core.why``)
 
 Bad arguments exit with status 2 and one line on stderr, never a traceback (``attn_core.command``).
 """

@@ -41,6 +41,42 @@ def unembed(hf):
     return None
 
 
+def attn_norm(block):
+    return None  # post-norm: attention reads the stream itself
+
+
+def mlp_output(block):
+    return block.output.dense  # the MLP's last linear layer, before the block's second LayerNorm
+
+
+def mlp_input(block, y: torch.Tensor) -> torch.Tensor:
+    return block.intermediate(y)
+
+
+def norms(block) -> tuple:
+    """The two LayerNorms of a post-norm block: after attention (x + a) and after the MLP (y + m)."""
+    return block.attention.output.LayerNorm, block.output.LayerNorm
+
+
+def embedding_norm(hf):
+    return hf.embeddings.LayerNorm
+
+
+def embedding_parts(hf, ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """What the embeddings' LayerNorm receives, by source: (L, d_model) each; they add up to its input."""
+    emb, L = hf.embeddings, ids.shape[-1]
+    return {
+        "token": emb.word_embeddings(ids),
+        "position": emb.position_embeddings(torch.arange(L)),
+        "segment": emb.token_type_embeddings(torch.zeros(L, dtype=torch.long)),
+    }
+
+
+def embedding_modules(hf) -> dict:
+    emb = hf.embeddings
+    return {"token": emb.word_embeddings, "position": emb.position_embeddings, "segment": emb.token_type_embeddings}
+
+
 def check(hf, spec: str) -> None:
     encoder = getattr(hf, "encoder", None)
     if encoder is None or not hasattr(encoder, "layer"):

@@ -38,6 +38,24 @@ def final_norm(hf):
     return hf.transformer.ln_f
 
 
+def attn_norm(block):
+    return block.ln_1  # what attention reads: ln_1(x)
+
+
+def mlp_output(block):
+    return block.mlp  # its output is what the MLP adds to the stream
+
+
+def embedding_parts(hf, ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The stream entering block 0 by where it comes from: (L, d_model) each; they add up to it."""
+    L = ids.shape[-1]
+    return {"token": hf.transformer.wte(ids), "position": hf.transformer.wpe(torch.arange(L))}
+
+
+def embedding_modules(hf) -> dict:
+    return {"token": hf.transformer.wte, "position": hf.transformer.wpe}
+
+
 unembed = lm_head  # both families end in ``lm_head``: (W_U, its bias or None)
 
 

@@ -39,6 +39,23 @@ def final_norm(hf):
     return hf.model.norm
 
 
+def attn_norm(block):
+    return block.input_layernorm  # RMSNorm: what attention reads
+
+
+def mlp_output(block):
+    return block.mlp
+
+
+def embedding_parts(hf, ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The stream entering block 0: the token embeddings only (positions rotate Q and K inside attention)."""
+    return {"token": hf.model.embed_tokens(ids)}
+
+
+def embedding_modules(hf) -> dict:
+    return {"token": hf.model.embed_tokens}
+
+
 unembed = lm_head  # both families end in ``lm_head``: (W_U, its bias or None)
 
 

@@ -1,0 +1,17 @@
+"""Why a head attends: one weight's score split into its sources, and an atlas of every head's spread and sinks.
+
+    stream   what a layer's attention reads, split exactly by source (embeddings, earlier heads and MLPs, biases)
+    weight   explain_weight(m, run, layer, head, query, key) -> Why: per-dimension terms, the query-source ×
+             key-source table, and the largest source removed (predicted beside recomputed through the model)
+    remove   a source removed where it is made (context-gated hooks; the shared model is never edited)
+    atlas    atlas(m, run): entropy, effective keys, largest weight, first-token share (and weighted by what the
+             head writes for it) per layer and head
+
+Every family of ``attn_core.models`` (BERT-style encoders, GPT-2, Llama-style decoders).
+"""
+
+from .atlas import atlas, row_stats
+from .stream import BIAS, read_by_attention
+from .weight import Why, explain_weight, split, to_dict
+
+__all__ = ["BIAS", "Why", "atlas", "explain_weight", "read_by_attention", "row_stats", "split", "to_dict"]
