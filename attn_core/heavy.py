@@ -1,4 +1,4 @@
-"""``python -m attn_core.heavy``: the worker behind the Explain, Inside and Next token pages' slow parts.
+"""``python -m attn_core.heavy``: the worker behind the Explain, Inside, Next token and Real model pages' slow parts.
 
 The server sends one request a line, ``{"kind": ..., "args": {...}}``; the worker answers with lines
 ``{"progress": share, "part": {...}}`` as each part is ready (plain lists and floats), then
@@ -125,6 +125,28 @@ def _next_token_branches(m, a: dict) -> Steps:
     return _once(lambda: plain.branches_at(m, a))
 
 
+def _model_run(m, a: dict):
+    from .models import encode, forward
+
+    return forward(m, encode(m, a["sentence"], pad_to=a.get("pad_to", 0)))
+
+
+def _why_weight(m, a: dict) -> Steps:
+    from . import why
+
+    def run() -> dict:
+        w = why.explain_weight(m, _model_run(m, a), a["layer"], a["head"], a["query"], a["key"])
+        return why.to_dict(w)
+
+    return _once(run)
+
+
+def _atlas(m, a: dict) -> Steps:
+    from . import why
+
+    return _once(lambda: {"heads": why.atlas(m, _model_run(m, a))})
+
+
 KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "explain": _explain,
     "explain_join": _explain_join,
@@ -140,6 +162,8 @@ KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "decoder_roles": _decoder_roles,
     "next_token_generation": _next_token_generation,
     "next_token_branches": _next_token_branches,
+    "why_weight": _why_weight,
+    "atlas": _atlas,
 }
 
 

@@ -12,7 +12,7 @@ from explorer import real, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
-from explorer.model import causal, pick
+from explorer.model import causal, pick, why_view
 from explorer.poll.view import predict_then_reveal
 from explorer.safe import md
 from explorer.state import current_settings
@@ -278,6 +278,7 @@ def head_ui(predicting: bool) -> None:
     compare_ui(layer, head, ht, rnd, floor)
     apart_ui(ht, layer, head)
     downloads_ui(ht, layer, head)
+    why_view.why_ui(spec, settings.sentence, pad_to, pre.layers, pre.heads, layer, head, enc.n_real)
 
 
 # Predict, then reveal: the overview holds the asked-about head, so it waits for the answer, and

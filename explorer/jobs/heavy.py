@@ -1,4 +1,4 @@
-"""The Explain, Inside and Next token pages' slow computations, outside the server process, shared and bounded.
+"""The Explain, Inside, Next token and Real model pages' slow computations, outside the server, shared and bounded.
 
 Each runs in a worker (``python -m attn_core.heavy``, at the lowest CPU priority) that has the
 model loaded and serves request after request; at most ``SLOTS`` compute at once, the rest wait in

@@ -30,6 +30,8 @@ EXPECTED_S = {  # a job that sends one part: its bar moves by time, up to 95 %, 
     "decoder_roles": 4.0,
     "next_token_generation": 0.5,  # 8 tokens, their check: 0.2-0.5 s (benchmarks/results/nexttoken_page_cpu.txt)
     "next_token_branches": 0.5,
+    "why_weight": 0.5,  # MiniLM, layer 4: 0.25 s, two forward passes (benchmarks/results/why_cpu.txt)
+    "atlas": 0.3,
 }
 
 
