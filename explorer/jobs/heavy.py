@@ -115,6 +115,14 @@ class Heavy(Jobs):
         cannot take) never is, the same answer would come; a worker that died, after ``RETRY_S``."""
         return job.error[0] is None and time.time() - (job.ended or 0.0) > RETRY_S
 
+    def retry_now(self) -> None:
+        """A learner pressed "Try again" after a worker died: every job that failed so (not an engine's
+        refusal) is computed anew when next asked for."""
+        with self.lock:
+            for job in self.jobs.values():
+                if job.state == "failed" and job.error[0] is None:
+                    job.ended = 0.0
+
     def leave(self, job: Job, session: str = "") -> None:
         """``session`` no longer waits for ``job``; a job nobody waits for any more is cancelled."""
         with self.lock:

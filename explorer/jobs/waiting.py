@@ -78,6 +78,9 @@ def failed(job: Job) -> None:
             st.warning(t("invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
             return
     st.error(t("heavy_failed", msg=md(job.message or job.state)), icon=":material/warning:")
+    if st.button(t("heavy_retry"), key=f"heavy_retry_{job.id}"):  # its worker died: compute it anew
+        HEAVY.retry_now()
+        st.rerun()
 
 
 def status(job: Job) -> bool:
