@@ -178,6 +178,23 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
     "empty_sentence": ("The sentence is empty.", "Type a sentence in the sidebar."),
     "no_layer": ("Layer {layer} does not exist: the model has {layers}.", "Pick 0 to {last}."),
     "no_head": ("Head {head} does not exist: each layer has {heads}.", "Pick 0 to {last}."),
+    "vision_patch": (
+        "A patch of {patch} × {patch} pixels does not tile a {h} × {w} image.",
+        "Pick a patch size that divides both sides.",
+    ),
+    "vision_window": (
+        "Windows of {window} × {window} patches do not tile a grid of {rows} × {cols} patches.",
+        "Pick a window that divides both sides of the grid.",
+    ),
+    "vision_tokens": (
+        "{tokens} patches would make a mask of {tokens} × {tokens}; this prints at most {most} tokens.",
+        "Use larger patches or a smaller image.",
+    ),
+    "vision_train_size": (
+        "The tiny models train on the 8 × 8 digits, not on {size} × {size} images.",
+        "Leave --size at {side} with --train.",
+    ),
+    "vision_shift": ("A shift of {shift} is outside 0..{window} - 1.", "Use 0 or half the window."),
     "no_position": ("{field} {index} is not a token of this text: it has {n}.", "Pick 0 to {last}."),
     "no_split": (
         "The residual stream of {model} does not add up from its embeddings and layers (off by {err}).",

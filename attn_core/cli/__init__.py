@@ -11,6 +11,7 @@ One entry (``entry.main``) and one module per subcommand, each with ``add(sub) -
 - ``explain``     explain, explain-table
 - ``nexttoken``   generate, lens
 - ``why``         why, atlas (``attn_core.why``)
+- ``vision``      vision (``attn_core.vision``: patches, ViT, Swin's windows, the digits)
 
 Bad arguments exit with status 2 and one line on stderr, never a traceback (``attn_core.command``).
 """

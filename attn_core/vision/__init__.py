@@ -1,0 +1,28 @@
+"""Attention over images: patches as tokens, ViT's global attention and Swin's (shifted) windows.
+
+windows   patchify, window_partition / window_reverse, window_mask (the L × L mask a layer uses, shifted
+          windows included), windowed_attention (Swin's roll-partition-attend-merge), receptive_field,
+          flops (global against windowed, Swin's accounting)
+"""
+
+from .windows import (
+    check_window,
+    flops,
+    patchify,
+    receptive_field,
+    window_mask,
+    window_partition,
+    window_reverse,
+    windowed_attention,
+)
+
+__all__ = [
+    "check_window",
+    "flops",
+    "patchify",
+    "receptive_field",
+    "window_mask",
+    "window_partition",
+    "window_reverse",
+    "windowed_attention",
+]
