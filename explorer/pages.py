@@ -31,5 +31,6 @@ PAGES = (
     PageSpec("pages/9_inside.py", "inside", "inside", ":material/biotech:"),
     PageSpec("pages/10_explain.py", "explain", "explain", ":material/psychology_alt:"),
     PageSpec("pages/11_next_token.py", "next_token", "next_token", ":material/keyboard_double_arrow_right:"),
+    PageSpec("pages/12_vision.py", "vision", "vision", ":material/image:"),
 )
 FILES = [p.file for p in PAGES]

@@ -62,6 +62,12 @@ def _labels(grid: tuple[int, int], window: int, shift: int) -> tuple[torch.Tenso
     return win.flatten(), region.flatten()
 
 
+def window_ids(grid: tuple[int, int], window: int, shift: int = 0) -> torch.Tensor:
+    """(L,) the window each token (original order) falls in once the grid is rolled by ``shift``."""
+    check_window(grid, window)
+    return _labels(grid, window, shift)[0]
+
+
 def window_mask(grid: tuple[int, int], window: int, shift: int = 0) -> torch.Tensor:
     """(L, L) bool, True = may attend: the same window of the grid rolled by ``shift`` (0: plain windows), and
     the same region of the rolled grid (the strips the roll wrapped around cannot see each other)."""

@@ -1,0 +1,1 @@
+"""The Vision page's parts (``view``)."""
