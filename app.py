@@ -37,6 +37,7 @@ begin_run()
 pages = [st.Page(home, title=t("page_home"), icon=":material/home:", default=True, url_path="home")]
 pages += [st.Page(p.file, title=t(f"page.{p.key}"), icon=p.icon, url_path=p.url_path) for p in PAGES]
 nav = st.navigation(pages)
+session.put("_page", nav.url_path)  # what a downloaded chart's file is named after (explorer/views.py)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()
 tour_arrive()  # a lesson of the tour opens with its own settings

@@ -8,12 +8,14 @@ Real model's ``HeadTrace``): ``softmax``, ``mask``, ``attn``, ``context``.
 from __future__ import annotations
 
 import html
+import re
 
 import streamlit as st
 
 from attn_core.export import matrix_csv
 
 from . import figures as fig
+from . import session
 from .i18n import STRINGS, t, tex
 from .safe import md
 
@@ -24,10 +26,23 @@ SOFTMAX_STAGES = (
 WEIGHTED_SUM = r"\alpha_{ij} = \mathrm{softmax}_j(\tilde e_{ij}),\qquad z_i = \sum_j \alpha_{ij} v_j"
 
 
+def export_name(title: str, key: str, page: str) -> str:
+    """A chart's file name when downloaded: the page, then its title (letters and digits of any script)."""
+    text = re.sub(r"<[^>]+>", " ", html.unescape(title or "")) or key
+    words = re.findall(r"\w+", text)
+    return f"{page or 'home'}_{'_'.join(words)[:60] or key}"
+
+
+def export_config(figure, key: str) -> dict:
+    """Plotly's modebar: its camera button downloads the chart as a vector SVG named after page and chart."""
+    name = export_name(figure.layout.title.text, key, session.get("_page", ""))
+    return {"toImageButtonOptions": {"format": "svg", "filename": name}, "displaylogo": False}
+
+
 def chart(figure, key: str) -> None:
     """Draw ``figure`` across its column, its main fact in a sentence under it (the chart's text
     alternative: what a screen reader reads, and what the back of a room can read)."""
-    st.plotly_chart(figure, width="stretch", key=key)
+    st.plotly_chart(figure, width="stretch", key=key, config=export_config(figure, key))
     alt = fig.alt_text(figure)
     if alt:
         st.caption(md(alt))

@@ -44,6 +44,7 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         Control("rm_layer", "int", 0, low=0, high=63),
         Control("rm_head", "int", 0, low=0, high=63, title="head"),
         Control("rm_step", "radio", "rm_st_output", options=RM_STEPS, fmt="", title="step"),
+        Control("rm_why", "switch", False, title="why.show"),
         Control("rm_query", "choice", 1, title="why.query"),  # options: this sentence's positions
         Control("rm_key", "choice", 0, title="why.key"),
         Control("predict", "switch", False),

@@ -96,6 +96,8 @@ def why_ui(name: str, sentence: str, pad_to: int, layers: int, n_heads: int, lay
     """The section: the query and key chosen here (in the link as rm_query and rm_key), then the jobs' results."""
     st.subheader(t("why.title"))
     st.caption(t("why.intro"))
+    if not draw(PAGE["rm_why"], st):  # off by default (rm_why=1 in a link): nothing computed or drawn for it
+        return
     pieces = list(real.run(name, sentence, pad_to).encoding.pieces)
     labels = [f"{i} {p}" for i, p in enumerate(pieces)]  # widget labels: shown as text
     c1, c2 = st.columns(2)

@@ -67,6 +67,9 @@ def windows_ui(c: VisionConfig, query: int) -> None:
     rows, cols = c.grid
     st.subheader(t("vision.windows_title"))
     st.caption(t("vision.windows_intro", m=c.window, s=c.window // 2))
+    if c.model == "vit":  # every patch sees every patch: nothing to draw but the cost
+        st.info(t("vision.vit_global", L=rows * cols), icon=":material/info:")
+        return
     shift = c.window // 2 if c.shift else 0
     a, b = st.columns(2)
     for col, s, name in ((a, 0, "plain"), (b, shift, "shifted")):

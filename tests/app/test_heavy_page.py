@@ -18,7 +18,8 @@ from explorer import real
 from explorer.jobs import heavy, waiting
 
 PAGE = "pages/7_model.py"
-QUERY = {"sentence": "Otters hold hands while they sleep", "rm_layer": "1", "rm_head": "2", "rm_query": "2"}
+QUERY = {"sentence": "Otters hold hands while they sleep", "rm_why": "1", "rm_layer": "1", "rm_head": "2"}
+QUERY["rm_query"] = "2"
 GATED = (
     "import os, runpy, sys, time\n"
     "while not os.path.exists(sys.argv[1]): time.sleep(0.05)\n"

@@ -70,12 +70,31 @@ def raw_keys_in(texts: dict[str, list[str]]) -> list[str]:
 QUERY = {"heads": "2", "sentence": "Attention learns what to read"}
 
 
+def not_svg(at, page: str) -> list[str]:
+    """Charts whose modebar does not download a vector SVG named after the page and the chart."""
+    bad = []
+    for c in at.get("plotly_chart"):
+        image = json.loads(c.proto.config or "{}").get("toImageButtonOptions", {})
+        if image.get("format") != "svg" or not str(image.get("filename", "")).startswith(f"{page}_"):
+            bad.append(f"{c.proto.id}: {image}")
+    return bad
+
+
+def test_the_modebar_check_catches_a_png_button(app):
+    at = app("pages/2_multihead.py", QUERY)
+    assert at.get("plotly_chart") and not not_svg(at, "multihead")
+    at.get("plotly_chart")[0].proto.config = json.dumps({"toImageButtonOptions": {"format": "png"}})
+    assert len(not_svg(at, "multihead")) == 1
+    assert len(not_svg(at, "steps")) == len(at.get("plotly_chart"))  # named after another page
+
+
 @pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
 def test_no_english_chrome_on_the_chinese_ui(app, spec):
     at = app(spec.file, {**QUERY, "lang": "zh"})
     texts = page_texts(at)
     assert sum(map(len, texts.values())) > 3, texts  # the page drew something to look at
     assert not english_in(texts), english_in(texts)
+    assert not not_svg(at, spec.url_path), not_svg(at, spec.url_path)  # every chart downloads as SVG
 
 
 @pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])

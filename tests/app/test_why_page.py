@@ -31,7 +31,7 @@ def tiny(tmp_path_factory):
 
 
 def _page(app, **query):
-    return until_done(app(PAGE, query={"sentence": SENTENCE} | query))
+    return until_done(app(PAGE, query={"sentence": SENTENCE, "rm_why": "1"} | query))
 
 
 def test_the_split_adds_up_to_the_models_score_and_the_weight_is_the_models(app):
@@ -56,7 +56,8 @@ def test_the_split_adds_up_to_the_models_score_and_the_weight_is_the_models(app)
 def test_the_chinese_page_writes_its_sources_in_chinese(app):
     from explorer.jobs.heavy import HEAVY
 
-    query = {"sentence": SENTENCE, "rm_layer": "2", "rm_head": "0", "rm_query": "2", "rm_key": "0", "lang": "zh"}
+    query = {"sentence": SENTENCE, "rm_why": "1", "rm_layer": "2", "rm_head": "0", "rm_query": "2", "rm_key": "0"}
+    query["lang"] = "zh"
     app(PAGE, query=query)  # asks for the jobs (AppTest cannot rerun a page whose radio labels are translated)
     deadline = time.monotonic() + 600
     while any(job.active for job in list(HEAVY.jobs.values())) and time.monotonic() < deadline:
@@ -86,3 +87,13 @@ def test_a_broken_query_value_falls_back(app, bad):
     at = _page(app, rm_query=bad)
     assert not at.exception and at.session_state["rm_query"] == 1
     assert torch.isfinite(torch.tensor(float(metric(at, "scaled score"))))
+
+
+def test_the_section_computes_nothing_until_it_is_switched_on(app):
+    from explorer.jobs.heavy import HEAVY
+
+    before = {k for k, j in HEAVY.jobs.items() if j.kind in ("why_weight", "atlas")}
+    at = app(PAGE, query={"sentence": "Nothing is asked of the workers here"})
+    assert any(s.value == "Why this weight?" for s in at.subheader) and not at.get("progress")
+    assert {k for k, j in HEAVY.jobs.items() if j.kind in ("why_weight", "atlas")} == before
+    assert "The score by what the residual stream carries" not in charts(at)
