@@ -17,8 +17,8 @@ st.set_page_config(
 )
 
 from attn_core import AttentionConfigError
+from explorer import contrast, history, server, session
 from explorer import figures as fig
-from explorer import history, server, session
 from explorer.home import home
 from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
@@ -45,6 +45,7 @@ poll_check()  # ?lesson=, ?teacher= and ?predict=, carried from page to page
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
 settings, slots = sidebar_ui(hidden, locked)
 fig.begin_run(session.palette_choice(), presenting)
+contrast.style()  # captions, code comments and slider numbers at WCAG AA in both themes
 if presenting:
     present.style()
 try:

@@ -1,4 +1,4 @@
-"""Every app link the README names opens its page with its settings (the tour's links: test_tour.py)."""
+"""Every app link the README and docs/*.md name opens its page with its settings (the tour's links: test_tour.py)."""
 
 import os
 import re
@@ -13,10 +13,16 @@ BY_PATH = {p.url_path: p.file for p in PAGES}
 
 
 def readme_links() -> list[tuple[str, str]]:
-    """(url path, query) of every `/page?...` in backquotes in the README ("..." stands for any value: left out)."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    found = re.findall(r"`/([a-z]+)\?([^`\s]+)`", text)
+    """(url path, query) of every `/page?...` in backquotes in README.md and docs/*.md ("..." stands for any value:
+    left out)."""
+    docs = os.path.join(ROOT, "docs")
+    files = [os.path.join(ROOT, "README.md")]
+    if os.path.isdir(docs):
+        files += sorted(os.path.join(docs, n) for n in os.listdir(docs) if n.endswith(".md"))
+    found = []
+    for name in files:
+        with open(name, encoding="utf-8") as f:
+            found += re.findall(r"`/([a-z_]+)\?([^`\s]+)`", f.read())
     return sorted({(path, query) for path, query in found})
 
 

@@ -18,12 +18,31 @@ def start_server():
 
 
 @pytest.fixture
-def server():
-    """A fresh server per test: the first-run behaviour is part of what is tested."""
+def fresh_server():
+    """A fresh server for this test alone: for the tests of a server's first run (a deep link opened first, the
+    first change after a start), which a server that has run before cannot show."""
     os.makedirs(ARTIFACTS, exist_ok=True)
     proc, url = start_server()
     yield url
     serve.stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def shared_server():
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    proc, url = start_server()
+    yield proc, url
+    serve.stop_server(proc)
+
+
+@pytest.fixture
+def server(shared_server):
+    """One server for the browser tests that do not test a first run (starting one costs seconds of imports and
+    the model's load); a test that finds it dead fails and says where its log is."""
+    proc, url = shared_server
+    if proc.poll() is not None:
+        pytest.fail("the shared server has exited: see its log under artifacts/")
+    return url
 
 
 @pytest.fixture(scope="session")

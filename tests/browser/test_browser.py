@@ -35,7 +35,8 @@ def first_sentence_change_sticks(page, sentence: str, last_label: str) -> None:
     assert "sentence=" + sentence.replace(" ", "+") in page.url
 
 
-def test_first_change_after_a_fresh_start_sticks_and_updates_the_charts(server, page):
+def test_first_change_after_a_fresh_start_sticks_and_updates_the_charts(fresh_server, page):
+    server = fresh_server
     open_app(page, server)
     expect(page.locator("svg text", has_text="4 dessert").first).to_be_visible(timeout=WAIT)
     first_sentence_change_sticks(page, "the cat sat on a mat", "5 mat")
@@ -49,7 +50,8 @@ def test_first_change_after_a_fresh_start_sticks_and_updates_the_charts(server, 
     page.screenshot(path=os.path.join(ARTIFACTS, "step_by_step.png"), full_page=True)
 
 
-def test_first_change_after_a_fresh_start_on_a_deep_link_sticks(server, page):
+def test_first_change_after_a_fresh_start_on_a_deep_link_sticks(fresh_server, page):
+    server = fresh_server
     """A fresh server's first run of /multihead takes Streamlit's legacy pages/ path (see explorer/boot.py)."""
     open_app(page, server, "multihead")
     expect(page.locator("h1", has_text="Multi-head")).to_be_visible(timeout=WAIT)
@@ -195,7 +197,8 @@ def test_dark_preference_gives_a_dark_app_and_dark_charts(server, browser):
         ctx.close()
 
 
-def test_a_lesson_link_hides_and_locks_settings_on_a_fresh_server(server, page):
+def test_a_lesson_link_hides_and_locks_settings_on_a_fresh_server(fresh_server, page):
+    server = fresh_server
     open_app(page, server, "multihead?hide=score,mask&lock=heads&mask=causal&heads=2&lang=zh")
     sidebar = page.get_by_test_id("stSidebar")
     expect(page.locator("h1", has_text="多头注意力")).to_be_visible(timeout=WAIT)

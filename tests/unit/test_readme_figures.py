@@ -1,7 +1,7 @@
-"""Every figure the README quotes comes from a record under benchmarks/results/.
+"""Every figure the README and docs/*.md quote comes from a record under benchmarks/results/.
 
 A figure is a number with a unit (ms, s, MiB, GiB, %, ×) or a range of two ("242–338 ms"). It is found
-in a record when a number there, rounded to the README's decimals, is the README's number, on a line
+in a record when a number there, rounded to the text's decimals, is the text's number, on a line
 that names the same unit; a range needs both ends in one record; "~N" allows 10 %. Goals ("goal < 0.5 s")
 are not measurements and are left out; settings of the code (a cache's budget) are checked against the
 code instead (SETTINGS); the one figure computed from settings is computed here (the worst case).
@@ -104,24 +104,30 @@ def unrecorded(text: str, records: dict[str, list[str]] | None = None) -> list[s
     return [f"line {f['line']}: {f['text']}" for f in figures(text) if measured(f) and where(f, records) is None]
 
 
-README = (ROOT / "README.md").read_text()
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = {p.relative_to(ROOT).as_posix(): p.read_text() for p in DOC_FILES}
 
 
-def test_every_figure_the_readme_quotes_is_in_a_record():
-    missing = unrecorded(README)
-    assert not missing, "README figures found in no file under benchmarks/results/: " + "; ".join(missing)
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_every_figure_the_docs_quote_is_in_a_record(name):
+    missing = unrecorded(DOCS[name])
+    assert not missing, f"{name} figures found in no file under benchmarks/results/: " + "; ".join(missing)
 
 
-def test_the_settings_the_readme_states_are_the_codes():
-    quoted = {f["text"] for f in figures(README)}
+def test_the_settings_the_docs_state_are_the_codes():
+    quoted = {f["text"] for text in DOCS.values() for f in figures(text)}
     for figure, (path, text) in SETTINGS.items():
-        assert figure in quoted, f"{figure} is no longer in the README: remove it from SETTINGS"
-        assert text in (ROOT / path).read_text(), f"README says {figure}, but {path} has no {text!r}"
+        assert figure in quoted, f"{figure} is no longer in the README or docs/: remove it from SETTINGS"
+        assert text in (ROOT / path).read_text(), f"the docs say {figure}, but {path} has no {text!r}"
+
+
+def _adds_up(fig: dict) -> bool:
+    return fig["unit"] == "MiB" and fig["before"].endswith("add up to ")
 
 
 def test_the_caches_budgets_and_the_worst_case_are_the_codes_sums():
-    """The budgets of every @bounded cache add up to the README's figure; the worst case is ~N MiB
-    loaded, those budgets, and two views at once at MAX_TRACE_BYTES."""
+    """The budgets of every @bounded cache add up to the docs' figure; the worst case is ~N MiB
+    loaded, those budgets, and two views at once at MAX_TRACE_BYTES (all three in one file)."""
     from attn_core.config import MAX_TRACE_BYTES
 
     budgets = [
@@ -129,13 +135,14 @@ def test_the_caches_budgets_and_the_worst_case_are_the_codes_sums():
         for p in (ROOT / "explorer").rglob("*.py")
         for x in re.findall(r"@bounded\(max_mib=(\d+)", p.read_text())
     ]
-    figs = figures(README)
-    (together,) = [f for f in figs if f["unit"] == "MiB" and f["before"].endswith("add up to ")]
+    (holder,) = [name for name, text in DOCS.items() if any(_adds_up(f) for f in figures(text))]
+    figs = figures(DOCS[holder])
+    (together,) = [f for f in figs if _adds_up(f)]
     assert float(together["a"]) == sum(budgets), budgets
     loaded = next(float(f["a"]) for f in figs if f["approx"] and f["unit"] == "MiB")
     worst = (loaded + sum(budgets) + 2 * MAX_TRACE_BYTES / 2**20) / 1024
     (quoted,) = [f for f in figs if f["unit"] == "GiB" and "worst case" in f["before"]]
-    assert round(worst, 1) == float(quoted["a"]), (worst, budgets)
+    assert round(worst, 1) == float(quoted["a"]), (holder, worst, budgets)
 
 
 @pytest.mark.parametrize(
