@@ -3,7 +3,7 @@
 # decoder's held-out perplexity is measured on, the pinned Python packages)
 # and run the whole suite: lint and format checks, engine, app (AppTest) and real-browser tests.
 #   bash scripts/test.sh            the whole suite (CI runs this)
-#   bash scripts/test.sh --quick    a change's first check: lint and the engine's tests but the slowest (tests/slow.txt)
+#   bash scripts/test.sh --quick    a change's first check: lint and the engine's fast test files (tests/quick.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -29,6 +29,6 @@ export ATTN_REQUIRE_FLEX=1
 export ATTN_REQUIRE_NATIVE=1
 if [ "$QUICK" = 1 ]; then
   # shellcheck disable=SC2046
-  exec python3 -m pytest -q -p no:cacheprovider tests/unit $(grep -v '^#' tests/slow.txt | sed 's/^/--ignore=/') "$@"
+  exec python3 -m pytest -q -p no:cacheprovider $(grep -v '^#' tests/quick.txt) "$@"
 fi
 python3 -m pytest -q -p no:cacheprovider tests "$@"
