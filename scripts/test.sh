@@ -8,15 +8,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
 if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
-if ! command -v chromium >/dev/null 2>&1 || ! command -v haproxy >/dev/null 2>&1 \
-   || ! command -v redis-server >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1 \
-   || ! command -v npm >/dev/null 2>&1 \
-   || ! fc-list 2>/dev/null | grep -qi "noto.*cjk" \
-   || [ ! -f /usr/share/games/fortunes/fortunes ] || [ ! -f /usr/share/games/fortunes/tang300 ]; then
+# Debian packages only where a command or file is missing. npm is asked for only when the machine has none: a machine
+# whose Node.js comes from elsewhere (NodeSource's nodejs bundles npm) cannot take Debian's npm beside it.
+APT=()
+command -v chromium >/dev/null 2>&1 || APT+=(chromium)
+fc-list 2>/dev/null | grep -qi "noto.*cjk" || APT+=(fonts-noto-cjk)
+command -v haproxy >/dev/null 2>&1 || APT+=(haproxy)
+command -v redis-server >/dev/null 2>&1 || APT+=(redis-server)
+command -v g++ >/dev/null 2>&1 || APT+=(g++)
+[ -f /usr/share/games/fortunes/fortunes ] || APT+=(fortunes)
+[ -f /usr/share/games/fortunes/tang300 ] || APT+=(fortunes-zh)
+command -v npm >/dev/null 2>&1 || APT+=(npm)
+if [ "${#APT[@]}" -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-noto-cjk haproxy redis-server g++ \
-    fortunes fortunes-zh npm >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${APT[@]}" >/dev/null
 fi
 # axe-core, the accessibility engine the browser tests run in Chromium (package.json pins it)
 [ -f node_modules/axe-core/axe.min.js ] || npm install --no-audit --no-fund --no-package-lock >/dev/null
