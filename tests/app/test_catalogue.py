@@ -16,7 +16,7 @@ from explorer.i18n import ERRORS_ZH, STRINGS, t
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = locales.strings("en"), locales.strings("zh")
-ERRORS = "error."  # zh.toml's [error.<code>] tables: the Chinese of attn_core/errors.py's MESSAGES
+ERRORS = "error."  # zh.toml's [error.<code>] tables: the Chinese of attn_core/messages.py's MESSAGES
 
 
 def fields(text: str) -> set[str]:
