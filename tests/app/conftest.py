@@ -38,6 +38,21 @@ def app():
     return make
 
 
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    """The tiny GPT-2 of ``tiny_decoders`` built in a fresh directory, offered to the app under its NAME while the
+    module that asks for it runs (through ``ATTN_EXPLORER_MODELS``: nothing downloads)."""
+    from tiny_decoders import NAME, build
+
+    from explorer import real
+
+    path = build(tmp_path_factory.mktemp("decoders"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(real.MODELS_ENV, f"{NAME}={path}")
+        real.wait_for(NAME, timeout=300)
+        yield path
+
+
 def run_made_up_sweep(mp, command: list[str]):
     """The Complexity page's sweep through the real job path, its child replaced by ``command`` (a process that
     prints made-up rows): the app opened, the sweep run to its end. Returns (the AppTest, the finished job)."""

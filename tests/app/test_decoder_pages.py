@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from tiny_decoders import NAME, build
+from tiny_decoders import NAME
 from tolerance import assert_close
 
 from explorer import real
@@ -24,13 +24,8 @@ PROMPT = "the cat sat on the mat"
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """The tiny GPT-2's directory, offered to the app under NAME while this module runs."""
-    path = build(tmp_path_factory.mktemp("decoders"))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(real.MODELS_ENV, f"{NAME}={path}")
-        real.wait_for(NAME, timeout=300)
-        yield path
+def tiny(tiny_gpt2):
+    return tiny_gpt2
 
 
 def oracle(path: str):

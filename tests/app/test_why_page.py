@@ -11,7 +11,7 @@ import pytest
 import torch
 from background import until_done
 from test_decoder_pages import chart, charts, metric, z_of
-from tiny_decoders import NAME, build
+from tiny_decoders import NAME
 
 from attn_core import models as M
 from explorer import real
@@ -21,13 +21,8 @@ SENTENCE = "The animal didn't cross the street because it was too tired"
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """The tiny GPT-2's directory, offered to the app under NAME while this module runs."""
-    path = build(tmp_path_factory.mktemp("why_decoders"))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(real.MODELS_ENV, f"{NAME}={path}")
-        real.wait_for(NAME, timeout=300)
-        yield path
+def tiny(tiny_gpt2):
+    return tiny_gpt2
 
 
 def _page(app, **query):
