@@ -152,11 +152,13 @@ def performer_shrinkage(halves: list[tuple], *, causal: bool) -> tuple[torch.Ten
     return lam[..., None, None], {"noise": noise, "total": total}
 
 
-def _uniform_out(v: torch.Tensor, causal: bool) -> torch.Tensor:
+def _uniform_out(v: torch.Tensor, causal: bool, L: int | None = None) -> torch.Tensor:
+    """Uniform attention's output: every query averages the values it may see (keys j <= i when causal,
+    for L queries over the S keys of ``v``: cross-attention has L != S)."""
     if not causal:
         return v.mean(-2, keepdim=True)
-    count = torch.arange(1, v.shape[-2] + 1, device=v.device, dtype=v.dtype).unsqueeze(-1)
-    return v.cumsum(-2) / count
+    last = torch.arange(v.shape[-2] if L is None else L, device=v.device).clamp(max=v.shape[-2] - 1)
+    return v.cumsum(-2).index_select(-2, last) / (last + 1).to(v.dtype).unsqueeze(-1)
 
 
 def performer_attention(
@@ -175,7 +177,7 @@ def performer_attention(
     halves = performer_halves(q, k, scale=scale, features=features, seed=seed)
     lam, _ = performer_shrinkage(halves, causal=causal)
     # out = (1 - λ) u + λ · mean over the halves of num_h / den_h, written straight into one tensor
-    out = _uniform_out(v, causal) * (1 - lam)
+    out = _uniform_out(v, causal, q.shape[-2]) * (1 - lam)
     for pq, pk in halves:
         sums = _linear_sums(pq, pk, v, causal=causal)
         w = (lam / len(halves)) / sums[..., -1:].clamp_min(torch.finfo(sums.dtype).tiny)
@@ -219,7 +221,7 @@ def _performer_stages(stages: list, q, k, v, out, *, causal: bool, scale: float,
     H, L = q.shape[:2]
     reads = [_linear(pq[None], pk[None], v[None], causal=causal)[0] for pq, pk in halves]
     est = sum(reads) / len(reads)
-    u = _uniform_out(v, causal).expand(H, L, v.shape[-1])
+    u = _uniform_out(v, causal, L).expand(H, L, v.shape[-1])
     sizes = [h[0].shape[-1] for h in halves]
     tensors = {f"half_{n + 1}": r for n, r in enumerate(reads)}
     stages.append(

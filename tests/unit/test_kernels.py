@@ -99,6 +99,23 @@ def test_effective_weights_reproduce_the_output(name, opts):
     assert torch.allclose(run_kernel(name, q, k, v, **opts), w @ v, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["performer", "linear_elu", "full"])
+@pytest.mark.parametrize(("L", "S"), [(8, 3), (3, 8)])
+def test_causal_cross_attention_is_its_weights_times_the_values(name, L, S):
+    """Queries and keys of different lengths (the Cross-attention page) with causal on: j <= i on the same
+    positions. Performer's uniform part once averaged over S rows for L queries and failed on the shapes."""
+    q = torch.randn(1, 2, L, 8, generator=torch.Generator().manual_seed(L))
+    k = torch.randn(1, 2, S, 8, generator=torch.Generator().manual_seed(S + 10))
+    v = torch.randn(1, 2, S, 5, generator=torch.Generator().manual_seed(S + 20))
+    opts = {"features": 16, "seed": 2} if name == "performer" else {}
+    w = effective_weights(name, q, k, causal=True, **opts)
+    assert w.shape == (1, 2, L, S)
+    assert torch.allclose(w.sum(-1), torch.ones(1, 2, L), rtol=1e-5, atol=1e-5)
+    assert not w[..., torch.arange(S) > torch.arange(L)[:, None]].any()  # no key after its query
+    out = run_kernel(name, q, k, v, causal=True, **opts)
+    assert torch.allclose(out, w @ v, rtol=1e-4, atol=1e-5)
+
+
 def test_performer_error_shrinks_as_features_grow():
     errors = {}
     for m in (4, 32, 256):
