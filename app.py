@@ -27,7 +27,7 @@ from explorer.pages import PAGES
 from explorer.poll import store as poll
 from explorer.poll.store import check_url as poll_check
 from explorer.poll.view import QUESTION_PAGES, lesson_view
-from explorer.state import show_error, sidebar_ui, trace_for
+from explorer.state import check_for, show_error, sidebar_ui
 from explorer.tour import arrive as tour_arrive
 from explorer.tour import banner as tour_banner
 from explorer.urlcheck import show_notices
@@ -49,7 +49,7 @@ contrast.style()  # captions, code comments and slider numbers at WCAG AA in bot
 if presenting:
     present.style()
 try:
-    trace_for(settings)
+    check_for(settings)  # what is wrong is said beside its control; the trace is computed by the pages that draw it
 except AttentionConfigError as err:
     show_error(err, slots)
 lesson_builder(hidden, locked)

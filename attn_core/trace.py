@@ -241,6 +241,17 @@ def _combined(s: Settings, w, concat, x):
     return projected, out
 
 
+def check_settings(settings: Settings) -> Settings:
+    """The checks ``run_trace`` makes before it computes anything (ranges, the text, the kernel's
+    options, the memory), without computing: the validated settings, or the AttentionConfigError
+    ``run_trace`` would raise. A page that does not draw the trace checks the sidebar with this."""
+    s = validate(settings)
+    _, tokens, source = _tokenized(s)
+    _checked_kernel(s, tokens, source)
+    _check_memory(s, tokens, len((source or tokens).words), source is not None)
+    return s
+
+
 def run_trace(settings: Settings) -> Trace:
     """Validate, tokenize, embed, project, score, mask, softmax, sum, combine heads."""
     s = validate(settings)

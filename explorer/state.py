@@ -7,6 +7,7 @@ in the resource cache.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import streamlit as st
@@ -14,6 +15,7 @@ import streamlit as st
 from attn_core import AttentionConfigError, Settings, Trace, run_trace
 from attn_core.config import FIELDS, LIMITS
 from attn_core.tokenize import dropped_symbols, split_words
+from attn_core.trace import check_settings
 
 from . import session
 from .cache import bounded
@@ -128,6 +130,14 @@ def trace_for(settings: Settings) -> Trace:
     """The cached trace for these settings (frozen and hashable: the cache keys on them); raises
     AttentionConfigError for bad ones."""
     return _trace(settings)
+
+
+@functools.lru_cache(maxsize=1024)  # plain, hashable settings; an error is raised again, not kept
+def check_for(settings: Settings) -> Settings:
+    """The sidebar's settings checked as ``trace_for`` would check them, without computing the trace:
+    what app.py runs on every page (most pages never draw this trace; those that do compute it
+    through ``current_trace``, once for the whole class, in the shared cache)."""
+    return check_settings(settings)
 
 
 def current_settings() -> Settings:
