@@ -85,6 +85,7 @@ class _Starter:
 _START = _Starter()
 _CHILDREN: list[subprocess.Popen] = []  # every child started here (the ended ones dropped as more start)
 _CHILDREN_LOCK = threading.Lock()
+_CLOSED = threading.Event()  # set by end_children: this process is ending, no child starts any more
 
 
 def spawn(cmd: list[str], *, stdin: bool = False) -> subprocess.Popen:
@@ -104,15 +105,23 @@ def spawn(cmd: list[str], *, stdin: bool = False) -> subprocess.Popen:
         )
     )
     with _CHILDREN_LOCK:
-        _CHILDREN[:] = [p for p in _CHILDREN if p.poll() is None]
-        _CHILDREN.append(proc)
+        closed = _CLOSED.is_set()
+        if not closed:
+            _CHILDREN[:] = [p for p in _CHILDREN if p.poll() is None]
+            _CHILDREN.append(proc)
+    if closed:  # started while the process was ending its children: it would outlive them
+        proc.kill()
+        proc.wait()
+        raise OSError("this process is ending its background jobs")
     return proc
 
 
 def end_children(grace: float = 2.0) -> None:
     """End every child still alive: woken (should one be paused) and asked to end, then killed
-    after ``grace`` seconds."""
+    after ``grace`` seconds. No child starts after this (``spawn`` raises OSError): a job's thread that
+    was about to start one would leave it running past the end."""
     with _CHILDREN_LOCK:
+        _CLOSED.set()
         procs = [p for p in _CHILDREN if p.poll() is None]
     for proc in procs:
         try:

@@ -125,7 +125,8 @@ def test_a_paused_worker_stays_runnable_and_holds_its_run():
         RUNS.stop(run)
 
 
-def test_the_server_kills_children_that_ignore_a_polite_end():
+def test_the_server_kills_children_that_ignore_a_polite_end(monkeypatch):
+    monkeypatch.setattr(children, "_CLOSED", threading.Event())  # this process goes on after its "end"
     stubborn = (
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
         "time.sleep(1000)"
@@ -135,6 +136,8 @@ def test_the_server_kills_children_that_ignore_a_polite_end():
         assert read_line(proc, 60).strip() == "ready"
         children.end_children(grace=1.0)
         assert wait_gone(proc.pid, 30)
+        with pytest.raises(OSError):  # and nothing starts after the end: it would outlive it
+            children.spawn([sys.executable, "-c", "pass"])
     finally:
         if proc.poll() is None:
             proc.kill()
