@@ -21,6 +21,8 @@ from .poll import store as poll
 from .urlcheck import switch
 
 PARAMS = ("hide", "lock")
+OPEN_KEY = "lesson_open"  # the builder's expander: open, it draws (see ``builder``)
+KEPT = "_lesson_kept"  # the builder's hide and lock lists, while it is closed
 
 
 def _names(param: str) -> frozenset[str]:
@@ -76,16 +78,35 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
     def title(name: str) -> str:
         return f"{t(BY_NAME[name].title or name)} ({name})"
 
-    with st.sidebar.expander(t("lesson_link"), icon=":material/school:"):
+    # Drawn only while a teacher has it open: its two lists of every setting cost each student's every rerun
+    # more than a page's chart does (benchmarks/results/rerun_cost_cpu.txt). What the teacher chose is kept
+    # while it is closed.
+    box = widgets.expander(st.sidebar, t("lesson_link"), key=OPEN_KEY, icon=":material/school:")
+    if not box.open:
+        return
+    kept = session.get(KEPT)
+    kept_hide, kept_lock = kept if isinstance(kept, tuple) and len(kept) == 2 else (sorted(hidden), sorted(locked))
+    with box:
         st.caption(t("lesson_help"))
         session.translated("lesson_hide", "lesson_lock")  # labels in the UI's language: re-pinned on a switch
         hide = widgets.multiselect(
-            st, t("lesson_hide"), names, default=sorted(hidden), format_func=title, key="lesson_hide"
+            st,
+            t("lesson_hide"),
+            names,
+            default=[n for n in kept_hide if n in names],
+            format_func=title,
+            key="lesson_hide",
         )
         rest = [n for n in names if n not in hide]
         lock = widgets.multiselect(
-            st, t("lesson_lock"), rest, default=sorted(locked & set(rest)), format_func=title, key="lesson_lock"
+            st,
+            t("lesson_lock"),
+            rest,
+            default=[n for n in kept_lock if n in rest],
+            format_func=title,
+            key="lesson_lock",
         )
+        session.put(KEPT, (list(hide), list(lock)))
         code = widgets.text(
             st, t("lesson_code"), poll.lesson() or "", key="lesson_code", max_chars=16, help=t("lesson_code_help")
         ).strip()

@@ -254,12 +254,12 @@ def toggle(container, title: str, default: bool = False, *, key: str, **kwargs) 
     return fit_switch(container.toggle(title, default, key=key, **kwargs), default)[0]
 
 
-def expander(container, title: str, *, key: str):
+def expander(container, title: str, *, key: str, **kwargs):
     """An expander whose content runs only while it is open (``.open``); its state, a bool the browser
     sends back like any widget's, is checked first (closed when it is not one)."""
     if fix_state(key, lambda v: fit_switch(v, False), title) is MISSING:
         _write(key, False)  # also where the session holds None, which the expander cannot take
-    return container.expander(title, key=key, on_change="rerun")
+    return container.expander(title, key=key, on_change="rerun", **kwargs)
 
 
 def text(container, title: str, default: str = "", *, key: str, max_chars: int, **kwargs) -> str:

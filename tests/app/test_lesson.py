@@ -3,6 +3,27 @@
 from urllib.parse import parse_qs, urlsplit
 
 from explorer.controls import SIDEBAR
+from explorer.lesson import OPEN_KEY
+
+
+def open_builder(at):
+    """The teacher opens the sidebar's Lesson link box (its content is drawn only while it is open)."""
+    at.session_state[OPEN_KEY] = True
+    return at.run()
+
+
+def test_the_builder_draws_nothing_until_opened_and_keeps_the_choice_while_closed(app):
+    at = app(query={"hide": "score"})
+    assert not [w for w in at.sidebar.multiselect if w.key in ("lesson_hide", "lesson_lock")]
+    open_builder(at)
+    assert at.multiselect(key="lesson_hide").value == ["score"]  # the link's hidden settings to begin with
+    at.multiselect(key="lesson_hide").set_value(["kernel", "score"]).run()
+    at.session_state[OPEN_KEY] = False
+    at.run()
+    assert not [w for w in at.sidebar.multiselect if w.key == "lesson_hide"] and not at.sidebar.code
+    open_builder(at)
+    assert at.multiselect(key="lesson_hide").value == ["kernel", "score"]
+    assert "hide=kernel,score" in at.sidebar.code[0].value
 
 
 def sidebar_keys(at) -> set[str]:
@@ -34,7 +55,7 @@ def test_unknown_names_are_dropped_with_a_notice_never_an_error(app):
 
 
 def test_the_builder_composes_a_link_that_opens_the_same_lesson(app):
-    at = app(query={"mask": "causal"})
+    at = open_builder(app(query={"mask": "causal"}))
     at.multiselect(key="lesson_hide").set_value(["kernel", "score"]).run()
     at.multiselect(key="lesson_lock").set_value(["heads"]).run()
     link = at.sidebar.code[0].value

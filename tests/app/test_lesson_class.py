@@ -7,6 +7,7 @@ import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from test_lesson import open_builder
 
 from attn_core import Settings, run_trace
 from explorer.poll.store import POLLS
@@ -181,7 +182,7 @@ def _query(link: str) -> dict:
 
 
 def test_the_builder_composes_the_students_and_the_teachers_link(app):
-    at = app(query={"mask": "causal"})
+    at = open_builder(app(query={"mask": "causal"}))
     at.text_input(key="lesson_code").input("maths-3").run()
     at.checkbox(key="lesson_predict").check().run()
     at.multiselect(key="lesson_lock").set_value(["heads"]).run()
@@ -197,7 +198,7 @@ def test_the_builder_composes_the_students_and_the_teachers_link(app):
 
 @pytest.mark.parametrize("lang,said", [("en", "letters, digits"), ("zh", "字母")], ids=["en", "zh"])
 def test_the_builder_says_why_a_lesson_code_cannot_be_used(app, lang, said):
-    at = app(query={"lang": lang})
+    at = open_builder(app(query={"lang": lang}))
     at.text_input(key="lesson_code").input("a b<").run()
     assert not at.exception
     assert any(said in e.value for e in at.sidebar.warning)

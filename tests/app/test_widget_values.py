@@ -152,13 +152,16 @@ def sane(w) -> str | None:
     return None if isinstance(value, bool) else f"{value!r} is not a switch"
 
 
+LESSON_OPEN = "lesson_open"
+
+
 def open_with(page: str, query: dict, values: dict | None = None) -> AppTest:
     """``page`` opened from its link with ``values`` already in the session under the widgets'
     keys, as a browser's widget state puts them there (the app reads them before drawing)."""
     at = AppTest.from_file(APP, default_timeout=120)
     for k, v in query.items():
         at.query_params[k] = v
-    for k, v in (values or {}).items():
+    for k, v in ({LESSON_OPEN: True} | (values or {})).items():  # the lesson builder open, so its widgets are drawn
         at.session_state[k] = v
     at.switch_page(page).run()
     return at
