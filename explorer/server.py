@@ -11,14 +11,24 @@
   server's first script run, so nobody waits for it on that page; the compiled kernels
   (``attn_core.kernels.native``) are built (or read from the disk cache) in another, so no
   learner's request pays for the compiler.
+- One torch thread per operation (``ATTN_SERVER_THREADS``, default 1). The server's tensors are a
+  sentence's (tens of tokens): splitting one operation across the machine's cores gains nothing,
+  and when the cores are busy (another student's rerun, a Lab training, the teacher's sweep) each
+  operation waits at a barrier for a thread the scheduler has not run: on this 2-core machine, with
+  the cores loaded, a Variants error curve took 0.6-2.8 s with two threads against 50 ms with one
+  (``benchmarks/results/rerun_cost_cpu.txt``). The heavy jobs run in worker processes with settings
+  of their own.
 - How many sessions the server has now (a sweep records it beside its timings).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 from .heap import freeze_heap
+
+THREADS_ENV = "ATTN_SERVER_THREADS"
 
 _lock = threading.Lock()
 _prepared = False
@@ -33,8 +43,9 @@ def prepare() -> None:
         _prepared = True
     import pandas  # noqa: F401
     import plotly.graph_objects  # noqa: F401
-    import torch  # noqa: F401
+    import torch
 
+    torch.set_num_threads(server_threads())
     import attn_core.bench
     import attn_core.export  # noqa: F401
     from attn_core.kernels import native
@@ -46,6 +57,16 @@ def prepare() -> None:
 
     real.start_loading()
     native.build_in_background()
+
+
+def server_threads() -> int:
+    """Torch threads per operation in the server process: ``ATTN_SERVER_THREADS`` (1 to the CPU count),
+    else 1."""
+    try:
+        n = int(os.environ.get(THREADS_ENV, "1"))
+    except ValueError:
+        return 1
+    return min(max(1, n), os.cpu_count() or 1)
 
 
 def active_sessions() -> int:
