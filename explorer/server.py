@@ -45,7 +45,8 @@ def prepare() -> None:
     import plotly.graph_objects  # noqa: F401
     import torch
 
-    torch.set_num_threads(server_threads())
+    if _serving():  # a server's process, not a test's (AppTest runs the app inside pytest, which has its own needs)
+        torch.set_num_threads(server_threads())
     import attn_core.bench
     import attn_core.export  # noqa: F401
     from attn_core.kernels import native
@@ -67,6 +68,17 @@ def server_threads() -> int:
     except ValueError:
         return 1
     return min(max(1, n), os.cpu_count() or 1)
+
+
+def _serving() -> bool:
+    """Under ``streamlit run``: a runtime of Streamlit's own (AppTest's is a stand-in mock)."""
+    try:
+        from streamlit import runtime
+        from streamlit.runtime.runtime import Runtime
+
+        return runtime.exists() and type(runtime.get_instance()) is Runtime
+    except ImportError:  # pragma: no cover
+        return False
 
 
 def active_sessions() -> int:
