@@ -3,8 +3,10 @@
 windows   patchify, window_partition / window_reverse, window_mask (the L × L mask a layer uses, shifted
           windows included), windowed_attention (Swin's roll-partition-attend-merge), receptive_field,
           flops (global against windowed, Swin's accounting)
+rollout   attention rollout over the layers (Abnar & Zuidema, 2020)
 """
 
+from .rollout import rollout
 from .windows import (
     check_window,
     flops,
@@ -22,6 +24,7 @@ __all__ = [
     "flops",
     "patchify",
     "receptive_field",
+    "rollout",
     "window_ids",
     "window_mask",
     "window_partition",

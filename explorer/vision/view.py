@@ -139,6 +139,9 @@ def attention_ui(model: VisionModel, image: torch.Tensor, c: VisionConfig, query
             with col:
                 z = w[0, h, query].reshape(rows, cols).tolist()
                 grid_chart(z, t("vision.attn_title", l=layer, h=h, q=query), f"{key}_{layer}_{h}", weights=True)
+    rolled = V.rollout([w[0] for w in weights])[query].reshape(rows, cols).tolist()
+    grid_chart(rolled, t("vision.rollout_title", n=len(weights), q=query), f"{key}_rollout", weights=True)
+    st.caption(t("vision.rollout_note", q=query))
 
 
 def trained_ui(c: VisionConfig, image: torch.Tensor, query: int) -> VisionModel | None:

@@ -56,6 +56,17 @@ def test_the_trained_model_arrives_and_reads_the_held_out_digit(app):
     assert any("The model reads it as" in m.value for m in at.markdown)
     attn = z_of(chart(at, "Layer 0, head 0"))
     assert attn.shape == (4, 4) and abs(float(attn.sum()) - 1.0) < 1e-4  # one query's weights over the grid
+    # the rollout drawn is the engine's, on the model the page rebuilt from the job and the image it shows
+    from explorer.vision import view
+
+    (model,) = [m for k, m in view._MODELS.items() if dict(k)["model"] == "vit" and dict(k)["patch"] == 2]
+    image, _ = view.held_out(int(at.session_state["vi_image"]))
+    with torch.no_grad():
+        _, weights = model(image[None])
+    want = V.rollout([w[0] for w in weights])[int(at.session_state["vi_query"])].reshape(4, 4)
+    rolled = z_of(chart(at, "Rollout over 2 layers"))
+    assert torch.allclose(rolled, want, rtol=1e-4, atol=1e-6)
+    assert abs(float(rolled.sum()) - 1.0) < 1e-4
 
 
 def _png(size=(32, 32), colour=255) -> bytes:
