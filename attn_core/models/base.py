@@ -151,6 +151,22 @@ def check_layer_head(m: Model, layer: int, head: int | None = None) -> None:
         raise AttentionConfigError("head", "no_head", head=head, heads=m.heads, last=m.heads - 1)
 
 
+def at(path: str | None):
+    """A family's accessor: the submodule at the dotted ``path`` of its argument (``at("attn.c_proj")(block)`` is
+    ``block.attn.c_proj``), or None for a part the family does not have (``at(None)``)."""
+    names = path.split(".") if path else []
+
+    def get(obj):
+        if not names:
+            return None
+        for name in names:
+            obj = getattr(obj, name)
+        return obj
+
+    get.__doc__ = f".{path}" if path else "None: this family has no such part"
+    return get
+
+
 def lm_head(hf) -> tuple[torch.Tensor, torch.Tensor | None]:
     """A decoder's unembedding ``lm_head``: (W_U (vocab, d_model), its bias or None), as float32 copies' views."""
     head = hf.lm_head

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import HeadWeights, Model, ModelUnavailable
+from .base import HeadWeights, Model, ModelUnavailable, at
 
 CAUSAL = False
 
@@ -21,32 +21,13 @@ def blocks(hf) -> list:
     return list(hf.encoder.layer)
 
 
-def attention(block):
-    return block.attention.self  # returns (context before the output projection, weights)
-
-
-def out_linear(block):
-    return block.attention.output.dense
-
-
-def mlp(block):
-    return None  # post-norm: what the MLP adds is not a term of a sum
-
-
-def final_norm(hf):
-    return None
-
-
-def unembed(hf):
-    return None
-
-
-def attn_norm(block):
-    return None  # post-norm: attention reads the stream itself
-
-
-def mlp_output(block):
-    return block.output.dense  # the MLP's last linear layer, before the block's second LayerNorm
+attention = at("attention.self")  # returns (context before the output projection, weights)
+out_linear = at("attention.output.dense")
+mlp = at(None)  # post-norm: what the MLP adds is not a term of a sum
+final_norm = at(None)
+unembed = at(None)
+attn_norm = at(None)  # post-norm: attention reads the stream itself
+mlp_output = at("output.dense")  # the MLP's last linear layer, before the block's second LayerNorm
 
 
 def mlp_input(block, y: torch.Tensor) -> torch.Tensor:
@@ -58,8 +39,7 @@ def norms(block) -> tuple:
     return block.attention.output.LayerNorm, block.output.LayerNorm
 
 
-def embedding_norm(hf):
-    return hf.embeddings.LayerNorm
+embedding_norm = at("embeddings.LayerNorm")
 
 
 def embedding_parts(hf, ids: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import HeadWeights, Model, ModelUnavailable, lm_head
+from .base import HeadWeights, Model, ModelUnavailable, at, lm_head
 
 CAUSAL = True
 MODEL_TYPES = ("gpt2",)
@@ -22,28 +22,12 @@ def blocks(hf) -> list:
     return list(hf.transformer.h)
 
 
-def attention(block):
-    return block.attn  # sees ln_1(x); returns (c_proj(context), weights)
-
-
-def out_linear(block):
-    return block.attn.c_proj
-
-
-def mlp(block):
-    return block.mlp
-
-
-def final_norm(hf):
-    return hf.transformer.ln_f
-
-
-def attn_norm(block):
-    return block.ln_1  # what attention reads: ln_1(x)
-
-
-def mlp_output(block):
-    return block.mlp  # its output is what the MLP adds to the stream
+attention = at("attn")  # sees ln_1(x); returns (c_proj(context), weights)
+out_linear = at("attn.c_proj")
+mlp = at("mlp")
+final_norm = at("transformer.ln_f")
+attn_norm = at("ln_1")  # what attention reads: ln_1(x)
+mlp_output = at("mlp")  # its output is what the MLP adds to the stream
 
 
 def embedding_parts(hf, ids: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import HeadWeights, Model, ModelUnavailable, lm_head
+from .base import HeadWeights, Model, ModelUnavailable, at, lm_head
 
 CAUSAL = True
 MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -23,28 +23,12 @@ def blocks(hf) -> list:
     return list(hf.model.layers)
 
 
-def attention(block):
-    return block.self_attn
-
-
-def out_linear(block):
-    return block.self_attn.o_proj
-
-
-def mlp(block):
-    return block.mlp
-
-
-def final_norm(hf):
-    return hf.model.norm
-
-
-def attn_norm(block):
-    return block.input_layernorm  # RMSNorm: what attention reads
-
-
-def mlp_output(block):
-    return block.mlp
+attention = at("self_attn")
+out_linear = at("self_attn.o_proj")
+mlp = at("mlp")
+final_norm = at("model.norm")
+attn_norm = at("input_layernorm")  # RMSNorm: what attention reads
+mlp_output = at("mlp")
 
 
 def embedding_parts(hf, ids: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections.abc import Callable
 
 import torch
 
@@ -48,15 +49,22 @@ def _post(key: str, layer: int):
     return hook
 
 
+def once(hf, attr: str, lock, register: Callable[[], None]) -> None:
+    """``register()`` once per model object (marked ``attr`` when done), under ``lock``: the hook installers'."""
+    if getattr(hf, attr, False):
+        return
+    with lock:
+        if getattr(hf, attr, False):
+            return
+        register()
+        setattr(hf, attr, True)
+
+
 def install(m: Model) -> None:
     """Register the capture hooks once per model (idle while no capture is active in the calling thread)."""
-    hf = m.hf
-    if getattr(hf, _HOOKED_ATTR, False):
-        return
-    fam = family(m)
-    with _INSTALL:
-        if getattr(hf, _HOOKED_ATTR, False):
-            return
+    hf, fam = m.hf, family(m)
+
+    def register() -> None:
         blocks = fam.blocks(hf)
         for i, block in enumerate(blocks):
             block.register_forward_pre_hook(_pre("resid", i), with_kwargs=True)
@@ -67,7 +75,8 @@ def install(m: Model) -> None:
                 fam.mlp(block).register_forward_hook(_post("mlp_out", i), with_kwargs=True)
         if fam.final_norm(hf) is not None:
             fam.final_norm(hf).register_forward_pre_hook(_pre("resid", len(blocks)), with_kwargs=True)
-        setattr(hf, _HOOKED_ATTR, True)
+
+    once(hf, _HOOKED_ATTR, _INSTALL, register)
 
 
 def _stack(cap: dict, key: str, n: int) -> torch.Tensor:

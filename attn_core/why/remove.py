@@ -19,7 +19,7 @@ import threading
 import torch
 
 from .. import models as M
-from ..models.run import family
+from ..models.run import family, once
 
 _REMOVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("attn_explorer_remove", default=None)
 _LOCK = threading.Lock()
@@ -46,19 +46,16 @@ def _zero_input(name: str):
 
 
 def install(m: M.Model) -> None:
-    hf = m.hf
-    if getattr(hf, _HOOKED, False):
-        return
-    fam = family(m)
-    with _LOCK:
-        if getattr(hf, _HOOKED, False):
-            return
+    hf, fam = m.hf, family(m)
+
+    def register() -> None:
         for name, module in fam.embedding_modules(hf).items():
             module.register_forward_hook(_zero_output(name))
         for i, block in enumerate(fam.blocks(hf)):
             fam.out_linear(block).register_forward_pre_hook(_zero_input(f"L{i} heads"))
             fam.mlp_output(block).register_forward_hook(_zero_output(f"L{i} MLP"))
-        setattr(hf, _HOOKED, True)
+
+    once(hf, _HOOKED, _LOCK, register)
 
 
 def removable(m: M.Model, source: str) -> bool:
