@@ -6,12 +6,26 @@
     remove   a source removed where it is made (context-gated hooks; the shared model is never edited)
     atlas    atlas(m, run): entropy, effective keys, largest weight, first-token share (and weighted by what the
              head writes for it) per layer and head
+    qkmap    qk_map(Q, K, scores) -> QKMap: one head's queries and keys on one map (AttentionViz), moved by the two
+             transforms that leave every softmax unchanged, exact when d = 2, PCA otherwise
 
 Every family of ``attn_core.models`` (BERT-style encoders, GPT-2, Llama-style decoders).
 """
 
 from .atlas import atlas, row_stats
+from .qkmap import QKMap, qk_map
 from .stream import BIAS, read_by_attention
 from .weight import Why, explain_weight, split, to_dict
 
-__all__ = ["BIAS", "Why", "atlas", "explain_weight", "read_by_attention", "row_stats", "split", "to_dict"]
+__all__ = [
+    "BIAS",
+    "QKMap",
+    "Why",
+    "atlas",
+    "explain_weight",
+    "qk_map",
+    "read_by_attention",
+    "row_stats",
+    "split",
+    "to_dict",
+]

@@ -8,7 +8,7 @@ sites write ``from explorer import figures as fig`` and ``fig.heatmap(..., style
 """
 
 from .base import AXES, CHECKED, MARGIN, alt_text, axis_name, labels
-from .charts import bars, grouped_bars
+from .charts import bars, grouped_bars, qk_scatter
 from .lines import attention_lines, line, loglog
 from .matrix import MAX_SIDE, PRESENT_MAX_HEIGHT, heatmap, small_multiples
 from .style import OKABE_ITO, PALETTES, Style, begin_run, kernel_colours, run_style, use_focus
@@ -33,6 +33,7 @@ __all__ = [
     "labels",
     "line",
     "loglog",
+    "qk_scatter",
     "run_style",
     "small_multiples",
     "use_focus",

@@ -50,3 +50,55 @@ def grouped_bars(
     )
     alt = t("alt_grouped", series=best[1], name=word(best[2]), v=fmt(best[0])) if best else ""
     return figure(data, style=style, title=title, height=320, alt=alt, barmode="group", xaxis=dict(type="category"))
+
+
+def qk_scatter(
+    queries, keys, q_names: Sequence[str], k_names: Sequence[str], row, *, focus: int, style: Style, title: str = ""
+) -> go.Figure:
+    """One head's queries (circles) and keys (diamonds) on one map, each named; from the ``focus`` query a line to
+    every key, as thick as its weight in ``row``."""
+    from ..i18n import t
+
+    queries, keys, row = plain(queries), plain(keys), plain(row)
+    lines = [
+        go.Scatter(
+            **CHECKED,
+            x=[queries[focus][0], k[0]],
+            y=[queries[focus][1], k[1]],
+            mode="lines",
+            line=dict(width=0.5 + 8 * w, color=style.colour("accent")),
+            opacity=0.35 + 0.6 * w,
+            hoverinfo="skip",
+            showlegend=False,
+        )
+        for k, w in zip(keys, row, strict=True)
+    ]
+    points = [
+        go.Scatter(
+            **CHECKED,
+            x=[p[0] for p in pts],
+            y=[p[1] for p in pts],
+            mode="markers+text",
+            text=list(names),
+            textposition="top center",
+            name=t(name),
+            marker=dict(symbol=symbol, size=11, color=colours, line=dict(width=1, color="#000000")),
+            hovertemplate="%{text}<br>(%{x:.3g}, %{y:.3g})<extra></extra>",
+        )
+        for pts, names, name, symbol, colours in (
+            (
+                queries,
+                q_names,
+                "qk_queries",
+                "circle",
+                [style.colour("accent" if i == focus else "base") for i in range(len(queries))],
+            ),
+            (keys, k_names, "qk_keys", "diamond", style.colour("other")),
+        )
+    ]
+    top = max(range(len(row)), key=row.__getitem__) if row else 0
+    alt = t("alt_qk", q=word(q_names[focus]), k=word(k_names[top]), v=fmt(row[top])) if row else ""
+    axis = dict(zeroline=False, showgrid=False, showticklabels=False)
+    return figure(
+        lines + points, style=style, title=title, height=420, alt=alt, xaxis=axis, yaxis=dict(axis, scaleanchor="x")
+    )

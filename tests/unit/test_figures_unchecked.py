@@ -33,6 +33,9 @@ def _cases(style):
         "small_multiples": lambda: fig.small_multiples(grid, labels=WORDS, mark=(1, 2), style=style),
         "loglog": lambda: fig.loglog(curves, title="t", y_title="ms", theory=curves, style=style),
         "line": lambda: fig.line([1, 2, 4, 8], {"err": [0.4, 0.3, 0.2, 0.1]}, log_x=True, style=style),
+        "qk_scatter": lambda: fig.qk_scatter(
+            w[:, :2], w[:, 2:4], WORDS, WORDS, w[2], focus=2, title="map", style=style
+        ),
     }
 
 
