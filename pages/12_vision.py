@@ -34,5 +34,6 @@ image, label = view.held_out(index)
 st.caption(t("vision.held_out", i=index, d=label))
 view.patches_ui(image, config)
 view.windows_ui(config, query)
-trained = view.trained_ui(config, image, query)
+compare = draw(PAGE["vi_compare"], st)  # ViT and Swin trained at the same budget, side by side
+trained = view.trained_ui(config, image, query, compare)
 view.upload_ui(trained, config, query)

@@ -52,6 +52,7 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         Control("vi_patch", "choice", 2, options=(1, 2, 4), fmt="", title="vision.patch"),
         Control("vi_window", "choice", 2, options=(1, 2, 4, 8), fmt="", title="vision.window"),
         Control("vi_shift", "switch", True, title="vision.shift"),
+        Control("vi_compare", "switch", False, title="vision.compare"),
         Control("vi_image", "int", 0, low=0, high=359, title="vision.image"),
         Control("vi_query", "choice", 0, title="vision.query"),  # options: this grid's patches
         *_lab_rows(),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 
 import streamlit as st
 import torch
@@ -144,28 +145,58 @@ def attention_ui(model: VisionModel, image: torch.Tensor, c: VisionConfig, query
     st.caption(t("vision.rollout_note", q=query))
 
 
-def trained_ui(c: VisionConfig, image: torch.Tensor, query: int) -> VisionModel | None:
+def trained_ui(c: VisionConfig, image: torch.Tensor, query: int, compare: bool = False) -> VisionModel | None:
+    """The trained model's curve and heads; ``compare``: the other kind (ViT or Swin) trained at the same budget
+    beside it, both curves on one chart."""
     st.subheader(t("vision.trained_title"))
     st.caption(t("vision.trained_intro", steps=c.steps))
-    job = waiting.ask("vision", {"train": request(c)})["train"]
-    if not waiting.status(job):
+    kinds = [c] + ([replace(c, model="swin" if c.model == "vit" else "vit")] if compare else [])
+    jobs = waiting.ask("vision", {k.model: request(k) for k in kinds})
+    done = [waiting.status(jobs[k.model]) for k in kinds]  # each draws its own progress while it computes
+    if not all(done):
         waiting.pending()
         return None
-    r = job.result
-    curve = r["curve"]
+    results = {k.model: jobs[k.model].result for k in kinds}
+    curve = results[c.model]["curve"]
+    series = {
+        (t(f"vision.model.{m}") if compare else t("vision.val_acc")): [p["val_acc"] for p in r["curve"]]
+        for m, r in results.items()
+    }
+    r = results[c.model]
     chart(
         fig.line(
             [p["step"] for p in curve],
-            {t("vision.val_acc"): [p["val_acc"] for p in curve]},
+            series,
             style=fig.run_style(),
             title=t("vision.curve_title", acc=f"{r['final']['val_acc']:.3f}", n=r["final"]["val_n"]),
             x_title="step",
         ),
         "vi_curve",
     )
+    if compare:
+        compare_note(kinds, results)
     model = trained(tuple(request(c)[1]["vision"].items()), r["state"])
     attention_ui(model, image, c, query, "vi_attn")
     return model
+
+
+def compare_note(kinds: list[VisionConfig], results: dict) -> None:
+    """The budget both kinds share (steps, batch, parameters) and what differs: the pairs a layer scores."""
+    params = {k.model: sum(p.numel() for p in VisionModel(k).parameters()) for k in kinds}
+    pairs = {k.model: int(sum(int(k.mask(layer).sum()) for layer in range(k.layers))) for k in kinds}
+    c = kinds[0]
+    st.caption(
+        t(
+            "vision.compare_note",
+            steps=c.steps,
+            batch=c.batch,
+            params=f"{params['vit']:,} / {params['swin']:,}",
+            vit=f"{results['vit']['final']['val_acc']:.3f}",
+            swin=f"{results['swin']['final']['val_acc']:.3f}",
+            pairs_vit=f"{pairs['vit']:,}",
+            pairs_swin=f"{pairs['swin']:,}",
+        )
+    )
 
 
 def held_out(index: int) -> tuple[torch.Tensor, int]:

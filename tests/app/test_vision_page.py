@@ -99,3 +99,27 @@ def test_an_upload_becomes_an_8_by_8_digit_like_image():
 
     x = upload_image(_png((64, 64), 255))  # white paper: inverted to dark
     assert x.shape == (8, 8) and float(x.max()) <= 1e-6
+
+
+def test_vit_and_swin_compared_at_the_same_budget(app):
+    at = until_done(app(PAGE, {"vi_model": "swin", "vi_patch": "2", "vi_window": "2", "vi_compare": "1"}), timeout=900)
+    assert not at.exception, [e.value for e in at.exception]
+    curve = chart(at, "Held-out accuracy while training")
+    names = [d["name"] for d in curve["data"]]
+    assert names == ["Swin (windows)", "ViT (global)"]  # the page's own model first
+    from attn_core.vision.model import VisionConfig
+    from explorer.jobs import heavy
+    from explorer.vision import view
+
+    for d, kind in zip(curve["data"], ("swin", "vit"), strict=True):
+        c = VisionConfig(model=kind, patch=2, window=2, shift=True, steps=600)
+        job = heavy.HEAVY.get(heavy.key_of(*view.request(c)))
+        assert job is not None and job.done
+        assert d["y"] == [p["val_acc"] for p in job.result["curve"]]
+    note = " ".join(c.value for c in at.caption if "Same budget" in c.value)
+    assert "600 steps of 64 digits" in note and "Swin" in note
+    # 16 patches, 2 layers. Swin, windows of 2 × 2: layer 0 has 4 windows of 4 patches (64 pairs); layer 1 rolls the
+    # 4 × 4 grid by 1, and a window that wraps holds patches of 2 or 4 regions, masked from each other: one window
+    # of 4 patches in one region (16), two of 2 + 2 (8 each), one of 1 + 1 + 1 + 1 (4): 36.
+    vit_pairs, swin_pairs = 2 * 16 * 16, 64 + 16 + 8 + 8 + 4
+    assert f"ViT scores {vit_pairs:,} query–key pairs, Swin {swin_pairs:,}" in note
