@@ -71,6 +71,12 @@ def link(
     return f"{base}?{urlencode(params, safe=',')}" if params else base or "?"
 
 
+def _kept(hidden: frozenset[str], locked: frozenset[str]) -> tuple[list[str], list[str]]:
+    """The builder's hide and lock lists as the teacher left them, else the link's."""
+    kept = session.get(KEPT)
+    return kept if isinstance(kept, tuple) and len(kept) == 2 else (sorted(hidden), sorted(locked))
+
+
 def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
     """The sidebar's "Lesson link" box: choose what to hide and lock, copy the link."""
     names = [c.name for c in SIDEBAR]
@@ -84,8 +90,7 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
     box = widgets.expander(st.sidebar, t("lesson_link"), key=OPEN_KEY, icon=":material/school:")
     if not box.open:
         return
-    kept = session.get(KEPT)
-    kept_hide, kept_lock = kept if isinstance(kept, tuple) and len(kept) == 2 else (sorted(hidden), sorted(locked))
+    kept_hide, kept_lock = _kept(hidden, locked)
     with box:
         st.caption(t("lesson_help"))
         session.translated("lesson_hide", "lesson_lock")  # labels in the UI's language: re-pinned on a switch
