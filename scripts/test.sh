@@ -12,7 +12,7 @@ if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
 # whose Node.js comes from elsewhere (NodeSource's nodejs bundles npm) cannot take Debian's npm beside it.
 APT=()
 command -v chromium >/dev/null 2>&1 || APT+=(chromium)
-fc-list 2>/dev/null | grep -qi "noto.*cjk" || APT+=(fonts-noto-cjk)
+fc-list 2>/dev/null | grep -i "noto.*cjk" >/dev/null || APT+=(fonts-noto-cjk)  # not -q: an early exit is a SIGPIPE, a failure under pipefail
 command -v haproxy >/dev/null 2>&1 || APT+=(haproxy)
 command -v redis-server >/dev/null 2>&1 || APT+=(redis-server)
 command -v g++ >/dev/null 2>&1 || APT+=(g++)
