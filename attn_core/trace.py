@@ -241,25 +241,25 @@ def _combined(s: Settings, w, concat, x):
     return projected, out
 
 
-def check_settings(settings: Settings) -> Settings:
-    """The checks ``run_trace`` makes before it computes anything (ranges, the text, the kernel's
-    options, the memory), without computing: the validated settings, or the AttentionConfigError
-    ``run_trace`` would raise. A page that does not draw the trace checks the sidebar with this."""
+def _checked(settings: Settings):
+    """Every check made before computing: (settings, vocab, tokens, source or None, kernel, options, real keys)."""
     s = validate(settings)
-    _, tokens, source = _tokenized(s)
-    _checked_kernel(s, tokens, source)
-    _check_memory(s, tokens, len((source or tokens).words), source is not None)
-    return s
+    vocab, tokens, source = _tokenized(s)
+    kern, opts = _checked_kernel(s, tokens, source)
+    n_real = len((source or tokens).words)
+    _check_memory(s, tokens, n_real, source is not None)
+    return s, vocab, tokens, source, kern, opts, n_real
+
+
+def check_settings(settings: Settings) -> Settings:
+    """What ``run_trace`` validates or raises, without computing (for pages that do not draw the trace)."""
+    return _checked(settings)[0]
 
 
 def run_trace(settings: Settings) -> Trace:
     """Validate, tokenize, embed, project, score, mask, softmax, sum, combine heads."""
-    s = validate(settings)
-    vocab, tokens, source = _tokenized(s)
-    kern, opts = _checked_kernel(s, tokens, source)
+    s, vocab, tokens, source, kern, opts, n_real = _checked(settings)
     key_side = source or tokens
-    n_real = len(key_side.words)
-    _check_memory(s, tokens, n_real, source is not None)
     if s.mask == "padding" and s.pad_to > n_real:
         key_side = _padded(key_side, s.pad_to)
         if source is None:
