@@ -19,6 +19,14 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def model_text_args(p: argparse.ArgumentParser, text: str, models: str) -> None:
+    """The positional text (``text``: its name), ``--model`` (``models``: which ones, and the default) and ``--json``
+    that the model commands share."""
+    p.add_argument(text)
+    p.add_argument("--model", default="", help=f"{models} name or a directory")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
 def check_text(args: argparse.Namespace) -> None:
     """Text from the command line must be UTF-8: bytes that are not arrive as lone surrogates
     and would break the JSON and the terminal output later."""

@@ -94,23 +94,13 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
     with box:
         st.caption(t("lesson_help"))
         session.translated("lesson_hide", "lesson_lock")  # labels in the UI's language: re-pinned on a switch
-        hide = widgets.multiselect(
-            st,
-            t("lesson_hide"),
-            names,
-            default=[n for n in kept_hide if n in names],
-            format_func=title,
-            key="lesson_hide",
-        )
-        rest = [n for n in names if n not in hide]
-        lock = widgets.multiselect(
-            st,
-            t("lesson_lock"),
-            rest,
-            default=[n for n in kept_lock if n in rest],
-            format_func=title,
-            key="lesson_lock",
-        )
+
+        def pick(key: str, options: list[str], kept: list[str]) -> list[str]:
+            default = [n for n in kept if n in options]
+            return widgets.multiselect(st, t(key), options, default=default, format_func=title, key=key)
+
+        hide = pick("lesson_hide", names, kept_hide)
+        lock = pick("lesson_lock", [n for n in names if n not in hide], kept_lock)
         session.put(KEPT, (list(hide), list(lock)))
         code = widgets.text(
             st, t("lesson_code"), poll.lesson() or "", key="lesson_code", max_chars=16, help=t("lesson_code_help")

@@ -16,20 +16,16 @@ import argparse
 import json
 
 from .. import nexttoken as nt
+from ..command import model_text_args
 from ..errors import AttentionConfigError
 
+MODELS = "the shipped decoder by default; an offered decoder's"
 TOP = 10  # the [token, probability] pairs a step lists
-
-
-def _common(p) -> None:
-    p.add_argument("prompt")
-    p.add_argument("--model", default="", help="an offered decoder's name or a directory (default: the shipped one)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def add(sub) -> dict:
     g = sub.add_parser("generate", help="generate token by token with the KV cache: temperature, top-k/p, a seed")
-    _common(g)
+    model_text_args(g, "prompt", MODELS)
     g.add_argument("--max-new", default="16", dest="max_new", help=f"tokens to generate, 1..{nt.MAX_NEW}")
     g.add_argument("--temperature", default="1.0", help="0.01..100 (greedy: --greedy)")
     g.add_argument("--top-k", default="0", dest="top_k", help="keep the k most probable tokens (0: off)")
@@ -37,7 +33,7 @@ def add(sub) -> dict:
     g.add_argument("--seed", default="0", help="a whole number 0..4294967295: the same seed, the same tokens")
     g.add_argument("--greedy", action="store_true", help="always the most probable token")
     lens = sub.add_parser("lens", help="the logit lens: each layer's top token at each position")
-    _common(lens)
+    model_text_args(lens, "prompt", MODELS)
     return {"generate": cmd_generate, "lens": cmd_lens}
 
 

@@ -13,20 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..command import model_text_args
 
-def _common(p) -> None:
-    p.add_argument("text")
-    p.add_argument("--model", default="", help="an offered model's name or a directory (default: the bundled encoder)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+MODELS = "the bundled encoder by default; an offered model's"
 
 
 def add(sub) -> dict:
     w = sub.add_parser("why", help="why one query attends to one key: per-dimension terms, sources, a causal check")
-    _common(w)
+    model_text_args(w, "text", MODELS)
     for flag in ("layer", "head", "query", "key"):
         w.add_argument(f"--{flag}", type=int, required=True)
     a = sub.add_parser("atlas", help="every head's entropy, effective keys, largest weight and first-token share")
-    _common(a)
+    model_text_args(a, "text", MODELS)
     return {"why": cmd_why, "atlas": cmd_atlas}
 
 

@@ -51,6 +51,20 @@ class Model:
         return sum(p.numel() for p in self.hf.parameters())
 
 
+def dims(layers: int, heads: int, d_model: int, max_positions: int, vocab: int, **other: int) -> dict:
+    """A family's ``shape``: the fields of ``Model`` a config gives; ``kv_heads`` (H unless grouped-query
+    attention) and ``d_head`` (d_model / H unless the model says otherwise) may be given in ``other``."""
+    return {
+        "layers": layers,
+        "heads": heads,
+        "kv_heads": other.get("kv_heads", heads),
+        "d_model": d_model,
+        "d_head": other.get("d_head", d_model // heads),
+        "max_positions": max_positions,
+        "vocab": vocab,
+    }
+
+
 @dataclass(frozen=True)
 class Encoding:
     pieces: tuple[str, ...]  # what to show for each token (byte pieces merged into characters); [PAD] after n_real
@@ -100,6 +114,13 @@ class HeadWeights(Weights):
     temperature: float = 1.0  # the scores are divided by it after 1/sqrt(d) (GPT-2's inverse layer scaling)
     inv_freq: torch.Tensor | None = None  # (d/2,) rotary frequencies (Llama-style), None without rotary positions
     rope_scaling: float = 1.0  # the factor the model multiplies cos and sin by
+
+    @classmethod
+    def of(cls, q, k, v, **how) -> HeadWeights:
+        """From the (W, b) pairs of the query, key and value projections; one head has no output projection and no
+        additive score of its own. ``how``: the fields below (kv_head, score, temperature, rotary)."""
+        (W_q, b_q), (W_k, b_k), (W_v, b_v) = q, k, v
+        return cls(W_q, W_k, W_v, b_q, b_k, b_v, None, None, None, **how)
 
     def angles(self, L: int) -> torch.Tensor | None:
         """(L, d/2) the rotary angle of each position and frequency (None without rotary positions)."""
@@ -165,6 +186,13 @@ def at(path: str | None):
 
     get.__doc__ = f".{path}" if path else "None: this family has no such part"
     return get
+
+
+def rows(lin, sl: slice) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The output rows ``sl`` of an ``nn.Linear`` as one head's (W (1, d, d_in), b (1, d) or None), float32 copies."""
+    weight = lin.weight.detach()[sl].float().clone().unsqueeze(0)
+    bias = None if lin.bias is None else lin.bias.detach()[sl].float().clone().unsqueeze(0)
+    return weight, bias
 
 
 def lm_head(hf) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import HeadWeights, Model, ModelUnavailable, at
+from .base import HeadWeights, Model, ModelUnavailable, at, dims, rows
 
 CAUSAL = False
 
@@ -70,29 +70,16 @@ def check(hf, spec: str) -> None:
 
 def shape(hf) -> dict:
     cfg = hf.config
-    return {
-        "layers": cfg.num_hidden_layers,
-        "heads": cfg.num_attention_heads,
-        "kv_heads": cfg.num_attention_heads,
-        "d_model": cfg.hidden_size,
-        "d_head": cfg.hidden_size // cfg.num_attention_heads,
-        "max_positions": cfg.max_position_embeddings,
-        "vocab": cfg.vocab_size,
-    }
+    return dims(
+        cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size, cfg.max_position_embeddings, cfg.vocab_size
+    )
 
 
 def head_weights(m: Model, layer: int, head: int) -> HeadWeights:
     """Rows h·d..(h+1)·d of the query, key and value projections."""
     sa = attention(blocks(m.hf)[layer])
-    rows = slice(head * m.d_head, (head + 1) * m.d_head)
-
-    def w(lin) -> tuple[torch.Tensor, torch.Tensor | None]:
-        weight = lin.weight.detach()[rows].float().clone().unsqueeze(0)  # (1, d, d_model)
-        bias = None if lin.bias is None else lin.bias.detach()[rows].float().clone().unsqueeze(0)  # (1, d)
-        return weight, bias
-
-    (W_q, b_q), (W_k, b_k), (W_v, b_v) = w(sa.query), w(sa.key), w(sa.value)
-    return HeadWeights(W_q, W_k, W_v, b_q, b_k, b_v, None, None, None, kv_head=head)
+    sl = slice(head * m.d_head, (head + 1) * m.d_head)
+    return HeadWeights.of(rows(sa.query, sl), rows(sa.key, sl), rows(sa.value, sl), kv_head=head)
 
 
 def out_proj(m: Model, layer: int) -> tuple[torch.Tensor, torch.Tensor | None]:

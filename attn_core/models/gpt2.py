@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import HeadWeights, Model, ModelUnavailable, at, lm_head
+from .base import HeadWeights, Model, ModelUnavailable, at, dims, lm_head
 
 CAUSAL = True
 MODEL_TYPES = ("gpt2",)
@@ -52,15 +52,7 @@ def check(hf, spec: str) -> None:
 
 def shape(hf) -> dict:
     cfg = hf.config
-    return {
-        "layers": cfg.n_layer,
-        "heads": cfg.n_head,
-        "kv_heads": cfg.n_head,
-        "d_model": cfg.n_embd,
-        "d_head": cfg.n_embd // cfg.n_head,
-        "max_positions": cfg.n_positions,
-        "vocab": cfg.vocab_size,
-    }
+    return dims(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_positions, cfg.vocab_size)
 
 
 def head_weights(m: Model, layer: int, head: int) -> HeadWeights:
@@ -73,18 +65,11 @@ def head_weights(m: Model, layer: int, head: int) -> HeadWeights:
         cols = slice(i * dm + head * d, i * dm + (head + 1) * d)
         return W[:, cols].T.clone().unsqueeze(0), b[cols].clone().unsqueeze(0)  # (1, d, d_model), (1, d)
 
-    (W_q, b_q), (W_k, b_k), (W_v, b_v) = part(0), part(1), part(2)
     cfg = m.hf.config
-    return HeadWeights(
-        W_q,
-        W_k,
-        W_v,
-        b_q,
-        b_k,
-        b_v,
-        None,
-        None,
-        None,
+    return HeadWeights.of(
+        part(0),
+        part(1),
+        part(2),
         kv_head=head,
         score="scaled_dot" if cfg.scale_attn_weights else "dot",
         temperature=float(layer + 1) if cfg.scale_attn_by_inverse_layer_idx else 1.0,

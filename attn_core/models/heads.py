@@ -34,20 +34,13 @@ def random_weights(m: Model, *, seed: int, layer: int = 0) -> HeadWeights:
     def draw(*shape: int) -> torch.Tensor:
         return (torch.rand(*shape, generator=g) * 2 - 1) / math.sqrt(dm)
 
-    drawn = (draw(1, d, dm), draw(1, d, dm), draw(1, d, dm), draw(1, d), draw(1, d), draw(1, d))
+    W = [draw(1, d, dm) for _ in range(3)]  # drawn before the biases, in this order since the first release
+    drawn = list(zip(W, [draw(1, d) for _ in range(3)], strict=True))  # (W, b) of the query, key and value
     if m.family == "bert":
-        return HeadWeights(*drawn, None, None, None)
+        return HeadWeights.of(*drawn)
     own = head_weights(m, layer, 0)
-    return HeadWeights(
-        *drawn,
-        None,
-        None,
-        None,
-        score=own.score,
-        temperature=own.temperature,
-        inv_freq=own.inv_freq,
-        rope_scaling=own.rope_scaling,
-    )
+    how = {"score": own.score, "temperature": own.temperature, "inv_freq": own.inv_freq}
+    return HeadWeights.of(*drawn, rope_scaling=own.rope_scaling, **how)
 
 
 def head_mask(run: Run) -> torch.Tensor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import HeadWeights, Model, ModelUnavailable, at, lm_head
+from .base import HeadWeights, Model, ModelUnavailable, at, dims, lm_head, rows
 
 CAUSAL = True
 MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -57,16 +57,11 @@ def check(hf, spec: str) -> None:
 
 def shape(hf) -> dict:
     cfg = hf.config
-    a = attention(blocks(hf)[0])
-    return {
-        "layers": cfg.num_hidden_layers,
-        "heads": cfg.num_attention_heads,
-        "kv_heads": cfg.num_key_value_heads,
-        "d_model": cfg.hidden_size,
-        "d_head": a.head_dim,
-        "max_positions": min(cfg.max_position_embeddings, window(cfg) or cfg.max_position_embeddings),
-        "vocab": cfg.vocab_size,
-    }
+    limit = min(cfg.max_position_embeddings, window(cfg) or cfg.max_position_embeddings)
+    kv, d = cfg.num_key_value_heads, attention(blocks(hf)[0]).head_dim
+    return dims(
+        cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size, limit, cfg.vocab_size, kv_heads=kv, d_head=d
+    )
 
 
 def window(cfg) -> int | None:
@@ -83,24 +78,14 @@ def head_weights(m: Model, layer: int, head: int) -> HeadWeights:
     kv = head // (m.heads // m.kv_heads)
     d = m.d_head
 
-    def rows(lin, i: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-        sl = slice(i * d, (i + 1) * d)
-        weight = lin.weight.detach()[sl].float().clone().unsqueeze(0)
-        bias = None if lin.bias is None else lin.bias.detach()[sl].float().clone().unsqueeze(0)
-        return weight, bias
+    def head_rows(lin, i: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        return rows(lin, slice(i * d, (i + 1) * d))
 
-    (W_q, b_q), (W_k, b_k), (W_v, b_v) = rows(attn.q_proj, head), rows(attn.k_proj, kv), rows(attn.v_proj, kv)
     rot = m.hf.model.rotary_emb
-    return HeadWeights(
-        W_q,
-        W_k,
-        W_v,
-        b_q,
-        b_k,
-        b_v,
-        None,
-        None,
-        None,
+    return HeadWeights.of(
+        head_rows(attn.q_proj, head),
+        head_rows(attn.k_proj, kv),
+        head_rows(attn.v_proj, kv),
         kv_head=kv,
         temperature=float(attn.scaling * d**0.5) ** -1,
         inv_freq=rot.inv_freq.detach().float().clone(),
