@@ -198,7 +198,41 @@ KNOWN = (
         "source",
     }
 )
-CASES = [(name, raw) for name in CONTROLS for raw in number_corpus(seed=len(name))]
+def _text(x: float, whole: bool) -> str:
+    return str(int(x)) if whole else repr(float(x))
+
+
+def picks(name: str) -> list[str]:
+    """The values a control is run with in the app: one for each way a URL number goes through ``url_value``,
+    the page's own narrowing and the widget (overflow, not a number, malformed, its highest, just above it, a
+    fraction for a whole number). Every value of the corpus goes through the same parser in
+    ``test_every_value_of_the_corpus_reads_as_the_oracle_says``, which has no app to start."""
+    page, low, high, whole, extra = CONTROLS[name]
+    above = high + 1 if whole else high * 1.5 + 1
+    return ["1e400", "nan", "0x10", _text(high, whole), _text(above, whole), _text(low, whole)] + (
+        ["1.5"] if whole else []
+    )
+
+
+FULL = "heads"  # one control runs the whole corpus in the app, end to end
+CASES = [(n, raw) for n in CONTROLS for raw in (number_corpus(seed=len(n)) if n == FULL else picks(n))]
+
+
+def test_every_value_of_the_corpus_reads_as_the_oracle_says():
+    """The whole corpus, for every numeric control, through the parser every link's number goes through
+    (``Control.parse`` with the page's narrowed highest): usable exactly when the oracle says, as its value."""
+    rows = {c.name: c for c in CONTROL_ROWS}
+    checked = 0
+    for name, (page, low, high, whole, extra) in CONTROLS.items():
+        for raw in number_corpus(seed=len(name)) + picks(name):
+            value = rows[name].parse(raw, high=high)
+            if usable(raw, low, high, whole):
+                assert value == pytest.approx(float(raw)), (name, raw)
+                assert isinstance(value, int) == whole, (name, raw)
+            else:
+                assert value is None, (name, raw, value)
+            checked += 1
+    assert checked >= len(CONTROLS) * 30
 
 
 @pytest.mark.parametrize("name,raw", CASES, ids=[f"{n}={r[:12]!r}" for n, r in CASES])
