@@ -1,5 +1,5 @@
-"""Step by step's "Queries and keys as a map": the current head's queries and keys on one map (attn_core.why.qkmap),
-drawn only while its expander is open."""
+""" "Queries and keys as a map": one head's queries and keys on one map (attn_core.why.qkmap), drawn only while its
+expander is open; on Step by step (the explorer's trace) and on Real model (a trained model's head)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from attn_core.why import qk_map
 from . import figures as fig
 from . import widgets
 from .i18n import t
-from .views import chart
+from .views import chart, focus_select
 
 OPEN_KEY = "qk_map_open"
+MODEL_OPEN_KEY = "rm_qk_map_open"
 
 
 def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[str]) -> None:
+    """Step by step: head ``head`` of the explorer's trace, the attention row of query ``focus``."""
     box = widgets.expander(st, t("qk_open"), key=OPEN_KEY, icon=":material/scatter_plot:")
     if not box.open:
         return
@@ -24,25 +26,41 @@ def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[st
         if trace.settings.score == "additive" or Q.shape[-1] != K.shape[-1]:
             st.info(t("qk_not_dot"), icon=":material/info:")
             return
-        st.caption(t("qk_intro"))
         scaled = trace.scaled_scores
         scores = scaled[head] if scaled is not None else (Q @ K.T) * trace.scale
-        m = qk_map(Q, K, scores, trace.mask)
-        r = f"{m.correlation:.3f}" if m.correlation is not None else t("qk_no_r")
-        note = (
-            t("qk_exact", r=r) if m.method == "exact" else t("qk_pca", d=Q.shape[-1], share=f"{m.explained:.0%}", r=r)
-        )
-        chart(
-            fig.qk_scatter(
-                m.queries,
-                m.keys,
-                q_labels,
-                k_labels,
-                trace.attn[head, focus],
-                focus=focus,
-                title=t("qk_title", h=head),
-                style=fig.run_style(),
-            ),
-            "chart_qk_map",
-        )
-        st.caption(note)
+        title = t("qk_title", h=head)
+        _draw(Q, K, scores, trace.mask, trace.attn[head, focus], focus, (q_labels, k_labels), title, "")
+
+
+def model_section(ht, layer: int, head: int, labels: list[str], n: int, focus: int | None = None) -> None:
+    """Real model: one trained head (``pretrained.HeadTrace``) over its ``n`` real tokens (padding left out); the
+    query is the page's focus, chosen here when the page has not drawn one."""
+    box = widgets.expander(st, t("qk_open"), key=MODEL_OPEN_KEY, icon=":material/scatter_plot:")
+    if not box.open:
+        return
+    with box:
+        if focus is None:
+            focus = focus_select(st.columns([1, 2])[0], labels[:n])
+        scores, allowed = ht.scaled_scores[0, :n, :n], None if ht.mask is None else ht.mask[:n, :n]
+        title = t("qk_title_model", l=layer, h=head)
+        Q, K, row = ht.Q[0, :n], ht.K[0, :n], ht.attn[0, focus, :n]
+        _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_")
+
+
+def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
+    """The map, the selected query's weights on it, and how to read it; ``prefix``: "rm_" on Real model (its chart
+    key, and a note without the explorer's d_q = d_k = 2)."""
+    st.caption(t("qk_intro"))
+    m = qk_map(Q, K, scores, allowed)
+    r = f"{m.correlation:.3f}" if m.correlation is not None else t("qk_no_r")
+    if m.method == "exact":
+        note = t("qk_exact", r=r)
+    else:
+        note = t("qk_pca_model" if prefix else "qk_pca", d=Q.shape[-1], share=f"{m.explained:.0%}", r=r)
+    q_labels, k_labels = labels
+    style = fig.run_style()
+    chart(
+        fig.qk_scatter(m.queries, m.keys, q_labels, k_labels, row, focus=focus, title=title, style=style),
+        f"{prefix}chart_qk_map",
+    )
+    st.caption(note)

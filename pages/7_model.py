@@ -8,7 +8,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from explorer import figures as fig
-from explorer import real, takehome, widgets
+from explorer import qk_view, real, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
@@ -267,6 +267,7 @@ def head_ui(predicting: bool) -> None:
     head = draw(PAGE["rm_head"], c2, high=pre.heads - 1)
     floor = widgets.slider(c3, t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
     ht = real.head(spec, settings.sentence, pad_to, layer, head)
+    focus = None
     if predicting:  # predict, then reveal, for the trained head
         n = enc.n_real
         focus = focus_select(st.columns([1, 2])[0], labels[:n])
@@ -277,6 +278,7 @@ def head_ui(predicting: bool) -> None:
     rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
     compare_ui(layer, head, ht, rnd, floor)
     apart_ui(ht, layer, head)
+    qk_view.model_section(ht, layer, head, labels, enc.n_real, focus if predicting else None)  # only while open
     downloads_ui(ht, layer, head)
     why_view.why_ui(spec, settings.sentence, pad_to, pre.layers, pre.heads, layer, head, enc.n_real)
 

@@ -10,6 +10,7 @@ import torch
 
 from attn_core import run_trace
 from attn_core.why import qk_map
+from explorer import real
 from explorer.qk_view import OPEN_KEY
 
 PAGE = "pages/1_steps.py"
@@ -61,3 +62,76 @@ def test_the_additive_score_is_said_not_to_fit(app):
     assert not at.exception
     assert map_chart(at) is None
     assert any("additive score" in i.value for i in at.info)
+
+
+MODEL = "pages/7_model.py"
+SENTENCE = "The animal didn't cross the street because it was too tired"
+
+
+def _model_map(app, **query):
+    from explorer.qk_view import MODEL_OPEN_KEY
+
+    at = app(MODEL, query={"sentence": SENTENCE} | query)
+    assert map_chart(at) is None  # nothing computed until opened
+    at.session_state[MODEL_OPEN_KEY] = True
+    return at.run()
+
+
+def _model_map_opened_in_chinese(**query):
+    """Opened from the first run (AppTest cannot rerun a Chinese page whose radio labels are translated)."""
+    from conftest import APP, TIMEOUT
+    from streamlit.testing.v1 import AppTest
+
+    from explorer.qk_view import MODEL_OPEN_KEY
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in ({"sentence": SENTENCE, "lang": "zh"} | query).items():
+        at.query_params[k] = v
+    at.session_state[MODEL_OPEN_KEY] = True
+    at.run()
+    return at.switch_page(MODEL).run()
+
+
+def test_a_trained_heads_map_is_made_of_transformers_own_queries_and_keys(app):
+    """MiniLM, layer 2, head 5: the queries and keys come from transformers' own query and key projections of the
+    layer's input (output_hidden_states), an oracle independent of the engine's head trace."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from attn_core import models as M
+
+    at = _model_map(app, rm_layer="2", rm_head="5", focus="4")
+    assert not at.exception, [e.value for e in at.exception]
+    spec = map_chart(at)
+    m = real.wait_for(M.BUNDLED)
+    tok, hf = AutoTokenizer.from_pretrained(m.path), AutoModel.from_pretrained(m.path).eval()
+    with torch.no_grad():
+        x = hf(**tok(SENTENCE, return_tensors="pt"), output_hidden_states=True).hidden_states[2][0]
+        sa = hf.encoder.layer[2].attention.self
+        d = sa.attention_head_size
+        Q, K = (lin(x)[:, 5 * d : 6 * d] for lin in (sa.query, sa.key))
+    scores = Q @ K.T / d**0.5
+    want = qk_map(Q, K, scores)
+    queries, keys = (next(t for t in spec["data"] if t.get("name") == n) for n in ("queries", "keys"))
+    assert len(queries["x"]) == x.shape[0]  # every real token, no padding
+    got_q, got_k = (torch.tensor([p["x"], p["y"]]).T for p in (queries, keys))
+    got, expected = torch.cat([got_q, got_k]), torch.cat([want.queries, want.keys])
+    got = got * torch.where((got * expected).sum(0) < 0, -1.0, 1.0)  # a principal axis's sign is arbitrary
+    assert torch.allclose(got, expected, rtol=1e-4, atol=1e-4 * float(expected.abs().max()))
+    assert any(f"r = {want.correlation:.3f}" in c.value for c in at.caption)
+    assert any("d_head = 32" in c.value for c in at.caption)
+    lines = [t for t in spec["data"] if t.get("mode") == "lines"]
+    assert len(lines) == x.shape[0] and all(line["x"][0] == queries["x"][4] for line in lines)
+
+
+def test_a_decoders_map_in_chinese_leaves_the_later_keys_out_of_the_correlation(app, tiny_gpt2):
+    from tiny_decoders import NAME
+
+    at = _model_map_opened_in_chinese(rm_model=NAME, rm_layer="0", rm_head="1")
+    assert not at.exception, [e.value for e in at.exception]
+    spec = map_chart(at)
+    assert spec is not None and any("主成分" in c.value for c in at.caption)
+    ht = real.head(NAME, SENTENCE, 0, 0, 1)
+    n = int(ht.mask.shape[0])
+    want = qk_map(ht.Q[0, :n], ht.K[0, :n], ht.scaled_scores[0, :n, :n], ht.mask[:n, :n])  # causal: j <= i only
+    assert want.correlation is not None
+    assert any(f"r = {want.correlation:.3f}" in c.value for c in at.caption)
