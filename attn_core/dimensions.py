@@ -134,7 +134,7 @@ SCORES = ("dot", "scaled_dot", "additive")
 LAYOUTS = ("tutorial", "standard")
 INITS = ("tutorial", "standard")
 POSITIONS = tuple(n for n, s in SCHEMES.items() if s.trace)  # none, sinusoidal, learned; the Lab adds rope, alibi
-LAB_KERNELS = ("full", "sliding_window", "linear_elu", "causal_linear")
+LAB_KERNELS = ("full", "sliding_window", "linear_elu", "causal_linear", "sigmoid")
 SIZE = 1024  # the trace's largest width
 
 for _row in (

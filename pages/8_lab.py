@@ -265,6 +265,8 @@ def scores_table(run) -> None:
                 t("lab_score_prev"): f"{sc['prev']:.3f}",
                 t("lab_score_induction"): f"{sc['induction']:.3f}",
             }
+            if "first" in sc:  # runs kept from before the sink score have none
+                row[t("lab_score_first")] = f"{sc['first']:.3f}"
             if "apart" in sc:
                 row[t("lab_score_apart")] = f"{sc['apart']:.3f}"
             rows.append(row)

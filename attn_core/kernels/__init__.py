@@ -8,7 +8,8 @@ display at small L (sparse: softmax under the pattern; linear: normalised featur
 One module per family, each ending in its own ``register(...)`` calls (the registry's order is
 the order they are imported here): ``full`` (materialised, SDPA), ``sparse`` (sliding window,
 dilated, global + window, block, on the shared banded engine ``banded``), ``flex``, ``linear``
-(elu + 1, causal), ``performer``, ``linformer``. ``registry`` holds the ``Kernel`` spec,
+(elu + 1, causal), ``performer``, ``linformer``,
+``sigmoid`` (no softmax: each weight its own sigmoid). ``registry`` holds the ``Kernel`` spec,
 ``explain`` the ``Stage``s a variant's own steps are made of, ``notebook_cells`` (and ``notebook_features``)
 the same steps as the take-home notebook's plain PyTorch, which a spec carries as ``notebook=``. Everything
 importable from ``attn_core.kernels`` before the split still is.
@@ -40,6 +41,7 @@ from .performer import (
     performer_split,
 )
 from .linformer import linformer_attention, linformer_projection
+from .sigmoid import sigmoid_attention, sigmoid_weights
 
 __all__ = [
     "AXES",
@@ -75,6 +77,8 @@ __all__ = [
     "run_kernel",
     "runnable_weights",
     "sdpa_attention",
+    "sigmoid_attention",
+    "sigmoid_weights",
     "sliding_window_attention",
     "unregister",
 ]

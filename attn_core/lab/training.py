@@ -112,14 +112,17 @@ def train(
 def detection_patterns(x: torch.Tensor) -> dict[str, torch.Tensor]:
     """TransformerLens's head-detector patterns for token ids x (B, L), each (B, L, L) of 0/1:
     ``prev``: query t on key t - 1; ``induction``: query t on key j + 1 for every earlier j < t - 1
-    holding the same token as t (the token after an earlier occurrence of the current token)."""
+    holding the same token as t (the token after an earlier occurrence of the current token); ``first``: every
+    query t >= 1 on key 0 (a sink, Gu et al. 2025)."""
     B, L = x.shape
     prev = torch.zeros(B, L, L)
     prev[:, 1:, :-1] = torch.eye(L - 1)
     dup = (x.unsqueeze(2) == x.unsqueeze(1)).float().tril(-1)  # key j < t holds t's token
     induction = torch.zeros(B, L, L)
     induction[:, :, 1:] = dup[:, :, :-1]  # shifted one to the right: the key after the duplicate
-    return {"prev": prev, "induction": induction.tril(-1)}
+    first = torch.zeros(B, L, L)
+    first[:, 1:, 0] = 1.0  # every query after the first on key 0: an attention sink
+    return {"prev": prev, "induction": induction.tril(-1), "first": first}
 
 
 def head_scores(weights: list[torch.Tensor], x: torch.Tensor) -> list[list[dict]]:

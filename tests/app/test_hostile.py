@@ -198,6 +198,8 @@ KNOWN = (
         "source",
     }
 )
+
+
 def _text(x: float, whole: bool) -> str:
     return str(int(x)) if whole else repr(float(x))
 
@@ -207,7 +209,7 @@ def picks(name: str) -> list[str]:
     the page's own narrowing and the widget (overflow, not a number, malformed, its highest, just above it, a
     fraction for a whole number). Every value of the corpus goes through the same parser in
     ``test_every_value_of_the_corpus_reads_as_the_oracle_says``, which has no app to start."""
-    page, low, high, whole, extra = CONTROLS[name]
+    _page, low, high, whole, _extra = CONTROLS[name]
     above = high + 1 if whole else high * 1.5 + 1
     return ["1e400", "nan", "0x10", _text(high, whole), _text(above, whole), _text(low, whole)] + (
         ["1.5"] if whole else []

@@ -3,10 +3,12 @@
 Runs on the CPU; set ATTN_TEST_DEVICE=cuda to run the same checks on a GPU.
 """
 
+import math
 import os
 
 import pytest
 import torch
+from tolerance import assert_close
 
 from attn_core import masks
 from attn_core.bench import peak_bytes_cpu
@@ -172,3 +174,20 @@ def test_sliding_window_long_inputs_as_views_of_other_layouts(L, causal):
     mask = masks.build_mask("sliding_window", L, L, window=100, also_causal=causal).to(DEVICE)
     ref = full_attention(q, k, v, mask=mask)
     assert torch.allclose(out, ref, atol=1e-5), (out - ref).abs().max()
+
+
+def test_sigmoid_attention_is_each_scores_own_sigmoid_with_the_minus_log_s_bias():
+    """Against float64 written out here: w_ij = 1 / (1 + exp(-(q_i·k_j / sqrt(d) - log S))), 0 above the diagonal
+    when causal; the rows do not sum to 1 (no softmax), and the kernel's output is its weights times V."""
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 2, n, 8, generator=g) for n in (5, 7, 7))
+    for causal in (False, True):
+        s = (q.double() @ k.double().transpose(-2, -1)) / 8**0.5 - math.log(7)
+        want = 1 / (1 + torch.exp(-s))
+        if causal:
+            want = want * (torch.arange(7).view(1, -1) <= torch.arange(5).view(-1, 1))
+        got = effective_weights("sigmoid", q, k, causal=causal)
+        assert_close(got, want.float(), rtol=1e-5, atol=1e-6)
+        assert_close(KERNELS["sigmoid"].fn(q, k, v, causal=causal), want.float() @ v, rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(got.sum(-1), torch.ones(1, 2, 5))  # not normalised
+    assert not KERNELS["sigmoid"].softmax

@@ -123,6 +123,27 @@ def test_head_scores_are_the_head_detectors_and_find_the_heads_they_name():
     assert same[0]["apart"] == pytest.approx(0.0, abs=1e-6, rel=1e-5)  # identical heads are 0 apart
 
 
+def test_the_first_token_score_is_the_mean_weight_on_key_0_of_the_queries_after_it():
+    """The sink score by hand: a head that puts everything on key 0 scores 1, a previous-token head 1/(L-1) (only
+    query 1's previous key is key 0), a causal uniform head the mean of 1/(t+1) over t >= 1; sigmoid-style rows
+    that do not sum to 1 score their weight on key 0 over their own total."""
+    x = torch.tensor([[3, 5, 7, 2, 5, 7, 2, 9]])
+    L = 8
+    sink = torch.zeros(L, L)
+    sink[:, 0] = 1.0
+    prev = torch.diag(torch.ones(L - 1), -1)
+    prev[0, 0] = 1.0
+    uniform = torch.tril(torch.ones(L, L))
+    uniform = uniform / uniform.sum(-1, keepdim=True)
+    unnormalised = torch.tril(torch.full((L, L), 0.1))
+    unnormalised[1:, 0] = 0.4  # rows t >= 1: 0.4 on key 0 of 0.4 + 0.1 t in all
+    w = torch.stack([sink, prev, uniform, unnormalised]).unsqueeze(0)
+    got = [h["first"] for h in lab.head_scores([w], x)[0]]
+    want_uniform = sum(1 / (t + 1) for t in range(1, L)) / (L - 1)
+    want_unnormalised = 0.4 * (L - 1) / sum(0.4 + 0.1 * t for t in range(1, L))  # sum(A * P) / sum(A) over rows
+    assert got == pytest.approx([1.0, 1 / (L - 1), want_uniform, want_unnormalised], rel=1e-6)
+
+
 def test_alibi_biases_the_sliding_windows_softmax_and_trains():
     result = run(LabConfig(task="shift", kernel="sliding_window", window=1, pos="alibi", steps=150))
     w = torch.tensor(result["weights"][0][0])
@@ -192,7 +213,7 @@ def test_the_cli_prints_the_run_with_the_contract_keys(capsys):
     assert set(out["curve"][0]) == {"step", "train_loss", "val_loss", "val_acc", "scores"}
     assert set(out["final"]) >= {"val_acc", "val_loss", "steps_to_99", "phase_change", "scores"}
     scores = out["final"]["scores"]  # per layer, per head: the head detector's scores, on 0..1
-    assert len(scores) == 1 and len(scores[0]) == 2 and set(scores[0][0]) == {"prev", "induction", "apart"}
+    assert len(scores) == 1 and len(scores[0]) == 2 and set(scores[0][0]) == {"prev", "induction", "first", "apart"}
     assert all(0.0 <= v <= 1.0 for h in scores[0] for v in h.values()) and scores == out["curve"][-1]["scores"]
     assert len(out["probe"]["input"]) == 8 and len(out["weights"]) == 1 and len(out["weights"][0]) == 2
     assert main(["train", "--lr", "nan"]) == 2 and "learning rate" in capsys.readouterr().err
