@@ -4,6 +4,7 @@ expander is open; on Step by step (the explorer's trace) and on Real model (a tr
 from __future__ import annotations
 
 import streamlit as st
+import torch
 
 from attn_core.why import qk_map
 
@@ -48,8 +49,8 @@ def model_section(ht, layer: int, head: int, labels: list[str], n: int, focus: i
 
 
 def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
-    """The map, the selected query's weights on it, and how to read it; ``prefix``: "rm_" on Real model (its chart
-    key, and a note without the explorer's d_q = d_k = 2)."""
+    """The map, the selected query's weights on it, and how to read it; ``prefix``: its chart key's, and on Real
+    model and the Lab a note without the explorer's d_q = d_k = 2."""
     st.caption(t("qk_intro"))
     m = qk_map(Q, K, scores, allowed)
     r = f"{m.correlation:.3f}" if m.correlation is not None else t("qk_no_r")
@@ -64,3 +65,29 @@ def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, pre
         f"{prefix}chart_qk_map",
     )
     st.caption(note)
+
+
+def lab_section(name: str, snap, labels: list[str]) -> None:
+    """The Lab: run ``name``'s queries and keys on the probe example at the snapshot the page shows (the last one
+    while it trains, the replay's step after), for one layer and head: watch the keys line up as it learns."""
+    box = widgets.expander(st, t("qk_open"), key=f"lab_qk_open_{name}", icon=":material/scatter_plot:")
+    if not box.open:
+        return
+    with box:
+        if not snap.qk:
+            st.info(t("qk_lab_none"), icon=":material/info:")
+            return
+        heads = [(layer, h) for layer in range(len(snap.qk)) for h in range(snap.qk[0]["Q"].shape[0])]
+        c1, c2 = st.columns(2)
+        named = {p: t("lab_head", layer=p[0], head=p[1]) for p in heads}
+        layer, h = widgets.selectbox(c1, t("qk_lab_head"), heads, key=f"lab_qk_head_{name}", format_func=named.get)
+        n = len(labels)
+        focus = widgets.selectbox(
+            c2, t("qk_lab_query"), range(n), key=f"lab_qk_query_{name}", default=n - 1, format_func=labels.__getitem__
+        )
+        d = snap.qk[layer]
+        scores, mask = d["scaled"][h], d["mask"]
+        masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+        row = torch.softmax(masked[focus], -1).nan_to_num(0.0)
+        title = t("qk_title_lab", l=layer, h=h, step=snap.step)
+        _draw(d["Q"][h], d["K"][h], scores, mask, row, focus, (labels, labels), title, f"lab_{name}_")

@@ -7,7 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import lab as engine
 from explorer import figures as fig
-from explorer import session, widgets
+from explorer import qk_view, session, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, assign, draw
 from explorer.i18n import error_text, kernel_label, label, t
@@ -330,6 +330,7 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
                     ),
                     f"lab_w_{name}_{layer}_{h}",
                 )
+    qk_view.lab_section(name, snap, labels)  # computed nothing until opened
     scores_table(run)
 
 

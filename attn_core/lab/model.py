@@ -112,10 +112,21 @@ class LabModel(nn.Module):
         self.layers = nn.ModuleList(AttentionLayer(c, task.causal) for _ in range(c.layers))
         self.head = nn.Linear(c.d_model, task.vocab)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    def _embedded(self, x: torch.Tensor) -> torch.Tensor:
         h = self.embed(x)
-        if self.pos is not None:
-            h = h + self.pos[: x.shape[1]]
+        return h if self.pos is None else h + self.pos[: x.shape[1]]
+
+    @torch.no_grad()
+    def attended(self, x: torch.Tensor) -> list[steps.Attended]:
+        """Every layer's ``steps.attend`` on x (B, L): its Q, K (rotated, for RoPE), scaled scores and mask."""
+        h, out = self._embedded(x), []
+        for layer in self.layers:
+            out.append(layer.attend(h))
+            h, _ = layer(h)
+        return out
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        h = self._embedded(x)
         weights = []
         for layer in self.layers:
             h, w = layer(h)

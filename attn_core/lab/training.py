@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from ..kernels import KERNELS
 from .config import VAL_SIZE, LabConfig, validate
 from .model import LabModel
 from .tasks import TASKS
@@ -25,6 +26,23 @@ class Snapshot:
     status: str = "running"  # running, done, diverged
     train_acc: float = 0.0  # accuracy on the training batches since the last snapshot
     scores: list = field(default_factory=list)  # per layer, per head: {"prev", "induction"} (head_scores)
+    qk: list = field(default_factory=list)  # per layer on the probe example: queries_keys's dict (softmax kernels)
+
+
+def queries_keys(model: LabModel, x: torch.Tensor) -> list[dict]:
+    """Per layer, for the probe example x (L,): its queries Q and keys K (H, L, d_k), the scaled scores (H, L, L)
+    that enter the softmax and the mask (L, L; True = may attend): what the query-key map draws. Empty for a kernel
+    without a softmax of dot-product scores (its weights are not a softmax of q · k)."""
+    c = model.c
+    if not KERNELS[c.kernel].softmax or c.score == "additive":
+        return []
+    model.eval()
+    out = []
+    for a in model.attended(x[None]):
+        mask = None if a.mask is None else a.mask.clone()
+        out.append({"Q": a.Q[0].clone(), "K": a.K[0].clone(), "scaled": a.scaled[0].clone(), "mask": mask})
+    model.train()
+    return out
 
 
 def _loss(logits, y, scored) -> torch.Tensor:
@@ -70,6 +88,7 @@ def train(
     opt = torch.optim.AdamW(model.parameters(), lr=c.lr, weight_decay=0.0)
     g = torch.Generator().manual_seed(c.seed + 1)
     xv, yv, sv = task.make(torch.Generator().manual_seed(c.seed + 1_000_003), val_size, c.length)
+    x_probe = probe(c)[0]
     qk = [p for layer in model.layers for p in (layer.W_q, layer.W_k)]
     losses: list[float] = []
     hits = seen = 0
@@ -105,6 +124,7 @@ def train(
                 "done" if step == c.steps else "running",
                 hits / max(seen, 1),
                 head_scores(held, xv[:SCORED]),
+                queries_keys(model, x_probe),
             )
             losses, hits, seen = [], 0, 0
 

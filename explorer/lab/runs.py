@@ -52,10 +52,12 @@ class Snap:
     status: str
     train_acc: float = 0.0
     scores: list = field(default_factory=list)  # per layer, per head: the head detector's scores
+    qk: list = field(default_factory=list)  # per layer: Q, K, scaled scores, mask on the probe (the query-key map)
 
     @property
     def nbytes(self) -> int:
-        return sum(w.numel() * w.element_size() for w in self.weights) + 200  # the numbers and the object
+        tensors = [*self.weights, *(v for layer in self.qk for v in layer.values() if v is not None)]
+        return sum(w.numel() * w.element_size() for w in tensors) + 200  # the numbers and the object
 
 
 @dataclass
@@ -232,7 +234,8 @@ class Runs(Jobs):
             if "end" in item:
                 return item
             weights = [torch.tensor(w, dtype=torch.float32) for w in item.pop("weights")]
-            run.snaps.append(Snap(weights=weights, **item))
+            qk = [{k: v if v is None else torch.tensor(v) for k, v in layer.items()} for layer in item.pop("qk", [])]
+            run.snaps.append(Snap(weights=weights, qk=qk, **item))
             if run.pause_at_next and item["status"] == "running":
                 run.pause_at_next = False
                 self.pause(run)

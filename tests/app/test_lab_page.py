@@ -309,3 +309,29 @@ def test_a_run_whose_worker_is_killed_says_why(app):
     shown = " ".join(e.value for e in at.error).replace("\\", "")  # as shown: Markdown escapes removed
     assert "stopped its worker (signal 9)" in shown and "memory" in shown, shown
     assert RUNS.runs.get(engine.validate(cfg)) is run  # still playing, but a failed run is not restarted by itself
+
+
+def test_the_query_key_map_of_a_finished_run_is_the_engines_at_the_replayed_step(app):
+    """Opened after a short run: the map at the last step is qk_map of the engine's own snapshot (the same settings
+    trained here), and moving the replay to the first step draws that step's map."""
+    from attn_core.lab.training import train
+    from attn_core.why import qk_map
+
+    at = app(PAGE, query={"lab_task": "shift", "lab_steps": "50", "seed": "3"})
+    at.button(key="lab_play").click().run()
+    wait_done(at)
+    assert not [c for c in charts(at) if c.startswith("Queries and keys")]  # nothing until opened
+    at.session_state["lab_qk_open_A"] = True
+    at.run()
+    cfg = engine.LabConfig(task="shift", steps=50, seed=3, d_model=16, d_k=24, d_v=28, heads=1, pos="none")
+    snaps = list(train(cfg))
+    for step in (snaps[-1].step, snaps[0].step):
+        at.select_slider(key="lab_replay").set_value(step).run()
+        assert not at.exception, [e.value for e in at.exception]
+        spec = charts(at)[f"Queries and keys as a map (layer 0, head 0, step {step})"]
+        d = next(s for s in snaps if s.step == step).qk[0]
+        want = qk_map(d["Q"][0], d["K"][0], d["scaled"][0], d["mask"])
+        q = next(t for t in spec["data"] if t.get("name") == "queries")
+        got = torch.tensor([q["x"], q["y"]]).T
+        got = got * torch.where((got * want.queries).sum(0) < 0, -1.0, 1.0)  # a principal axis's sign is arbitrary
+        assert torch.allclose(got, want.queries, rtol=1e-3, atol=1e-3 * float(want.queries.abs().max()))

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+from tolerance import assert_close
 
 from attn_core import lab
 from attn_core.cli import main
@@ -390,3 +391,24 @@ def test_the_fields_shared_with_the_traces_settings_are_the_shared_table():
     theirs = {f.name: f.type for f in fields(Settings)}
     assert set(mine) & set(theirs) == set(lab.SHARED) and len(lab.SHARED) == 12
     assert {n: mine[n] for n in lab.SHARED} == {n: theirs[n] for n in lab.SHARED}
+
+
+def test_each_snapshot_keeps_the_probes_queries_and_keys_which_give_its_weights():
+    """The query-key map's input: softmax of the kept scaled scores under the kept mask is the snapshot's own
+    attention on the probe (computed apart, by the forward pass), and the scores are Q Kᵀ / sqrt(d_k) (no
+    position bias with sinusoidal positions); a kernel without a softmax keeps none."""
+    from attn_core.lab.training import train
+
+    cfg = LabConfig(task="repeat", layers=2, heads=2, steps=50, every=25, seed=4)
+    snaps = list(train(cfg))
+    assert [s.step for s in snaps] == [25, 50]
+    for snap in snaps:
+        assert len(snap.qk) == 2
+        for layer, d in enumerate(snap.qk):
+            assert d["Q"].shape == d["K"].shape == (2, 12, cfg.d_k)
+            assert_close(d["scaled"], d["Q"] @ d["K"].transpose(-2, -1) / cfg.d_k**0.5, rtol=1e-5, atol=1e-6)
+            masked = d["scaled"].masked_fill(~d["mask"], float("-inf"))
+            assert_close(torch.softmax(masked, -1), snap.weights[layer], rtol=1e-5, atol=1e-6)
+            assert not d["mask"][0, 1]  # the task is causal: the first query does not see the second key
+    sig = list(train(LabConfig(task="repeat", kernel="sigmoid", steps=25, every=25)))
+    assert sig[-1].qk == [] and sig[-1].weights
