@@ -29,9 +29,12 @@ def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[st
         scores = scaled[head] if scaled is not None else (Q @ K.T) * trace.scale
         m = qk_map(Q, K, scores, trace.mask)
         r = f"{m.correlation:.3f}" if m.correlation is not None else t("qk_no_r")
-        note = (
-            t("qk_exact", r=r) if m.method == "exact" else t("qk_pca", d=Q.shape[-1], share=f"{m.explained:.0%}", r=r)
-        )
+        if Q.shape[-1] == 1:  # one number per query and key: a line, not a map; said instead of "PCA keeps 100%"
+            note = t("qk_one_dim", r=r)
+        elif m.method == "exact":
+            note = t("qk_exact", r=r)
+        else:
+            note = t("qk_pca", d=Q.shape[-1], share=f"{m.explained:.0%}", r=r)
         chart(
             fig.qk_scatter(
                 m.queries,

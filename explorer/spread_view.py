@@ -73,6 +73,9 @@ def draw_entropies(settings: Settings) -> None:
         for name, r in ks.items()
     ]
     st.dataframe(rows, hide_index=True)
+    flat = [kernel_label(n) for n, r in ks.items() if r["uniform_rows"]]
+    if flat:  # rows whose weights are all equal: entropy at its maximum, log n, said rather than left to be read
+        st.info(t("va_ent_uniform", kernels=", ".join(flat)), icon=":material/info:")
     peaked = min(ks, key=lambda n: ks[n]["entropy"])
     spread = max(ks, key=lambda n: ks[n]["entropy"])
     st.caption(

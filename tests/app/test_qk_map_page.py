@@ -61,3 +61,16 @@ def test_the_additive_score_is_said_not_to_fit(app):
     assert not at.exception
     assert map_chart(at) is None
     assert any("additive score" in i.value for i in at.info)
+
+
+def test_d_k_1_is_said_to_be_a_line(app):
+    from explorer.i18n import STRINGS
+
+    for lang in ("en", "zh"):
+        at = opened(app(PAGE, query={"d_q": "1", "d_k": "1", "lang": lang}))
+        assert not at.exception, [e.value for e in at.exception]
+        spec = map_chart(at)
+        keys = next(d for d in spec["data"] if d.get("name") in ("keys", "键"))
+        assert all(y == 0 for y in keys["y"])  # one number each: the second axis is 0
+        said = STRINGS["qk_one_dim"][lang == "zh"].split("r = ")[0]
+        assert any(c.value.replace("\\", "").startswith(said) for c in at.caption), [c.value for c in at.caption]

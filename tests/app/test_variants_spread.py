@@ -74,3 +74,21 @@ def test_a_hostile_value_in_the_link_is_named_and_the_default_used(app, name, ra
     spec = _chart(at, "va_dispersion_chart")
     assert len(spec["data"]) == 1  # the defaults: softmax alone, at Δ = 2
     assert spec["data"][0]["y"][0] == pytest.approx(math.exp(2) / (math.exp(2) + 1), rel=1e-6)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_uniform_rows_are_said_with_entropy_log_n(app, lang):
+    """One word repeated, no positions: every query and key is the same vector, so every row is uniform."""
+    at = app(PAGE, query={"lang": lang, "sentence": "ha ha ha ha", "pos": "none"})
+    assert not at.exception
+    said = STRINGS["va_ent_uniform"][lang == "zh"].split("{")[0]
+    assert any(i.value.startswith(said) for i in at.info), [i.value for i in at.info]
+    table = _frames(at)[0]
+    assert list(table.iloc[:, 1]) == pytest.approx([round(math.log(4), 4)] * 3)
+    assert list(table.iloc[:, 2]) == pytest.approx([4.0] * 3)
+
+
+def test_no_uniform_notice_on_the_default_sentence(app):
+    at = app(PAGE)
+    said = STRINGS["va_ent_uniform"][0].split("{")[0]
+    assert not any(i.value.startswith(said) for i in at.info)
