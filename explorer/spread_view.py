@@ -61,7 +61,11 @@ def sinks(items: tuple) -> dict:
 
 def draw_entropies(settings: Settings) -> None:
     st.subheader(t("va_ent_title"))
-    res = entropies(settings.key())
+    try:
+        res = entropies(settings.key())
+    except ValueError:  # weights that are not a distribution (the engine checks): said, no number shown
+        st.warning(t("va_ent_refused"), icon=":material/warning:")
+        return
     ks = res["kernels"]
     rows = [
         {

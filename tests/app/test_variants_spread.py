@@ -92,3 +92,16 @@ def test_no_uniform_notice_on_the_default_sentence(app):
     at = app(PAGE)
     said = STRINGS["va_ent_uniform"][0].split("{")[0]
     assert not any(i.value.startswith(said) for i in at.info)
+
+
+def test_weights_the_engine_refuses_are_said_not_shown(app, monkeypatch):
+    def refuse(*_a, **_k):
+        raise ValueError("not a distribution")
+
+    spread_view.entropies.clear()
+    monkeypatch.setattr(sp, "spread", refuse)
+    at = app(PAGE, query={"sentence": "a refused input"})  # a sentence no other test caches
+    spread_view.entropies.clear()
+    assert not at.exception
+    assert any(w.value == STRINGS["va_ent_refused"][0] for w in at.warning), [w.value for w in at.warning]
+    assert STRINGS["va_sink_title"][0] in [s.value for s in at.subheader]  # the rest of the page still drawn
