@@ -20,7 +20,6 @@ from .i18n import kernel_label, t
 from .views import chart
 
 SPREAD_KERNELS = ("full", "linear_elu", "performer")
-RECORD = "benchmarks/results/dispersion_cpu.txt"
 
 
 @bounded(max_mib=1)
@@ -139,7 +138,6 @@ def draw_dispersion(gap: float, adaptive: bool) -> None:
             beta=at_a[last]["beta"],
             n0=first,
             n1=last,
-            record=RECORD,
         )
     )
 
