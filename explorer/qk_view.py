@@ -1,5 +1,6 @@
-""" "Queries and keys as a map": one head's queries and keys on one map (attn_core.why.qkmap), drawn only while its
-expander is open; on Step by step (the explorer's trace) and on Real model (a trained model's head)."""
+"""Queries and keys as a map: one head's queries and keys on one map (attn_core.why.qkmap), drawn only while its
+expander is open; on Step by step (the explorer's trace), Real model (a trained model's head) and the Lab (a run's
+snapshot)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, pre
     st.caption(t("qk_intro"))
     m = qk_map(Q, K, scores, allowed)
     r = f"{m.correlation:.3f}" if m.correlation is not None else t("qk_no_r")
-    if m.method == "exact":
+    if Q.shape[-1] == 1:  # one number per query and key: a line, not a map; said instead of "PCA keeps 100%"
+        note = t("qk_one_dim", r=r)
+    elif m.method == "exact":
         note = t("qk_exact", r=r)
     else:
         note = t("qk_pca_model" if prefix else "qk_pca", d=Q.shape[-1], share=f"{m.explained:.0%}", r=r)

@@ -6,8 +6,9 @@ from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
 from attn_core.options import OPTIONS
 from explorer import figures as fig
-from explorer import performer_gap, session, variants, widgets
+from explorer import performer_gap, session, spread_view, variants, widgets
 from explorer.boot import run_through_app
+from explorer.controls import PAGE, draw
 from explorer.i18n import STRINGS, error_text, kernel_label, label, t, tex
 from explorer.safe import md
 from explorer.state import current_settings
@@ -129,5 +130,14 @@ if sweepable:
             ),
             "var_curve_chart",
         )
+
+spread_view.draw_entropies(s)  # softmax, linear attention and Performer: how spread their weights are
+st.subheader(t("va_disp_title"))
+st.caption(t("va_disp_intro"))
+c1, c2 = st.columns(2)
+gap = draw(PAGE["va_gap"], c1)
+adaptive = draw(PAGE["va_adaptive"], c2)
+spread_view.draw_dispersion(gap, adaptive)
+spread_view.draw_sinks(s)  # a window with global (sink) tokens against the window alone
 
 performer_gap.section(s)  # when random features beat averaging: against the logits' scale and m

@@ -8,6 +8,9 @@
              head writes for it) per layer and head
     qkmap    qk_map(Q, K, scores) -> QKMap: one head's queries and keys on one map (AttentionViz), moved by the two
              transforms that leave every softmax unchanged, exact when d = 2, PCA otherwise
+    spread   spread(w, allowed): one weight matrix's mean row entropy and exp(H); dispersion(gap, ns): softmax's
+             largest weight as the keys grow (with the published adaptive temperature); sink_errors: a window with
+             global tokens against full attention (the Variants page)
 
 Every family of ``attn_core.models`` (BERT-style encoders, GPT-2, Llama-style decoders).
 """

@@ -55,6 +55,8 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         Control("vi_compare", "switch", False, title="vision.compare"),
         Control("vi_image", "int", 0, low=0, high=359, title="vision.image"),
         Control("vi_query", "choice", 0, title="vision.query"),  # options: this grid's patches
+        Control("va_gap", "float", 2.0, low=0.0, high=10.0, step=0.5),  # Variants: dispersion's score gap Δ
+        Control("va_adaptive", "switch", False),  # Variants: the adaptive temperature's curve beside softmax's
         *_lab_rows(),
     )
 }

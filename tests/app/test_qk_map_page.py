@@ -135,3 +135,16 @@ def test_a_decoders_map_in_chinese_leaves_the_later_keys_out_of_the_correlation(
     want = qk_map(ht.Q[0, :n], ht.K[0, :n], ht.scaled_scores[0, :n, :n], ht.mask[:n, :n])  # causal: j <= i only
     assert want.correlation is not None
     assert any(f"r = {want.correlation:.3f}" in c.value for c in at.caption)
+
+
+def test_d_k_1_is_said_to_be_a_line(app):
+    from explorer.i18n import STRINGS
+
+    for lang in ("en", "zh"):
+        at = opened(app(PAGE, query={"d_q": "1", "d_k": "1", "lang": lang}))
+        assert not at.exception, [e.value for e in at.exception]
+        spec = map_chart(at)
+        keys = next(d for d in spec["data"] if d.get("name") in ("keys", "键"))
+        assert all(y == 0 for y in keys["y"])  # one number each: the second axis is 0
+        said = STRINGS["qk_one_dim"][lang == "zh"].split("r = ")[0]
+        assert any(c.value.replace("\\", "").startswith(said) for c in at.caption), [c.value for c in at.caption]
