@@ -50,21 +50,30 @@ def model_section(ht, layer: int, head: int, labels: list[str], n: int, focus: i
 
 
 def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
-    """The map, the selected query's weights on it, and how to read it; ``prefix``: its chart key's, and on Real
-    model and the Lab a note without the explorer's d_q = d_k = 2."""
-    st.caption(t("qk_intro"))
+    """The map of Q (L, d) and K (S, d) under these scaled scores, the selected query's weights on it, and how to
+    read it; ``prefix``: its chart key's, and on Real model and the Lab a note without the explorer's d_q = d_k = 2."""
     m = qk_map(Q, K, scores, allowed)
-    r = f"{m.correlation:.3f}" if m.correlation is not None else t("qk_no_r")
-    if Q.shape[-1] == 1:  # one number per query and key: a line, not a map; said instead of "PCA keeps 100%"
+    made = {"method": m.method, "explained": m.explained, "correlation": m.correlation, "d": Q.shape[-1]}
+    _drawn((m.queries, m.keys), made, row, focus, labels, title, prefix)
+
+
+def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
+    """A map already made: its points (queries (L, 2), keys (S, 2)) and ``m``'s method, explained share,
+    correlation and d (the head's size)."""
+    st.caption(t("qk_intro"))
+    r = f"{m['correlation']:.3f}" if m["correlation"] is not None else t("qk_no_r")
+    d = m["d"]
+    if d == 1:  # one number per query and key: a line, not a map; said instead of "PCA keeps 100%"
         note = t("qk_one_dim", r=r)
-    elif m.method == "exact":
+    elif m["method"] == "exact":
         note = t("qk_exact", r=r)
     else:
-        note = t("qk_pca_model" if prefix else "qk_pca", d=Q.shape[-1], share=f"{m.explained:.0%}", r=r)
+        key = "qk_pca_lab" if prefix.startswith("lab_") else "qk_pca_model" if prefix else "qk_pca"
+        note = t(key, d=d, share=f"{m['explained']:.0%}", r=r)
     q_labels, k_labels = labels
     style = fig.run_style()
     chart(
-        fig.qk_scatter(m.queries, m.keys, q_labels, k_labels, row, focus=focus, title=title, style=style),
+        fig.qk_scatter(*points, q_labels, k_labels, row, focus=focus, title=title, style=style),
         f"{prefix}chart_qk_map",
     )
     st.caption(note)
@@ -80,7 +89,7 @@ def lab_section(name: str, snap, labels: list[str]) -> None:
         if not snap.qk:
             st.info(t("qk_lab_none"), icon=":material/info:")
             return
-        heads = [(layer, h) for layer in range(len(snap.qk)) for h in range(snap.qk[0]["Q"].shape[0])]
+        heads = [(layer, h) for layer in range(len(snap.qk)) for h in range(len(snap.qk[0]))]
         c1, c2 = st.columns(2)
         named = {p: t("lab_head", layer=p[0], head=p[1]) for p in heads}
         layer, h = widgets.selectbox(c1, t("qk_lab_head"), heads, key=f"lab_qk_head_{name}", format_func=named.get)
@@ -88,9 +97,7 @@ def lab_section(name: str, snap, labels: list[str]) -> None:
         focus = widgets.selectbox(
             c2, t("qk_lab_query"), range(n), key=f"lab_qk_query_{name}", default=n - 1, format_func=labels.__getitem__
         )
-        d = snap.qk[layer]
-        scores, mask = d["scaled"][h], d["mask"]
-        masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
-        row = torch.softmax(masked[focus], -1).nan_to_num(0.0)
+        m = snap.qk[layer][h]  # the worker's map: two points a token, computed where the run trains
         title = t("qk_title_lab", l=layer, h=h, step=snap.step)
-        _draw(d["Q"][h], d["K"][h], scores, mask, row, focus, (labels, labels), title, f"lab_{name}_")
+        points = torch.tensor(m["queries"]), torch.tensor(m["keys"])
+        _drawn(points, m, snap.weights[layer][h, focus], focus, (labels, labels), title, f"lab_{name}_")

@@ -81,7 +81,7 @@ def snapshot_dict(s: Snapshot) -> dict:
         "status": s.status,
         "train_acc": s.train_acc,
         "scores": s.scores,
-        "qk": [{k: None if v is None else v.tolist() for k, v in layer.items()} for layer in s.qk],
+        "qk": s.qk,
     }
 
 

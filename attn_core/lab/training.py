@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from ..kernels import KERNELS
+from ..why.qkmap import qk_map
 from .config import VAL_SIZE, LabConfig, validate
 from .model import LabModel
 from .tasks import TASKS
@@ -26,21 +27,34 @@ class Snapshot:
     status: str = "running"  # running, done, diverged
     train_acc: float = 0.0  # accuracy on the training batches since the last snapshot
     scores: list = field(default_factory=list)  # per layer, per head: {"prev", "induction"} (head_scores)
-    qk: list = field(default_factory=list)  # per layer on the probe example: queries_keys's dict (softmax kernels)
+    qk: list = field(default_factory=list)  # per layer, per head: the probe's query-key map (queries_keys)
 
 
-def queries_keys(model: LabModel, x: torch.Tensor) -> list[dict]:
-    """Per layer, for the probe example x (L,): its queries Q and keys K (H, L, d_k), the scaled scores (H, L, L)
-    that enter the softmax and the mask (L, L; True = may attend): what the query-key map draws. Empty for a kernel
-    without a softmax of dot-product scores (its weights are not a softmax of q · k)."""
+def queries_keys(model: LabModel, x: torch.Tensor) -> list[list[dict]]:
+    """Per layer, per head, for the probe example x (L,): its query-key map (``why.qkmap.qk_map`` of the queries,
+    keys, scaled scores and mask that enter the softmax) as plain numbers: ``queries`` and ``keys`` (L, 2),
+    ``method``, ``explained``, ``correlation`` and ``d`` (d_k). Two points a token, whatever d_k: a snapshot stays
+    small. Empty for a kernel without a softmax of dot-product scores (its weights are not a softmax of q · k)."""
     c = model.c
     if not KERNELS[c.kernel].softmax or c.score == "additive":
         return []
     model.eval()
     out = []
     for a in model.attended(x[None]):
-        mask = None if a.mask is None else a.mask.clone()
-        out.append({"Q": a.Q[0].clone(), "K": a.K[0].clone(), "scaled": a.scaled[0].clone(), "mask": mask})
+        heads = []
+        for h in range(a.Q.shape[1]):
+            m = qk_map(a.Q[0, h], a.K[0, h], a.scaled[0, h], a.mask)
+            heads.append(
+                {
+                    "queries": m.queries.tolist(),
+                    "keys": m.keys.tolist(),
+                    "method": m.method,
+                    "explained": m.explained,
+                    "correlation": m.correlation,
+                    "d": int(a.Q.shape[-1]),
+                }
+            )
+        out.append(heads)
     model.train()
     return out
 

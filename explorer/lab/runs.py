@@ -52,12 +52,13 @@ class Snap:
     status: str
     train_acc: float = 0.0
     scores: list = field(default_factory=list)  # per layer, per head: the head detector's scores
-    qk: list = field(default_factory=list)  # per layer: Q, K, scaled scores, mask on the probe (the query-key map)
+    qk: list = field(default_factory=list)  # per layer, per head: the probe's query-key map (two points a token)
 
     @property
     def nbytes(self) -> int:
-        tensors = [*self.weights, *(v for layer in self.qk for v in layer.values() if v is not None)]
-        return sum(w.numel() * w.element_size() for w in tensors) + 200  # the numbers and the object
+        points = sum(len(h["queries"]) + len(h["keys"]) for layer in self.qk for h in layer)  # two floats each
+        weights = sum(w.numel() * w.element_size() for w in self.weights)
+        return weights + points * 2 * 8 + 200  # the numbers and the object
 
 
 @dataclass
@@ -234,8 +235,7 @@ class Runs(Jobs):
             if "end" in item:
                 return item
             weights = [torch.tensor(w, dtype=torch.float32) for w in item.pop("weights")]
-            qk = [{k: v if v is None else torch.tensor(v) for k, v in layer.items()} for layer in item.pop("qk", [])]
-            run.snaps.append(Snap(weights=weights, qk=qk, **item))
+            run.snaps.append(Snap(weights=weights, **item))
             if run.pause_at_next and item["status"] == "running":
                 run.pause_at_next = False
                 self.pause(run)

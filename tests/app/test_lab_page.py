@@ -143,7 +143,10 @@ def test_finished_runs_are_bounded_in_bytes_the_oldest_dropped_first(monkeypatch
         assert run.state == "done"
         done.append(run)
     one = done[0].nbytes
-    assert one == sum(w.numel() * 4 for x in done[0].snaps for w in x.weights) + 200 * len(done[0].snaps)
+    weights = sum(w.numel() * 4 for x in done[0].snaps for w in x.weights)  # float32
+    maps = [h for x in done[0].snaps for layer in x.qk for h in layer]  # the query-key maps: 2 points a token
+    qk = sum(len(h["queries"]) + len(h["keys"]) for h in maps) * 2 * 8  # two Python floats a point
+    assert qk > 0 and one == weights + qk + 200 * len(done[0].snaps)
     monkeypatch.setattr(lab_runs, "KEEP_BYTES", int(2.5 * one))
     with RUNS.lock:
         RUNS._forget_old()
@@ -312,10 +315,9 @@ def test_a_run_whose_worker_is_killed_says_why(app):
 
 
 def test_the_query_key_map_of_a_finished_run_is_the_engines_at_the_replayed_step(app):
-    """Opened after a short run: the map at the last step is qk_map of the engine's own snapshot (the same settings
-    trained here), and moving the replay to the first step draws that step's map."""
+    """Opened after a short run: the map at the last step is the engine's own snapshot's (the same settings trained
+    here), and moving the replay to the first step draws that step's map."""
     from attn_core.lab.training import train
-    from attn_core.why import qk_map
 
     at = app(PAGE, query={"lab_task": "shift", "lab_steps": "50", "seed": "3"})
     at.button(key="lab_play").click().run()
@@ -329,9 +331,8 @@ def test_the_query_key_map_of_a_finished_run_is_the_engines_at_the_replayed_step
         at.select_slider(key="lab_replay").set_value(step).run()
         assert not at.exception, [e.value for e in at.exception]
         spec = charts(at)[f"Queries and keys as a map (layer 0, head 0, step {step})"]
-        d = next(s for s in snaps if s.step == step).qk[0]
-        want = qk_map(d["Q"][0], d["K"][0], d["scaled"][0], d["mask"])
+        want = torch.tensor(next(s for s in snaps if s.step == step).qk[0][0]["queries"])
         q = next(t for t in spec["data"] if t.get("name") == "queries")
         got = torch.tensor([q["x"], q["y"]]).T
-        got = got * torch.where((got * want.queries).sum(0) < 0, -1.0, 1.0)  # a principal axis's sign is arbitrary
-        assert torch.allclose(got, want.queries, rtol=1e-3, atol=1e-3 * float(want.queries.abs().max()))
+        got = got * torch.where((got * want).sum(0) < 0, -1.0, 1.0)  # a principal axis's sign is arbitrary
+        assert torch.allclose(got, want, rtol=1e-3, atol=1e-3 * float(want.abs().max()))

@@ -393,22 +393,34 @@ def test_the_fields_shared_with_the_traces_settings_are_the_shared_table():
     assert {n: mine[n] for n in lab.SHARED} == {n: theirs[n] for n in lab.SHARED}
 
 
-def test_each_snapshot_keeps_the_probes_queries_and_keys_which_give_its_weights():
-    """The query-key map's input: softmax of the kept scaled scores under the kept mask is the snapshot's own
-    attention on the probe (computed apart, by the forward pass), and the scores are Q Kᵀ / sqrt(d_k) (no
-    position bias with sinusoidal positions); a kernel without a softmax keeps none."""
-    from attn_core.lab.training import train
+def test_the_query_key_maps_are_those_of_the_queries_and_keys_that_give_the_models_weights():
+    """queries_keys on a seeded model: each head's map is qk_map of the Q, K and scaled scores the layer attends with,
+    and those scores, masked and softmaxed, are the weights the forward pass returns (computed apart, with the
+    whole batch); the scores are Q Kᵀ / sqrt(d_k) with sinusoidal positions. Snapshots carry the maps, two points a
+    token; a kernel without a softmax carries none."""
+    from attn_core.lab.model import LabModel
+    from attn_core.lab.training import probe, queries_keys, train
+    from attn_core.why import qk_map
 
-    cfg = LabConfig(task="repeat", layers=2, heads=2, steps=50, every=25, seed=4)
+    cfg = lab.validate(LabConfig(task="repeat", layers=2, heads=2, steps=50, every=25, seed=4))
+    torch.manual_seed(4)
+    model = LabModel(cfg).eval()
+    x = probe(cfg)[0]
+    maps = queries_keys(model, x)
+    _, forward = model(x[None])
+    for layer, a in enumerate(model.attended(x[None])):
+        assert_close(a.scaled[0], a.Q[0] @ a.K[0].transpose(-2, -1) / cfg.d_k**0.5, rtol=1e-5, atol=1e-6)
+        masked = a.scaled[0].masked_fill(~a.mask, float("-inf"))
+        assert_close(torch.softmax(masked, -1), forward[layer][0], rtol=1e-5, atol=1e-6)
+        assert not a.mask[0, 1]  # the task is causal: the first query does not see the second key
+        for h in range(2):
+            want = qk_map(a.Q[0, h], a.K[0, h], a.scaled[0, h], a.mask)
+            got = maps[layer][h]
+            assert_close(torch.tensor(got["queries"]), want.queries, rtol=1e-5, atol=1e-6)
+            assert_close(torch.tensor(got["keys"]), want.keys, rtol=1e-5, atol=1e-6)
+            assert got["correlation"] == pytest.approx(want.correlation) and got["d"] == cfg.d_k
     snaps = list(train(cfg))
     assert [s.step for s in snaps] == [25, 50]
-    for snap in snaps:
-        assert len(snap.qk) == 2
-        for layer, d in enumerate(snap.qk):
-            assert d["Q"].shape == d["K"].shape == (2, 12, cfg.d_k)
-            assert_close(d["scaled"], d["Q"] @ d["K"].transpose(-2, -1) / cfg.d_k**0.5, rtol=1e-5, atol=1e-6)
-            masked = d["scaled"].masked_fill(~d["mask"], float("-inf"))
-            assert_close(torch.softmax(masked, -1), snap.weights[layer], rtol=1e-5, atol=1e-6)
-            assert not d["mask"][0, 1]  # the task is causal: the first query does not see the second key
+    assert all(len(s.qk) == 2 and all(len(h["queries"]) == 12 == len(h["keys"]) for h in s.qk[0]) for s in snaps)
     sig = list(train(LabConfig(task="repeat", kernel="sigmoid", steps=25, every=25)))
     assert sig[-1].qk == [] and sig[-1].weights
