@@ -13,6 +13,7 @@ from explorer.controls import PAGE, assign, draw
 from explorer.i18n import error_text, kernel_label, label, t
 from explorer.lab import config as lab_config
 from explorer.lab import record as lab_record
+from explorer.lab import sinks
 from explorer.lab.runs import RUNS
 from explorer.safe import md, plot
 from explorer.server import session_id
@@ -331,6 +332,7 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
                     f"lab_w_{name}_{layer}_{h}",
                 )
     qk_view.lab_section(name, snap, labels)  # computed nothing until opened
+    sinks.section(name, done)
     scores_table(run)
 
 

@@ -1,6 +1,7 @@
 """The Lab page under AppTest, and its runs: shared, bounded, paused, left."""
 
 import json
+import re
 import time
 
 import pytest
@@ -336,3 +337,33 @@ def test_the_query_key_map_of_a_finished_run_is_the_engines_at_the_replayed_step
         got = torch.tensor([q["x"], q["y"]]).T
         got = got * torch.where((got * want).sum(0) < 0, -1.0, 1.0)  # a principal axis's sign is arbitrary
         assert torch.allclose(got, want, rtol=1e-3, atol=1e-3 * float(want.abs().max()))
+
+
+def test_the_sink_chart_is_every_heads_first_token_score_over_the_steps(app):
+    """Opened after a short run of two heads: one line a head, its points the engine's own snapshots' first-token
+    scores (the same settings trained here), Gu et al.'s threshold drawn, the heaviest head named under it."""
+    from attn_core.lab.training import train
+
+    at = app(PAGE, query={"lab_task": "repeat", "lab_steps": "50", "seed": "3", "heads": "2"})
+    at.button(key="lab_play").click().run()
+    wait_done(at)
+    assert "Weight on the first token (queries after it), per head" not in charts(at)  # nothing until opened
+    at.session_state["lab_sink_open_A"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    spec = charts(at)["Weight on the first token (queries after it), per head"]
+    cfg = engine.LabConfig(task="repeat", steps=50, seed=3, d_model=16, d_k=24, d_v=28, heads=2, pos="none")
+    snaps = list(train(cfg))
+    lines = {t["name"]: t for t in spec["data"]}
+    assert set(lines) == {"layer 0, head 0", "layer 0, head 1"}
+    for h in (0, 1):
+        line = lines[f"layer 0, head {h}"]
+        assert line["x"] == [s.step for s in snaps]
+        assert line["y"] == pytest.approx([s.scores[0][h]["first"] for s in snaps], abs=1e-3)
+    assert any(s.get("y0") == 0.3 for s in spec["layout"]["shapes"])
+    last = {h: snaps[-1].scores[0][h]["first"] for h in (0, 1)}
+    told = re.compile(r"head (\d) puts the most on the first token: ([\d.]+)")
+    (said,) = [told.search(c.value) for c in at.caption if "puts the most" in c.value]
+    named = int(said.group(1))
+    assert float(said.group(2)) == pytest.approx(last[named], abs=2e-3)  # the worker's one thread against ours
+    assert last[named] >= max(last.values()) - 2e-3
