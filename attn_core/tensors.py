@@ -110,6 +110,8 @@ _TABLE = [
         ("V_proj", None, "V_proj", ("k", "dv")),
         ("scores_Lk", None, "scores_Lk", ("query", "k")),
         ("weights_Lk", None, "weights_Lk", ("query", "k")),
+        ("sigmoid_scores", None, "sigmoid_scores", ("query", "key")),
+        ("sigmoid_weights", None, "sigmoid_weights", ("query", "key")),
     ),
 ]
 TENSORS: dict[str, Named] = {row.name: row for row in _TABLE}  # a name given twice: test_tensor_names finds it

@@ -167,8 +167,10 @@ GRID = {
             "causal_linear",
             "performer",
             "linformer",
+            "sigmoid",
         )
     },
+    "variant_sigmoid_causal": replace(B, kernel="sigmoid", causal=True),
     "variant_performer_causal_dropout": replace(B, kernel="performer", causal=True, dropout=0.3, features=7),
     "variant_linear_elu_causal": replace(B, kernel="linear_elu", causal=True, pos="sinusoidal"),
     "variant_dilated_causal": replace(B, kernel="dilated", causal=True, dilation=3, window=1),

@@ -108,6 +108,10 @@ def reference(name, q, k, v, *, causal, scale, **opts):
         E = linformer_projection(opts["proj_k"], L, seed=opts["seed"])
         Fm = linformer_projection(opts["proj_k"], L, seed=opts["seed"] + 1)
         return torch.softmax((q @ (E @ k).transpose(-2, -1)) * scale, dim=-1) @ (Fm @ v)
+    if name == "sigmoid":  # each weight its own logistic function, 1 / (1 + e^-x), of the biased score
+        x = (q @ k.transpose(-2, -1)) * scale - math.log(k.shape[-2])
+        w = 1 / (1 + torch.exp(-x))
+        return (w.tril() if causal else w) @ v
     raise KeyError(f"no independent reference for the variant {name!r}: add one here")
 
 
