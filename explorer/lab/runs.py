@@ -14,7 +14,8 @@ memory is estimated before it starts (``lab.check_memory``): settings over ``lab
 refused with the estimate and what to reduce. Snapshots are kept as small float tensors in this
 module (never in session state); finished runs are kept up to ``KEEP`` runs and ``KEEP_BYTES`` of
 snapshots, the oldest dropped first. The queue, the slots, stopping, the bounded keeping and the
-idle workers are the job skeleton's (``explorer.jobs``).
+idle workers are the job skeleton's (``explorer.jobs``). Another kind of run on the same machinery (the Vision
+page's, ``explorer.vision.runs``) gives its own ``resolve``, ``admit``, ``request`` and ``snap``.
 """
 
 from __future__ import annotations
