@@ -147,17 +147,6 @@ def _atlas(m, a: dict) -> Steps:
     return _once(lambda: {"heads": why.atlas(m, _model_run(m, a))})
 
 
-def _vision_train(m, a: dict) -> Steps:
-    from .vision.model import VisionConfig, train
-
-    def run() -> dict:
-        r = train(VisionConfig(**a["vision"]))  # under its own key: a request's "model" is a model to load
-        state = {k: v.tolist() for k, v in r["model"].state_dict().items()}
-        return {"curve": r["curve"], "final": r["final"], "state": state}
-
-    return _once(run)
-
-
 KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "explain": _explain,
     "explain_join": _explain_join,
@@ -175,7 +164,6 @@ KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "next_token_branches": _next_token_branches,
     "why_weight": _why_weight,
     "atlas": _atlas,
-    "vision_train": _vision_train,
 }
 
 

@@ -1,5 +1,6 @@
 """Vision: an image cut into patches that attend to each other, ViT's global attention, Swin's shifted windows,
-and a tiny model of each trained on the 8 × 8 digits (a background job), on a held-out digit or your own picture."""
+and a tiny model of each trained live on the 8 × 8 digits (Play, Pause, Step: the Lab's runs, shared, in worker
+processes), its heads read on a held-out digit or your own picture."""
 
 import streamlit as st
 
@@ -9,7 +10,7 @@ from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
 from explorer.safe import md
-from explorer.vision import view
+from explorer.vision import live, view
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -34,6 +35,12 @@ image, label = view.held_out(index)
 st.caption(t("vision.held_out", i=index, d=label))
 view.patches_ui(image, config)
 view.windows_ui(config, query)
+st.subheader(t("vision.trained_title"))
+st.caption(t("vision.trained_intro", steps=config.steps))
 compare = draw(PAGE["vi_compare"], st)  # ViT and Swin trained at the same budget, side by side
-trained = view.trained_ui(config, image, query, compare)
-view.upload_ui(trained, config, query)
+configs = live.kinds(config, compare)
+live.controls_ui(configs)
+# redrawn every second alone while a run moves, and not at all otherwise (a class on this page)
+polling = live.moving(configs)
+st.fragment(run_every=live.POLL_S if polling else None)(live.live)(configs, image, query, polling)
+view.upload_ui(live.latest_model(config), config, query)

@@ -31,6 +31,7 @@ SHOTS = {
     "lab_en": ("lab?lab_task=reverse&lab_steps=600&seed=5&pos=sinusoidal", "play"),
     "complexity_en": ("complexity", None),
     "next_token_en": ("next_token?prompt=The+meaning+of+life+is&seed=7", None),
+    "vision_en": ("vision?vi_model=swin&vi_patch=2&vi_window=2&vi_compare=1", "play_vision"),
     "steps_zh": ("steps?sentence=我爱注意力机制&lang=zh&heads=2", None),
 }
 WIDTH, HEIGHT, SCALED = 1280, 800, 960
@@ -56,6 +57,18 @@ def play(page) -> None:
 
     page.get_by_role("button", name="Play").click()
     expect(page.get_by_text("done:").first).to_be_visible(timeout=WAIT)
+    page.wait_for_timeout(1000)
+
+
+def play_vision(page) -> None:
+    """The Vision page: press Play, let both runs (ViT and Swin, compared) train to their end, and show the section
+    with their curves and the heads, not the page's first screen."""
+    from playwright.sync_api import expect
+
+    page.get_by_role("button", name="Play").click()
+    expect(page.get_by_text("done:")).to_have_count(2, timeout=WAIT)
+    page.wait_for_timeout(1500)
+    page.get_by_role("heading", name="Trained on the digits").evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(1000)
 
 
@@ -99,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                 drawn(page, f"{url}/{path}")
                 if action == "play":
                     play(page)
+                elif action == "play_vision":
+                    play_vision(page)
                 data = small_png(page.screenshot(), args.max_kb)
                 with open(os.path.join(args.out, f"{name}.png"), "wb") as f:
                     f.write(data)

@@ -216,9 +216,10 @@ class Commands:
 
 
 def serve(inp, out) -> int:
-    """The Lab page's worker: torch is imported once, then run after run (a fresh process per run
-    cost ~2 s of imports, more than a whole preset run takes to train). Pause and Play arrive on the
-    same input as the runs (``Commands``); a run paused when the input ends ends ``stopped``."""
+    """The Lab's and the Vision page's worker: torch is imported once, then run after run (a fresh process
+    per run cost ~2 s of imports, more than a whole preset run takes to train). A line is a LabConfig's
+    dict, or ``{"vision": {...}}``: a VisionConfig's (``attn_core.vision.model.snapshots``). Pause and Play
+    arrive on the same input as the runs (``Commands``); a run paused when the input ends ends ``stopped``."""
     import json
 
     commands = Commands(inp)
@@ -228,18 +229,11 @@ def serve(inp, out) -> int:
             return 0
         commands.playing.set()  # a pause meant for the last run does not hold this one
         try:
-            cfg = validate(LabConfig.from_dict(json.loads(line)))
-            need = check_memory(cfg)
-            try:
-                for snap in train(cfg, between=commands.between):
-                    out.write(json.dumps(snapshot_dict(snap)) + "\n")
-                    out.flush()
-            except (MemoryError, RuntimeError) as err:  # the allocator refused (a tighter limit than estimated)
-                if not isinstance(err, MemoryError) and "alloc" not in str(err).lower():
-                    raise
-                raise AttentionConfigError(
-                    "batch", "lab_out_of_memory", need=math.ceil(need / 2**20), batch=cfg.batch, L=cfg.length
-                ) from None
+            item = json.loads(line)
+            snaps = _vision_run(item, commands) if isinstance(item, dict) and "vision" in item else None
+            for snap in snaps if snaps is not None else _lab_run(item, commands):
+                out.write(json.dumps(snap) + "\n")
+                out.flush()
             out.write(json.dumps({"end": "ok"}) + "\n")
         except _Closed:
             out.write(json.dumps({"end": "stopped"}) + "\n")
@@ -250,3 +244,27 @@ def serve(inp, out) -> int:
         except (ValueError, TypeError) as err:
             out.write(json.dumps({"end": "error", "message": str(err)}) + "\n")
         out.flush()
+
+
+def _lab_run(item: dict, commands: Commands):
+    """A Lab run's snapshots as plain dicts; a refused allocation said as the memory it needed."""
+    cfg = validate(LabConfig.from_dict(item))
+    need = check_memory(cfg)
+    try:
+        for snap in train(cfg, between=commands.between):
+            yield snapshot_dict(snap)
+    except (MemoryError, RuntimeError) as err:  # the allocator refused (a tighter limit than estimated)
+        if not isinstance(err, MemoryError) and "alloc" not in str(err).lower():
+            raise
+        raise AttentionConfigError(
+            "batch", "lab_out_of_memory", need=math.ceil(need / 2**20), batch=cfg.batch, L=cfg.length
+        ) from None
+
+
+def _vision_run(item: dict, commands: Commands):
+    """A Vision run's snapshots (the settings checked before the first step: a bad one ends the run with its error)."""
+    from ..vision.model import VisionConfig, snapshots
+
+    cfg = VisionConfig(**item["vision"])
+    cfg.check()
+    return snapshots(cfg, between=commands.between)

@@ -128,24 +128,48 @@ def digits(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.T
     return x[order[:cut]], y[order[:cut]], x[order[cut:]], y[order[cut:]]
 
 
-def train(c: VisionConfig, every: int = 50) -> dict:
-    """Train with Adam on the digits; the curve (step, loss, held-out accuracy) every ``every`` steps."""
+def training(c: VisionConfig, every: int = 50, between=None):
+    """Train with Adam on the digits, yielding (step, loss, held-out accuracy, the model) every ``every`` steps
+    and at the last; ``between()`` is called before each training step (a worker's Pause holds there: the run
+    goes on exactly as it would have)."""
     c.check()
     torch.manual_seed(c.seed)
     model = VisionModel(c)
     xt, yt, xv, yv = digits(c.seed)
     opt = torch.optim.Adam(model.parameters(), lr=c.lr)
     g = torch.Generator().manual_seed(c.seed + 1)
-    curve = []
     for step in range(1, c.steps + 1):
+        if between is not None:
+            between()
         idx = torch.randint(len(yt), (c.batch,), generator=g)
         loss = F.cross_entropy(model(xt[idx])[0], yt[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
         if step % every == 0 or step == c.steps:
-            curve.append({"step": step, "loss": float(loss.detach()), "val_acc": accuracy(model, xv, yv)})
-    return {"model": model, "curve": curve, "final": {"val_acc": curve[-1]["val_acc"], "val_n": len(yv)}}
+            yield step, float(loss.detach()), accuracy(model, xv, yv), model
+
+
+def snapshots(c: VisionConfig, every: int = 50, between=None):
+    """The run as plain snapshots (what a worker sends): step, loss, val_acc, val_n, status ("running", "done"
+    at the last step) and the model's weights ``state`` as nested lists (the model rebuilds from them)."""
+    n = len(digits(c.seed)[3])
+    for step, loss, acc, model in training(c, every, between):
+        state = {k: v.tolist() for k, v in model.state_dict().items()}
+        status = "done" if step == c.steps else "running"
+        yield {"step": step, "loss": loss, "val_acc": acc, "val_n": n, "status": status, "state": state}
+
+
+def train(c: VisionConfig, every: int = 50) -> dict:
+    """Train with Adam on the digits; the curve (step, loss, held-out accuracy) every ``every`` steps."""
+    curve, model = [], None
+    for step, loss, acc, model in training(c, every):
+        curve.append({"step": step, "loss": loss, "val_acc": acc})
+    return {
+        "model": model,
+        "curve": curve,
+        "final": {"val_acc": curve[-1]["val_acc"], "val_n": len(digits(c.seed)[3])},
+    }
 
 
 @torch.no_grad()

@@ -32,7 +32,6 @@ EXPECTED_S = {  # a job that sends one part: its bar moves by time, up to 95 %, 
     "next_token_branches": 0.5,
     "why_weight": 0.5,  # MiniLM, layer 4: 0.25 s, two forward passes (benchmarks/results/why_cpu.txt)
     "atlas": 0.3,
-    "vision_train": 30.0,  # 600 steps of the tiny ViT or Swin on the digits (benchmarks/results/vision_cpu.txt)
 }
 
 

@@ -14,7 +14,8 @@ memory is estimated before it starts (``lab.check_memory``): settings over ``lab
 refused with the estimate and what to reduce. Snapshots are kept as small float tensors in this
 module (never in session state); finished runs are kept up to ``KEEP`` runs and ``KEEP_BYTES`` of
 snapshots, the oldest dropped first. The queue, the slots, stopping, the bounded keeping and the
-idle workers are the job skeleton's (``explorer.jobs``).
+idle workers are the job skeleton's (``explorer.jobs``). Another kind of run on the same machinery (the Vision
+page's, ``explorer.vision.runs``) gives its own ``resolve``, ``admit``, ``request`` and ``snap``.
 """
 
 from __future__ import annotations
@@ -129,10 +130,31 @@ class Runs(Jobs):
     def give_up(self, run: Run) -> bool:
         return run.state != "queued" or run.abandoned()
 
+    # ---- what a kind of run decides (the Lab's here; the Vision page's in explorer.vision.runs) ----
+
+    def resolve(self, cfg):
+        """The settings as the run's key (checked: a bad one raises AttentionConfigError)."""
+        return validate(cfg)
+
+    def admit(self, cfg) -> None:
+        """Refuse settings before anything starts (the Lab: over its memory bound)."""
+        check_memory(cfg)
+
+    def request(self, cfg) -> dict:
+        """The worker's input line that starts the run."""
+        return cfg.to_dict()
+
+    def snap(self, item: dict):
+        """One snapshot line of the worker as kept here (it has ``step`` and ``status``)."""
+        weights = [torch.tensor(w, dtype=torch.float32) for w in item.pop("weights")]
+        return Snap(weights=weights, **item)
+
+    # ---- the runs ----
+
     def get(self, cfg: LabConfig, session: str = "") -> Run | None:
         """The run for these settings, if any (``session`` is marked as watching it)."""
         with self.lock:
-            run = self.runs.get(validate(cfg))
+            run = self.runs.get(self.resolve(cfg))
             if run is not None:
                 run.watchers[session] = time.time()
         return run
@@ -140,8 +162,8 @@ class Runs(Jobs):
     def start(self, cfg: LabConfig, session: str = "") -> Run:
         """The run for these settings: the running, queued, paused or finished one, else a new one.
         Settings estimated over ``lab.MAX_BYTES`` raise an AttentionConfigError (nothing starts)."""
-        cfg = validate(cfg)
-        check_memory(cfg)
+        cfg = self.resolve(cfg)
+        self.admit(cfg)
         with self.lock:
             run = self.runs.get(cfg)
             if run is not None and run.state not in ("stopped", "failed"):
@@ -209,7 +231,7 @@ class Runs(Jobs):
     def execute(self, run: Run) -> None:
         try:
             proc = self._worker()
-            proc.stdin.write(json.dumps(run.cfg.to_dict()) + "\n")
+            proc.stdin.write(json.dumps(self.request(run.cfg)) + "\n")
             proc.stdin.flush()
         except OSError as err:
             run.state, run.message = "failed", str(err)
@@ -234,9 +256,9 @@ class Runs(Jobs):
         for item in lines:
             if "end" in item:
                 return item
-            weights = [torch.tensor(w, dtype=torch.float32) for w in item.pop("weights")]
-            run.snaps.append(Snap(weights=weights, **item))
-            if run.pause_at_next and item["status"] == "running":
+            snap = self.snap(item)
+            run.snaps.append(snap)
+            if run.pause_at_next and snap.status == "running":
                 run.pause_at_next = False
                 self.pause(run)
         return None

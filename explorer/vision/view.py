@@ -1,14 +1,13 @@
 """The Vision page's parts: an image cut into patches, Swin's windows and their mask, the receptive field, the
-cost, and a tiny model trained in a background job (``vision_train``) whose heads are drawn on a held-out digit
-or on the learner's own picture. Plain values across sessions; the trained weights come back as lists and the
-model is rebuilt once per configuration (``trained``)."""
+cost, and the heads of a tiny model (trained in ``explorer.vision.live``'s runs) drawn on a held-out digit or on
+the learner's own picture. A snapshot's weights come from its run; the model is rebuilt once per configuration
+and step (``trained``)."""
 
 from __future__ import annotations
 
 import io
 import threading
 from collections import OrderedDict
-from dataclasses import replace
 
 import streamlit as st
 import torch
@@ -19,7 +18,6 @@ from attn_core.vision.model import SIDE, VisionConfig, VisionModel, digits
 
 from .. import figures as fig
 from ..i18n import error_text, t
-from ..jobs import waiting
 from ..safe import md
 from ..views import chart
 
@@ -103,23 +101,20 @@ def windows_ui(c: VisionConfig, query: int) -> None:
     st.caption(t("vision.swin_t", g=f"{f['global']:,}", w=f"{f['windowed']:,}", r=ratio))
 
 
-def request(c: VisionConfig) -> tuple[str, dict]:
-    return "vision_train", {"vision": {k: getattr(c, k) for k in c.__dataclass_fields__}}
-
-
 _MODELS: OrderedDict[tuple, VisionModel] = OrderedDict()  # the last few rebuilt (each ~30k parameters)
 _MODELS_LOCK = threading.Lock()
 KEEP_MODELS = 8
 
 
 def trained(key: tuple, state: dict) -> VisionModel:
-    """The trained model rebuilt from its weights (plain lists), once per configuration (the last few kept)."""
+    """A snapshot's model rebuilt from its weights (tensors or plain lists), once per ``key`` (the configuration's
+    items, then ``("at_step", step)``; the last few kept)."""
     with _MODELS_LOCK:
         if key in _MODELS:
             _MODELS.move_to_end(key)
             return _MODELS[key]
-    model = VisionModel(VisionConfig(**dict(key)))
-    model.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+    model = VisionModel(VisionConfig(**{k: v for k, v in key if k != "at_step"}))
+    model.load_state_dict({k: torch.as_tensor(v, dtype=torch.float32) for k, v in state.items()})
     model.eval()
     with _MODELS_LOCK:
         _MODELS[key] = model
@@ -143,60 +138,6 @@ def attention_ui(model: VisionModel, image: torch.Tensor, c: VisionConfig, query
     rolled = V.rollout([w[0] for w in weights])[query].reshape(rows, cols).tolist()
     grid_chart(rolled, t("vision.rollout_title", n=len(weights), q=query), f"{key}_rollout", weights=True)
     st.caption(t("vision.rollout_note", q=query))
-
-
-def trained_ui(c: VisionConfig, image: torch.Tensor, query: int, compare: bool = False) -> VisionModel | None:
-    """The trained model's curve and heads; ``compare``: the other kind (ViT or Swin) trained at the same budget
-    beside it, both curves on one chart."""
-    st.subheader(t("vision.trained_title"))
-    st.caption(t("vision.trained_intro", steps=c.steps))
-    kinds = [c] + ([replace(c, model="swin" if c.model == "vit" else "vit")] if compare else [])
-    jobs = waiting.ask("vision", {k.model: request(k) for k in kinds})
-    done = [waiting.status(jobs[k.model]) for k in kinds]  # each draws its own progress while it computes
-    if not all(done):
-        waiting.pending()
-        return None
-    results = {k.model: jobs[k.model].result for k in kinds}
-    curve = results[c.model]["curve"]
-    series = {
-        (t(f"vision.model.{m}") if compare else t("vision.val_acc")): [p["val_acc"] for p in r["curve"]]
-        for m, r in results.items()
-    }
-    r = results[c.model]
-    chart(
-        fig.line(
-            [p["step"] for p in curve],
-            series,
-            style=fig.run_style(),
-            title=t("vision.curve_title", acc=f"{r['final']['val_acc']:.3f}", n=r["final"]["val_n"]),
-            x_title="step",
-        ),
-        "vi_curve",
-    )
-    if compare:
-        compare_note(kinds, results)
-    model = trained(tuple(request(c)[1]["vision"].items()), r["state"])
-    attention_ui(model, image, c, query, "vi_attn")
-    return model
-
-
-def compare_note(kinds: list[VisionConfig], results: dict) -> None:
-    """The budget both kinds share (steps, batch, parameters) and what differs: the pairs a layer scores."""
-    params = {k.model: sum(p.numel() for p in VisionModel(k).parameters()) for k in kinds}
-    pairs = {k.model: int(sum(int(k.mask(layer).sum()) for layer in range(k.layers))) for k in kinds}
-    c = kinds[0]
-    st.caption(
-        t(
-            "vision.compare_note",
-            steps=c.steps,
-            batch=c.batch,
-            params=f"{params['vit']:,} / {params['swin']:,}",
-            vit=f"{results['vit']['final']['val_acc']:.3f}",
-            swin=f"{results['swin']['final']['val_acc']:.3f}",
-            pairs_vit=f"{pairs['vit']:,}",
-            pairs_swin=f"{pairs['swin']:,}",
-        )
-    )
 
 
 def held_out(index: int) -> tuple[torch.Tensor, int]:

@@ -25,7 +25,7 @@ def test_every_lesson_opens_its_page_with_its_question(app, lesson, lang):
 def test_the_lessons_lead_one_to_the_next():
     keys = [lesson.key for lesson in TOUR]
     assert 10 <= len(keys) <= 15 and len(set(keys)) == len(keys)
-    assert {lesson.page for lesson in TOUR} >= {"steps", "multihead", "cross", "complexity", "model", "lab"}
+    assert {lesson.page for lesson in TOUR} >= {"steps", "multihead", "cross", "complexity", "model", "lab", "vision"}
 
 
 def test_the_start_page_lists_the_tour_and_an_unknown_lesson_is_dropped_with_a_notice(app):

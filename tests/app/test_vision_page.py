@@ -1,15 +1,16 @@
-"""The Vision page under AppTest: the masks and the receptive field it draws are the engine's, the trained model
-arrives from its background job and its held-out accuracy is the job's, an uploaded picture is read or refused
-with a message in the UI's language."""
+"""The Vision page under AppTest: the masks and the receptive field it draws are the engine's; Play trains the
+model in a shared run (``explorer.vision.runs``) and the page draws that run's held-out accuracy and the heads of
+its latest snapshot, Step pauses it at a snapshot; an uploaded picture is read or refused with a message in the
+UI's language."""
 
 from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 import torch
-from background import until_done
 
 from attn_core import vision as V
 
@@ -48,18 +49,52 @@ def test_the_swin_mask_and_receptive_field_are_the_engines(app):
     assert any("196" in str(v) for v in at.dataframe[0].value.iloc[:, 1].tolist())  # 224 / 16 = 14 → 196 tokens
 
 
-def test_the_trained_model_arrives_and_reads_the_held_out_digit(app):
-    at = until_done(app(PAGE, {"vi_model": "vit", "vi_patch": "2"}), timeout=900)
+@pytest.fixture
+def runs():
+    from explorer.vision.runs import VISION_RUNS
+
+    yield VISION_RUNS
+    for run in list(VISION_RUNS.runs.values()):
+        VISION_RUNS.stop(run)
+
+
+def trained(at, runs, *cfgs, until=lambda r: not r.active, timeout=900.0):
+    """Wait for the runs of ``cfgs`` that the page's session started (watched meanwhile, as the page's poll does),
+    then rerun the page."""
+
+    def mine():
+        return [runs.runs.get(c) for c in cfgs]  # looked up without watching
+
+    deadline = time.monotonic() + timeout
+    while not all(r is not None and until(r) for r in mine()) and time.monotonic() < deadline:
+        for r in filter(None, mine()):
+            for session in list(r.watchers):
+                runs.get(r.cfg, session)
+        time.sleep(0.2)
+    assert all(r is not None and until(r) for r in mine()), [(r.state, r.message) for r in filter(None, mine())]
+    return at.run()
+
+
+def test_play_trains_the_model_live_and_its_heads_read_the_held_out_digit(app, runs):
+    at = app(PAGE, {"vi_model": "vit", "vi_patch": "2"})
+    assert at.button(key="vi_play") and any("Press Play" in i.value for i in at.info)
+    assert not [c for c in charts(at) if "Held-out accuracy" in c]  # nothing trains before Play
+    from attn_core.vision.model import VisionConfig
+    from explorer.vision import view
+
+    cfg = VisionConfig(model="vit", patch=2, steps=600)
+    at = trained(at.button(key="vi_play").click().run(), runs, cfg)
+    assert not at.exception, [e.value for e in at.exception]
+    run = runs.runs.get(cfg)
+    assert run is not None and run.state == "done"
     curve = chart(at, "Held-out accuracy while training")
-    acc = curve["data"][0]["y"][-1]
-    assert acc >= 0.9, curve["data"][0]["y"]
+    assert curve["data"][0]["y"] == [s.val_acc for s in run.snaps]  # the run's own numbers, as they came
+    assert curve["data"][0]["x"] == list(range(50, 601, 50)) and curve["data"][0]["y"][-1] >= 0.9
     assert any("The model reads it as" in m.value for m in at.markdown)
     attn = z_of(chart(at, "Layer 0, head 0"))
     assert attn.shape == (4, 4) and abs(float(attn.sum()) - 1.0) < 1e-4  # one query's weights over the grid
-    # the rollout drawn is the engine's, on the model the page rebuilt from the job and the image it shows
-    from explorer.vision import view
-
-    (model,) = [m for k, m in view._MODELS.items() if dict(k)["model"] == "vit" and dict(k)["patch"] == 2]
+    # the rollout drawn is the engine's, on the model the page rebuilt from the last snapshot and the image it shows
+    (model,) = [m for k, m in view._MODELS.items() if dict(k)["model"] == "vit" and dict(k).get("at_step") == 600]
     image, _ = view.held_out(int(at.session_state["vi_image"]))
     with torch.no_grad():
         _, weights = model(image[None])
@@ -67,6 +102,37 @@ def test_the_trained_model_arrives_and_reads_the_held_out_digit(app):
     rolled = z_of(chart(at, "Rollout over 2 layers"))
     assert torch.allclose(rolled, want, rtol=1e-4, atol=1e-6)
     assert abs(float(rolled.sum()) - 1.0) < 1e-4
+
+
+def test_step_pauses_at_a_snapshot_whose_heads_the_page_draws(app, runs):
+    at = app(PAGE, {"vi_model": "swin", "vi_patch": "1", "vi_window": "4", "vi_query": "9"})
+    from attn_core.vision.model import VisionConfig
+
+    cfg = VisionConfig(model="swin", patch=1, window=4, steps=600)
+    at = trained(
+        at.button(key="vi_step").click().run(), runs, cfg, until=lambda r: r.state not in ("queued", "running")
+    )
+    assert not at.exception, [e.value for e in at.exception]
+    run = runs.runs.get(cfg)
+    assert run.state == "paused" and run.snaps[-1].step < 600
+    curve = chart(at, "Held-out accuracy while training")
+    assert curve["data"][0]["x"] == [s.step for s in run.snaps]
+    assert any(f"paused at step {run.snaps[-1].step} of 600" in m.value for m in at.markdown)
+    assert any(f"The heads at step {run.snaps[-1].step} of 600" in c.value for c in at.caption)
+    # Swin's first layer at that step: patch 9 attends only within its 4 × 4 window (a model trained this far)
+    attn = z_of(chart(at, "Layer 0, head 0: where patch 9"))
+    allowed = V.window_mask((8, 8), 4, 0)[9].reshape(8, 8)
+    assert float(attn[~allowed].abs().max()) == 0.0 and abs(float(attn.sum()) - 1.0) < 1e-4
+    at.button(key="vi_reset").click().run()  # the session leaves the run: the last watcher stops it
+    assert run.state == "stopped" and any("Press Play" in i.value for i in at.info)
+
+
+def test_a_hostile_link_gives_a_notice_and_the_page_still_trains(app, runs):
+    at = app(PAGE, {"vi_query": "nan", "vi_patch": "7", "vi_image": "1e400", "vi_compare": "<b>"})
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(w.value for w in at.warning)
+    assert "cannot be used for" in shown and "vi\\_query" in shown
+    assert at.button(key="vi_play")
 
 
 def _png(size=(32, 32), colour=255) -> bytes:
@@ -101,21 +167,20 @@ def test_an_upload_becomes_an_8_by_8_digit_like_image():
     assert x.shape == (8, 8) and float(x.max()) <= 1e-6
 
 
-def test_vit_and_swin_compared_at_the_same_budget(app):
-    at = until_done(app(PAGE, {"vi_model": "swin", "vi_patch": "2", "vi_window": "2", "vi_compare": "1"}), timeout=900)
+def test_vit_and_swin_compared_at_the_same_budget(app, runs):
+    at = app(PAGE, {"vi_model": "swin", "vi_patch": "2", "vi_window": "2", "vi_compare": "1"})
+    from attn_core.vision.model import VisionConfig
+
+    cfgs = {kind: VisionConfig(model=kind, patch=2, window=2, shift=True, steps=600) for kind in ("swin", "vit")}
+    at = trained(at.button(key="vi_play").click().run(), runs, *cfgs.values())
     assert not at.exception, [e.value for e in at.exception]
     curve = chart(at, "Held-out accuracy while training")
     names = [d["name"] for d in curve["data"]]
     assert names == ["Swin (windows)", "ViT (global)"]  # the page's own model first
-    from attn_core.vision.model import VisionConfig
-    from explorer.jobs import heavy
-    from explorer.vision import view
-
     for d, kind in zip(curve["data"], ("swin", "vit"), strict=True):
-        c = VisionConfig(model=kind, patch=2, window=2, shift=True, steps=600)
-        job = heavy.HEAVY.get(heavy.key_of(*view.request(c)))
-        assert job is not None and job.done
-        assert d["y"] == [p["val_acc"] for p in job.result["curve"]]
+        run = runs.runs.get(cfgs[kind])
+        assert run is not None and run.state == "done"  # two runs, one of each kind
+        assert d["y"] == [s.val_acc for s in run.snaps]
     note = " ".join(c.value for c in at.caption if "Same budget" in c.value)
     assert "600 steps of 64 digits" in note and "Swin" in note
     # 16 patches, 2 layers. Swin, windows of 2 × 2: layer 0 has 4 windows of 4 patches (64 pairs); layer 1 rolls the
