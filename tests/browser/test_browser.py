@@ -6,6 +6,8 @@ import pytest
 from conftest import ARTIFACTS
 from playwright.sync_api import expect
 
+from explorer.tour import TOUR
+
 WAIT = 60_000
 
 
@@ -216,14 +218,14 @@ def test_a_lesson_link_hides_and_locks_settings_on_a_fresh_server(fresh_server, 
 def test_a_newcomer_follows_the_tour_from_the_start_page(server, page):
     open_app(page, server, "")
     page.get_by_role("link", name="1. Why Q, K and V").click()
-    expect(page.get_by_text("Lesson 1 of 14").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text(f"Lesson 1 of {len(TOUR)}").first).to_be_visible(timeout=WAIT)
     expect(page.locator("h1", has_text="Step by step")).to_be_visible(timeout=WAIT)
     assert "tour=qkv" in page.url and "step=st_qkv" in page.url
     expect(page.get_by_test_id("stSidebar").locator("input[aria-label='d_k']")).to_have_value("24", timeout=WAIT)
     page.get_by_role("link", name="Next: Scores: a query against every key").click()
-    expect(page.get_by_text("Lesson 2 of 14").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text(f"Lesson 2 of {len(TOUR)}").first).to_be_visible(timeout=WAIT)
     page.get_by_role("link", name="Next: Why divide by √d_k").click()
-    expect(page.get_by_text("Lesson 3 of 14").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text(f"Lesson 3 of {len(TOUR)}").first).to_be_visible(timeout=WAIT)
     expect(page.get_by_test_id("stSidebar").locator("input[aria-label='d_k']")).to_be_disabled(timeout=WAIT)
     assert "d_k=512" in page.url
     page.screenshot(path=os.path.join(ARTIFACTS, "tour_lesson_3.png"), full_page=True)
@@ -290,7 +292,7 @@ def test_presenter_mode_at_1280x720_walks_the_steps_from_the_keyboard_in_both_la
 
 def test_the_tour_is_followed_with_the_keyboard_alone(server, page):
     open_app(page, server, "steps?tour=qkv&step=st_qkv&d_k=24")
-    expect(page.get_by_text("Lesson 1 of 14").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text(f"Lesson 1 of {len(TOUR)}").first).to_be_visible(timeout=WAIT)
     expect(page.get_by_role("link", name="Next: Scores: a query against every key")).to_be_visible(timeout=WAIT)
     settle(page)
     page.keyboard.press("Tab")  # Streamlit's "Skip to main content"
@@ -301,7 +303,7 @@ def test_the_tour_is_followed_with_the_keyboard_alone(server, page):
             break
     assert page.evaluate("document.activeElement.textContent").startswith("Next: Scores")
     page.keyboard.press("Enter")
-    expect(page.get_by_text("Lesson 2 of 14").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text(f"Lesson 2 of {len(TOUR)}").first).to_be_visible(timeout=WAIT)
 
 
 CONTRAST_SELECTORS = [
@@ -345,7 +347,7 @@ def test_text_meets_wcag_aa_contrast_in_both_themes(server, browser):
         try:
             page = ctx.new_page()
             open_app(page, server, "steps?present=1&tour=qkv&step=st_qkv")
-            expect(page.get_by_text("Lesson 1 of 14").first).to_be_visible(timeout=WAIT)
+            expect(page.get_by_text(f"Lesson 1 of {len(TOUR)}").first).to_be_visible(timeout=WAIT)
             page.get_by_role("button", name="Expand sidebar").click()
             expect(page.get_by_test_id("stSidebar").locator("label p").first).to_be_visible(timeout=WAIT)
             settle(page)
