@@ -5,6 +5,7 @@ said not to fit; both languages."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import torch
 
@@ -79,12 +80,11 @@ def _model_map(app, **query):
 
 def _model_map_opened_in_chinese(**query):
     """Opened from the first run (AppTest cannot rerun a Chinese page whose radio labels are translated)."""
-    from conftest import APP, TIMEOUT
     from streamlit.testing.v1 import AppTest
 
     from explorer.qk_view import MODEL_OPEN_KEY
 
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
     for k, v in ({"sentence": SENTENCE, "lang": "zh"} | query).items():
         at.query_params[k] = v
     at.session_state[MODEL_OPEN_KEY] = True

@@ -45,13 +45,15 @@ def test_the_page_draws_the_three_sections_from_the_engines_numbers(app, lang):
     s = Settings().with_options(window=1)
     ent = spread_view.entropies(s.key())["kernels"]
     table = frames[0]
-    assert list(table.iloc[:, 1]) == pytest.approx([round(ent[k]["entropy"], 4) for k in spread_view.SPREAD_KERNELS])
-    assert list(table.iloc[:, 2]) == pytest.approx(
-        [round(ent[k]["effective_keys"], 3) for k in spread_view.SPREAD_KERNELS]
-    )
+    # shown rounded: a value computed under another thread count may round the other way in its last digit
+    kernels = spread_view.SPREAD_KERNELS
+    assert list(table.iloc[:, 1]) == pytest.approx([ent[k]["entropy"] for k in kernels], abs=1.01e-4)
+    assert list(table.iloc[:, 2]) == pytest.approx([ent[k]["effective_keys"] for k in kernels], abs=1.01e-3)
     sink = next(f for f in frames if len(f) == len(sp.SINK_GS))
     want = spread_view.sinks(s.key())["rows"]
-    assert [float(x) for x in sink.iloc[:, 1]] == pytest.approx([float(f"{r['error']:.4g}") for r in want])
+    # four significant digits; an error at float32's rounding (g = 4 covers every key: ~5e-7) is noise, not a figure
+    errors = [float(x) for x in sink.iloc[:, 1]]
+    assert errors == pytest.approx([r["error"] for r in want], rel=1e-3, abs=1e-6)
     captions = " ".join(c.value for c in at.caption)
     assert "benchmarks/results/dispersion\\_cpu.txt" in captions or "benchmarks/results/dispersion_cpu.txt" in captions
 
