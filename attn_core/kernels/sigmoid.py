@@ -13,6 +13,8 @@ import math
 
 import torch
 
+from .. import masks
+from .base import _scale
 from .explain import Explained, Stage, _shape
 from .full import _full_bytes, _full_flops
 from .notebook_cells import Cells, NotebookSteps
@@ -22,19 +24,14 @@ from .registry import register
 def sigmoid_weights(q, k, *, causal: bool, scale: float, **_) -> torch.Tensor:
     """(..., L, S) σ(q·k·scale − log S), 0 where a causal query may not look (j > i)."""
     L, S = q.shape[-2], k.shape[-2]
-    w = torch.sigmoid((q @ k.transpose(-2, -1)) * scale - torch.log(torch.tensor(float(S))))
-    if causal:
-        i = torch.arange(L, device=q.device).view(-1, 1)
-        j = torch.arange(S, device=q.device).view(1, -1)
-        w = w * (j <= i).to(w.dtype)
-    return w
+    w = torch.sigmoid((q @ k.transpose(-2, -1)) * scale - math.log(S))
+    return w * masks.causal(L, S, device=q.device).to(w.dtype) if causal else w
 
 
 def sigmoid_attention(q, k, v, *, causal: bool = False, scale: float | None = None):
     """Sigmoid attention (Ramapuram et al. 2024): σ(Q Kᵀ · scale − log S) V, the L x S matrix in memory; its
     rows are not normalised."""
-    s = q.shape[-1] ** -0.5 if scale is None else scale
-    return sigmoid_weights(q, k, causal=causal, scale=s) @ v
+    return sigmoid_weights(q, k, causal=causal, scale=_scale(q, scale)) @ v
 
 
 def sigmoid_cells(causal: bool, **_) -> Cells:

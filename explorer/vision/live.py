@@ -26,7 +26,8 @@ POLL_S = 1.0
 
 def kinds(c: VisionConfig, compare: bool) -> dict[str, VisionConfig]:
     """The runs the page shows: its own model's, and with ``compare`` the other kind's at the same budget."""
-    return {c.model: c} | ({} if not compare else {"swin" if c.model == "vit" else "vit": _other(c)})
+    other = _other(c)
+    return {c.model: c} | ({other.model: other} if compare else {})
 
 
 def _other(c: VisionConfig) -> VisionConfig:
