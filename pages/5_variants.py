@@ -131,13 +131,15 @@ if sweepable:
             "var_curve_chart",
         )
 
-spread_view.draw_entropies(s)  # softmax, linear attention and Performer: how spread their weights are
-st.subheader(t("va_disp_title"))
-st.caption(t("va_disp_intro"))
-c1, c2 = st.columns(2)
-gap = draw(PAGE["va_gap"], c1)
-adaptive = draw(PAGE["va_adaptive"], c2)
-spread_view.draw_dispersion(gap, adaptive)
-spread_view.draw_sinks(s)  # a window with global (sink) tokens against the window alone
+if box := spread_view.opened():  # how spread attention is: entropies, dispersion, sink tokens (only while open)
+    with box:
+        spread_view.draw_entropies(s)  # softmax, linear attention and Performer: how spread their weights are
+        st.subheader(t("va_disp_title"))
+        st.caption(t("va_disp_intro"))
+        c1, c2 = st.columns(2)
+        gap = draw(PAGE["va_gap"], c1)
+        adaptive = draw(PAGE["va_adaptive"], c2)
+        spread_view.draw_dispersion(gap, adaptive)
+        spread_view.draw_sinks(s)  # a window with global (sink) tokens against the window alone
 
 performer_gap.section(s)  # when random features beat averaging: against the logits' scale and m

@@ -24,6 +24,37 @@ def _frames(at) -> list:
     return [d.value for d in at.dataframe]
 
 
+@pytest.fixture
+def opened():
+    """The page with the spread sections' expander open from its first run (a link with va_gap or va_adaptive
+    opens it by itself)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    def make(query: dict | None = None) -> AppTest:
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
+        at.session_state[spread_view.OPEN_KEY] = True
+        at.run()
+        return at.switch_page(PAGE).run()
+
+    return make
+
+
+def test_nothing_is_computed_or_drawn_until_the_sections_are_opened(app, monkeypatch):
+    def counted(*_a, **_k):
+        raise AssertionError("computed while closed")
+
+    monkeypatch.setattr(sp, "spread", counted)
+    monkeypatch.setattr(sp, "dispersion", counted)
+    at = app(PAGE, query={"sentence": "closed sections compute nothing"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert STRINGS["va_ent_title"][0] not in [s.value for s in at.subheader]
+    assert not [c for c in at.get("plotly_chart") if "va_dispersion_chart" in str(c.proto.id)]
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_page_draws_the_three_sections_from_the_engines_numbers(app, lang):
     at = app(PAGE, query={"lang": lang, "va_gap": "3", "va_adaptive": "true"})
@@ -58,8 +89,8 @@ def test_the_page_draws_the_three_sections_from_the_engines_numbers(app, lang):
     assert "benchmarks/results/dispersion\\_cpu.txt" in captions or "benchmarks/results/dispersion_cpu.txt" in captions
 
 
-def test_the_adaptive_curve_is_off_by_default(app):
-    at = app(PAGE)
+def test_the_adaptive_curve_is_off_by_default(opened):
+    at = opened()
     assert not at.exception
     assert len(_chart(at, "va_dispersion_chart")["data"]) == 1
 
@@ -79,9 +110,9 @@ def test_a_hostile_value_in_the_link_is_named_and_the_default_used(app, name, ra
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_uniform_rows_are_said_with_entropy_log_n(app, lang):
+def test_uniform_rows_are_said_with_entropy_log_n(opened, lang):
     """One word repeated, no positions: every query and key is the same vector, so every row is uniform."""
-    at = app(PAGE, query={"lang": lang, "sentence": "ha ha ha ha", "pos": "none"})
+    at = opened({"lang": lang, "sentence": "ha ha ha ha", "pos": "none"})
     assert not at.exception
     said = STRINGS["va_ent_uniform"][lang == "zh"].split("{")[0]
     assert any(i.value.startswith(said) for i in at.info), [i.value for i in at.info]
@@ -90,19 +121,19 @@ def test_uniform_rows_are_said_with_entropy_log_n(app, lang):
     assert list(table.iloc[:, 2]) == pytest.approx([4.0] * 3)
 
 
-def test_no_uniform_notice_on_the_default_sentence(app):
-    at = app(PAGE)
+def test_no_uniform_notice_on_the_default_sentence(opened):
+    at = opened()
     said = STRINGS["va_ent_uniform"][0].split("{")[0]
     assert not any(i.value.startswith(said) for i in at.info)
 
 
-def test_weights_the_engine_refuses_are_said_not_shown(app, monkeypatch):
+def test_weights_the_engine_refuses_are_said_not_shown(opened, monkeypatch):
     def refuse(*_a, **_k):
         raise ValueError("not a distribution")
 
     spread_view.entropies.clear()
     monkeypatch.setattr(sp, "spread", refuse)
-    at = app(PAGE, query={"sentence": "a refused input"})  # a sentence no other test caches
+    at = opened({"sentence": "a refused input"})  # a sentence no other test caches
     spread_view.entropies.clear()
     assert not at.exception
     assert any(w.value == STRINGS["va_ent_refused"][0] for w in at.warning), [w.value for w in at.warning]
