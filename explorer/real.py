@@ -9,6 +9,7 @@ directory of models). The URL's ``rm_model`` picks one of these by name; it neve
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 
@@ -33,15 +34,15 @@ class _Loader:
         self.threads: dict[str, threading.Thread] = {}
         self.done: dict[str, pt.Pretrained | pt.ModelUnavailable] = {}
 
-    def start(self, name: str) -> None:
+    def start(self, name: str, warm: bool = False) -> None:
         with self.lock:
             if name in self.threads:
                 return
-            thread = threading.Thread(target=self._load, args=(name,), name=f"load-model-{name}", daemon=True)
+            thread = threading.Thread(target=self._load, args=(name, warm), name=f"load-model-{name}", daemon=True)
             self.threads[name] = thread
         thread.start()
 
-    def _load(self, name: str) -> None:
+    def _load(self, name: str, warm: bool) -> None:
         try:
             result: pt.Pretrained | pt.ModelUnavailable = pt.load(offered()[name])  # by its directory
             result = result if result.name == name else dataclasses.replace(result, name=name)  # shown by name
@@ -49,6 +50,8 @@ class _Loader:
             result = err
         except Exception as err:  # noqa: BLE001 - any failure of a background load becomes a message on the page
             result = pt.ModelUnavailable("model_load_failed", spec=name, reason=type(err).__name__)
+        if warm and not isinstance(result, pt.ModelUnavailable):
+            _warm(result)
         freeze_heap()  # transformers and the weights are long-lived too: keep them out of every gc pass
         with self.lock:
             self.done[name] = result
@@ -71,9 +74,20 @@ class _Loader:
 _LOADER = _Loader()
 
 
-def start_loading(name: str = pt.BUNDLED) -> None:
-    """Begin loading a model in the background (the bundled one by default); returns at once."""
-    _LOADER.start(name)
+def _warm(pre: pt.Pretrained) -> None:
+    """What Inside the model computes once per model (its heads' mean outputs over the probe set, seconds of
+    forward passes), computed in the loading thread before the model is offered: the first learner to ablate
+    a head does not pay for it inside a script run, holding a class's GIL."""
+    from attn_core.interpret.corpus import corpus_means
+
+    with contextlib.suppress(Exception):  # a warm-up that fails leaves the work to the first asker, as before
+        corpus_means(pre)
+
+
+def start_loading(name: str = pt.BUNDLED, warm: bool = False) -> None:
+    """Begin loading a model in the background (the bundled one by default); returns at once. ``warm``: and
+    compute what its pages need once per model (a server's start; a test's process asks only what it tests)."""
+    _LOADER.start(name, warm)
 
 
 def model(name: str) -> pt.Pretrained | None:

@@ -45,7 +45,7 @@ def prepare() -> None:
     import plotly.graph_objects  # noqa: F401
     import torch
 
-    if _serving():  # a server's process, not a test's (AppTest runs the app inside pytest, which has its own needs)
+    if serving():  # a server's process, not a test's (AppTest runs the app inside pytest, which has its own needs)
         torch.set_num_threads(server_threads())
     import attn_core.bench
     import attn_core.export  # noqa: F401
@@ -56,7 +56,7 @@ def prepare() -> None:
     freeze_heap()
     from . import real
 
-    real.start_loading()
+    real.start_loading(warm=serving())
     native.build_in_background()
 
 
@@ -70,7 +70,7 @@ def server_threads() -> int:
     return min(max(1, n), os.cpu_count() or 1)
 
 
-def _serving() -> bool:
+def serving() -> bool:
     """Under ``streamlit run``: a runtime of Streamlit's own (AppTest's is a stand-in mock)."""
     try:
         from streamlit import runtime

@@ -37,16 +37,17 @@ from .safe import md
 
 
 def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset()) -> tuple[Settings, dict]:
-    """Draw the shared controls from the table in ``controls``; return the settings and a slot
-    per control for its message. ``hidden`` controls keep the link's value (or their default)
-    without being drawn; ``locked`` ones are drawn and cannot be changed."""
+    """Draw the shared controls from the table in ``controls``; return the settings and a slot per
+    control for its message (one place at the end of its section). ``hidden`` controls keep the
+    link's value (or their default) without being drawn; ``locked`` ones are drawn and cannot be
+    changed."""
     sb = st.sidebar
     slots: dict[str, object] = {}
     draw(LANG, sb, format_func=LANGS.get, horizontal=True, on_change=pin_choices)
     draw(PALETTE, sb, horizontal=True)  # read by app.py for the figures (figures.begin_run)
     slots[TOP] = sb.empty()  # a message whose control is not drawn (hidden by a lesson link) shows here
     values: dict = {}
-    section, row, cols = "", "", []
+    section, row, cols, pending = "", "", [], []
     for c in SIDEBAR:
         if c.shown is not None and not c.shown(values):
             values[c.name] = c.default
@@ -57,6 +58,7 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
             slots[c.name] = None  # no box to show its message beside (see show_error)
             continue
         if c.section != section:
+            _message_slot(sb, pending, slots)
             section = c.section
             sb.subheader(t(section))
         if c.row and c.row != row:
@@ -68,11 +70,10 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
         if c.kind == "radio":
             extra["horizontal"] = c.name != "layout"
         values[c.name] = draw(c, next(cols) if c.row else sb, disabled=c.name in locked, **extra)
-        if not c.row:
-            slots[c.name] = sb.empty()
-        elif c is ROW_END.get(c.row):
+        pending.append(c.name)
+        if c is ROW_END.get(c.row):
             _after_row(values)
-            slots.update({o.name: sb.empty() for o in SIDEBAR if o.row == c.row})
+    _message_slot(sb, pending, slots)
     sb.button(t("reset"), on_click=reset, key="reset")
 
     settings = _settings(values)
@@ -101,6 +102,15 @@ EXTRA = {  # widget arguments beyond the table's
     "source": {"on_change": pin_choices},
 }
 ROW_END = {c.row: c for c in SIDEBAR if c.row}  # the last control of each row
+
+
+def _message_slot(sb, names: list, slots: dict) -> None:
+    """One place at the end of a section for a message about any of its controls ``names`` (emptied): one
+    element instead of one per control, as each element is a message the server sends on every rerun."""
+    if names:
+        slot = sb.empty()
+        slots.update(dict.fromkeys(names, slot))
+        names.clear()
 
 
 def _after_row(values: dict) -> None:

@@ -23,4 +23,4 @@ def test_the_thread_count_comes_from_the_environment_within_the_machine(monkeypa
 
 def test_a_test_process_is_not_a_server():
     """AppTest's runtime is a stand-in: the app's torch settings are left to the test process."""
-    assert not server._serving()
+    assert not server.serving()

@@ -1,0 +1,49 @@
+"""A server's model load also computes what Inside the model needs once per model (its heads' mean outputs over
+the probe set), in the loading thread: the first learner to ablate a head with the mean does not pay seconds of
+forward passes inside a script run. A test's process loads without it."""
+
+from __future__ import annotations
+
+import torch
+
+from attn_core import pretrained as pt
+from attn_core.interpret import corpus, hooks
+from explorer import real
+
+
+def _load(warm: bool):
+    loader = real._Loader()
+    loader.start(pt.BUNDLED, warm)
+    loader.threads[pt.BUNDLED].join(300)
+    return loader.get(pt.BUNDLED)
+
+
+def test_a_warm_load_holds_the_probe_means_a_plain_one_does_not(monkeypatch):
+    monkeypatch.setattr(corpus, "_MEANS", {})
+    pre = _load(warm=False)
+    assert pre is not None and pre.name not in corpus._MEANS
+
+    pre = _load(warm=True)
+    assert pre.name in corpus._MEANS, "the warm load did not compute the means"
+    kept = corpus._MEANS[pre.name]
+    assert kept.shape == (pre.layers, pre.heads * pre.d_head)
+
+    # an independent computation: transformers' own self-attention modules, hooked here (their output is the
+    # heads' context before the output projection), averaged over the probe set's real tokens
+    batch, _ = hooks.batch_of(pre, corpus.sentences())
+    seen: dict[int, torch.Tensor] = {}
+    layers = pre.hf.encoder.layer
+    handles = [
+        layer.attention.self.register_forward_hook(lambda m, i, out, n=n: seen.__setitem__(n, out[0]))
+        for n, layer in enumerate(layers)
+    ]
+    try:
+        with torch.no_grad():
+            pre.hf(input_ids=batch.ids, attention_mask=batch.keep.long())
+    finally:
+        for h in handles:
+            h.remove()
+    rows = batch.keep.reshape(-1)
+    for n in range(pre.layers):
+        flat = seen[n].reshape(-1, kept.shape[1])[rows]
+        torch.testing.assert_close(kept[n], flat.float().mean(0), rtol=1e-4, atol=1e-5)
