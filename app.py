@@ -23,7 +23,7 @@ from explorer.home import home
 from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
 from explorer.lesson import read as lesson
-from explorer.pages import PAGES
+from explorer.pages import PAGES, reads
 from explorer.poll import store as poll
 from explorer.poll.store import check_url as poll_check
 from explorer.poll.view import QUESTION_PAGES, lesson_view
@@ -43,7 +43,8 @@ notice = st.sidebar.empty()
 tour_arrive()  # a lesson of the tour opens with its own settings
 poll_check()  # ?lesson=, ?teacher= and ?predict=, carried from page to page
 hidden, locked = lesson()  # a teacher's link may hide some settings and lock others
-settings, slots = sidebar_ui(hidden, locked)
+shown = reads(nav.url_path)  # the settings this page reads; the others keep their values undrawn
+settings, slots = sidebar_ui(hidden, locked, shown)
 fig.begin_run(session.palette_choice(), presenting)
 contrast.style()  # captions, code comments and slider numbers at WCAG AA in both themes
 if presenting:
@@ -51,7 +52,8 @@ if presenting:
 try:
     check_for(settings)  # what is wrong is said beside its control; the trace is computed by the pages that draw it
 except AttentionConfigError as err:
-    show_error(err, slots)
+    if shown is None or err.field in shown:  # a setting this page does not read is not its problem
+        show_error(err, slots)
 lesson_builder(hidden, locked)
 tour_banner()  # a lesson of the guided tour: its question above the page
 if poll.teacher() and nav.url_path not in QUESTION_PAGES:  # the teacher's link, wherever it is opened

@@ -17,20 +17,31 @@ class PageSpec:
     url_path: str
     key: str  # catalogue keys: page_<key> is its title, home_<key> its line on the start page
     icon: str
+    reads: tuple[str, ...] | None = None  # the sidebar's settings the page reads (None: all of them)
 
 
 PAGES = (
     PageSpec("pages/1_steps.py", "steps", "steps", ":material/calculate:"),
     PageSpec("pages/2_multihead.py", "multihead", "multihead", ":material/hub:"),
     PageSpec("pages/3_cross.py", "cross", "cross", ":material/compare_arrows:"),
-    PageSpec("pages/4_tutorial.py", "tutorial", "tutorial", ":material/menu_book:"),
+    PageSpec("pages/4_tutorial.py", "tutorial", "tutorial", ":material/menu_book:", ()),
     PageSpec("pages/5_variants.py", "variants", "variants", ":material/extension:"),
-    PageSpec("pages/6_complexity.py", "complexity", "complexity", ":material/timer:"),
-    PageSpec("pages/7_model.py", "model", "model", ":material/model_training:"),
+    PageSpec("pages/6_complexity.py", "complexity", "complexity", ":material/timer:", ()),
+    PageSpec("pages/7_model.py", "model", "model", ":material/model_training:", ("sentence", "seed")),
     PageSpec("pages/8_lab.py", "lab", "lab", ":material/science:"),
-    PageSpec("pages/9_inside.py", "inside", "inside", ":material/biotech:"),
-    PageSpec("pages/10_explain.py", "explain", "explain", ":material/psychology_alt:"),
-    PageSpec("pages/11_next_token.py", "next_token", "next_token", ":material/keyboard_double_arrow_right:"),
-    PageSpec("pages/12_vision.py", "vision", "vision", ":material/image:"),
+    PageSpec("pages/9_inside.py", "inside", "inside", ":material/biotech:", ("sentence",)),
+    PageSpec("pages/10_explain.py", "explain", "explain", ":material/psychology_alt:", ("sentence",)),
+    PageSpec(
+        "pages/11_next_token.py", "next_token", "next_token", ":material/keyboard_double_arrow_right:", ("seed",)
+    ),
+    PageSpec("pages/12_vision.py", "vision", "vision", ":material/image:", ()),
 )
 FILES = [p.file for p in PAGES]
+
+
+def reads(url_path: str) -> frozenset[str] | None:
+    """The sidebar settings the page at ``url_path`` reads (None: all; the start page shows them all). The sidebar
+    draws only these: the others keep their values, unseen, for the pages that read them (each control drawn is
+    part of every rerun's cost, and a setting that changes nothing on this page only confuses)."""
+    spec = next((p for p in PAGES if p.url_path == url_path), None)
+    return None if spec is None or spec.reads is None else frozenset(spec.reads)

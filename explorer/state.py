@@ -28,6 +28,7 @@ from .controls import (
     draw,
     extra_options,
     forget,
+    keep,
     pin_choices,
     reset,
     url_value,
@@ -36,11 +37,13 @@ from .i18n import LANGS, error_text, t
 from .safe import md
 
 
-def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset()) -> tuple[Settings, dict]:
+def sidebar_ui(
+    hidden: frozenset = frozenset(), locked: frozenset = frozenset(), reads: frozenset | None = None
+) -> tuple[Settings, dict]:
     """Draw the shared controls from the table in ``controls``; return the settings and a slot per
     control for its message (one place at the end of its section). ``hidden`` controls keep the
     link's value (or their default) without being drawn; ``locked`` ones are drawn and cannot be
-    changed."""
+    changed. ``reads``: the settings this page reads (None: all); the others keep their values undrawn."""
     sb = st.sidebar
     slots: dict[str, object] = {}
     draw(LANG, sb, format_func=LANGS.get, horizontal=True, on_change=pin_choices)
@@ -56,6 +59,9 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
         if c.name in hidden:
             values[c.name] = url_value(c)
             slots[c.name] = None  # no box to show its message beside (see show_error)
+            continue
+        if reads is not None and c.name not in reads:
+            values[c.name] = keep(c)
             continue
         if c.section != section:
             _message_slot(sb, pending, slots)
@@ -74,6 +80,8 @@ def sidebar_ui(hidden: frozenset = frozenset(), locked: frozenset = frozenset())
         if c is ROW_END.get(c.row):
             _after_row(values)
     _message_slot(sb, pending, slots)
+    if reads is not None and len(reads) < len(SIDEBAR):
+        sb.caption(t("sidebar_kept"))
     sb.button(t("reset"), on_click=reset, key="reset")
 
     settings = _settings(values)

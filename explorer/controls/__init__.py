@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .. import session
 from .control import MAX_TEXT, Control
-from .drawing import draw
+from .drawing import draw, keep
 from .page import PAGE, RM_STEPS, STEPS
 from .sidebar import (
     BY_NAME,
@@ -67,6 +67,7 @@ __all__ = [
     "extra_options",
     "forget",
     "forget_all",
+    "keep",
     "live_variants",
     "option_control",
     "pin_choices",

@@ -53,6 +53,19 @@ def draw(
     return value
 
 
+def keep(c: Control) -> Any:
+    """The value of ``c`` on a page that does not draw it: the session's (kept for the pages that draw it), else
+    the link's, else its default; written to the URL as drawing it would, so a link from any page carries it."""
+    kept = widgets.stored(c.name)
+    if kept is widgets.MISSING or kept is widgets.BROKEN:
+        value = _fit(c, url_value(c), list(c.options), c.low, c.high)[0]
+    else:
+        value = _fit(c, kept, list(c.options), c.low, c.high)[0]
+    session.put(c.name, value)  # a widget's key that no run draws leaves the session; set each run, it stays
+    sync_url(c, value)
+    return value
+
+
 def _widget(c: Control, container, title: str, value, bounds: tuple, options: list, format_func, common: dict):
     """The widget of ``c``'s kind, showing ``value``; what it returns."""
     low, high = bounds
