@@ -10,17 +10,28 @@ import torch
 from attn_core.why import qk_map
 
 from . import figures as fig
-from . import widgets
-from .i18n import t
+from . import qk_parts, session, widgets
+from .controls import draw
+from .i18n import label, t
 from .views import chart, focus_select
 
 OPEN_KEY = "qk_map_open"
 MODEL_OPEN_KEY = "rm_qk_map_open"
+BAR = {"position": "qk_bar_position", "token": "qk_bar_token", "norm": "qk_bar_norm"}  # the colour bar's title
+NOTE = {"position": "qk_colour_note_position", "token": "qk_colour_note_token", "norm": "qk_colour_note_norm"}
 
 
-def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[str]) -> None:
-    """Step by step: head ``head`` of the explorer's trace, the attention row of query ``focus``."""
-    box = widgets.expander(st, t("qk_open"), key=OPEN_KEY, icon=":material/scatter_plot:")
+def _expander(key: str):
+    """The section's expander, open when it is or when the link sets the colouring (as its control is in it)."""
+    if session.get(key) is None and session.url("qk_colour") is not None:
+        session.put(key, True)
+    return widgets.expander(st, t("qk_open"), key=key, icon=":material/scatter_plot:")
+
+
+def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[str], colour_control) -> None:
+    """Step by step: head ``head`` of the explorer's trace, the attention row of query ``focus``;
+    ``colour_control``: the page's ``qk_colour`` control, drawn in the section."""
+    box = _expander(OPEN_KEY)
     if not box.open:
         return
     with box:
@@ -28,38 +39,50 @@ def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[st
         if trace.settings.score == "additive" or Q.shape[-1] != K.shape[-1]:
             st.info(t("qk_not_dot"), icon=":material/info:")
             return
+        by = draw(colour_control, st, horizontal=True)
         scaled = trace.scaled_scores
         scores = scaled[head] if scaled is not None else (Q @ K.T) * trace.scale
         title = t("qk_title", h=head)
-        _draw(Q, K, scores, trace.mask, trace.attn[head, focus], focus, (q_labels, k_labels), title, "")
+        sides = qk_parts.points(q_labels, Q.norm(dim=-1)), qk_parts.points(k_labels, K.norm(dim=-1))
+        look = {"by": by, "sides": sides, "focus_key": "focus"}
+        _draw(Q, K, scores, trace.mask, trace.attn[head, focus], focus, (q_labels, k_labels), title, "", look)
 
 
-def model_section(ht, layer: int, head: int, labels: list[str], n: int, focus: int | None = None) -> None:
+def model_section(
+    ht, layer: int, head: int, labels: list[str], n: int, colour_control, focus: int | None = None
+) -> None:
     """Real model: one trained head (``pretrained.HeadTrace``) over its ``n`` real tokens (padding left out); the
-    query is the page's focus, chosen here when the page has not drawn one."""
-    box = widgets.expander(st, t("qk_open"), key=MODEL_OPEN_KEY, icon=":material/scatter_plot:")
+    query is the page's focus, chosen here when the page has not drawn one; ``colour_control``: the page's
+    ``qk_colour`` control."""
+    box = _expander(MODEL_OPEN_KEY)
     if not box.open:
         return
     with box:
+        c1, c2 = st.columns([1, 2])
         if focus is None:
-            focus = focus_select(st.columns([1, 2])[0], labels[:n])
+            focus = focus_select(c1, labels[:n])
+        by = draw(colour_control, c2, horizontal=True)
         scores, allowed = ht.scaled_scores[0, :n, :n], None if ht.mask is None else ht.mask[:n, :n]
         title = t("qk_title_model", l=layer, h=head)
         Q, K, row = ht.Q[0, :n], ht.K[0, :n], ht.attn[0, focus, :n]
-        _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_")
+        sides = qk_parts.points(labels[:n], Q.norm(dim=-1)), qk_parts.points(labels[:n], K.norm(dim=-1))
+        look = {"by": by, "sides": sides, "focus_key": "focus"}
+        _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
 
 
-def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
+def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str, look: dict) -> None:
     """The map of Q (L, d) and K (S, d) under these scaled scores, the selected query's weights on it, and how to
-    read it; ``prefix``: its chart key's, and on Real model and the Lab a note without the explorer's d_q = d_k = 2."""
+    read it; ``prefix``: its chart key's, and on Real model and the Lab a note without the explorer's d_q = d_k = 2;
+    ``look``: its colouring (``_drawn``)."""
     m = qk_map(Q, K, scores, allowed)
     made = {"method": m.method, "explained": m.explained, "correlation": m.correlation, "d": Q.shape[-1]}
-    _drawn((m.queries, m.keys), made, row, focus, labels, title, prefix)
+    _drawn((m.queries, m.keys), made, row, focus, labels, title, prefix, look)
 
 
-def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
+def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, prefix: str, look: dict) -> None:
     """A map already made: its points (queries (L, 2), keys (S, 2)) and ``m``'s method, explained share,
-    correlation and d (the head's size)."""
+    correlation and d (the head's size); ``look``: "by" (position, token or norm), "sides" (the queries' and the
+    keys' ``qk_parts.points``) and "focus_key" (the session key a clicked query is written to)."""
     st.caption(t("qk_intro"))
     r = f"{m['correlation']:.3f}" if m["correlation"] is not None else t("qk_no_r")
     d = m["d"]
@@ -71,12 +94,15 @@ def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, p
         key = "qk_pca_lab" if prefix.startswith("lab_") else "qk_pca_model" if prefix else "qk_pca"
         note = t(key, d=d, share=f"{m['explained']:.0%}", r=r)
     q_labels, k_labels = labels
-    style = fig.run_style()
-    chart(
-        fig.qk_scatter(*points, q_labels, k_labels, row, focus=focus, title=title, style=style),
-        f"{prefix}chart_qk_map",
+    by = look["by"]
+    colour = qk_parts.colours(by, *look["sides"], t(BAR[by]))
+    figure = fig.qk_scatter(
+        *points, q_labels, k_labels, row, focus=focus, title=title, style=fig.run_style(), colour=colour
     )
-    st.caption(note)
+    key = f"{prefix}chart_qk_map"
+    click = qk_parts.on_click(key, look["focus_key"], figure.layout.meta["queries_curve"], len(q_labels))
+    chart(figure, key, on_select=click)
+    st.caption(note + " " + t(NOTE[by]) + " " + t("qk_click"))
 
 
 def lab_section(name: str, snap, labels: list[str]) -> None:
@@ -90,14 +116,19 @@ def lab_section(name: str, snap, labels: list[str]) -> None:
             st.info(t("qk_lab_none"), icon=":material/info:")
             return
         heads = [(layer, h) for layer in range(len(snap.qk)) for h in range(len(snap.qk[0]))]
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns(3)
         named = {p: t("lab_head", layer=p[0], head=p[1]) for p in heads}
         layer, h = widgets.selectbox(c1, t("qk_lab_head"), heads, key=f"lab_qk_head_{name}", format_func=named.get)
         n = len(labels)
         focus = widgets.selectbox(
             c2, t("qk_lab_query"), range(n), key=f"lab_qk_query_{name}", default=n - 1, format_func=labels.__getitem__
         )
+        by = widgets.selectbox(
+            c3, t("qk_colour_by"), qk_parts.COLOURS, key=f"lab_qk_colour_{name}", format_func=label("qk_colour.")
+        )
         m = snap.qk[layer][h]  # the worker's map: two points a token, computed where the run trains
         title = t("qk_title_lab", l=layer, h=h, step=snap.step)
         points = torch.tensor(m["queries"]), torch.tensor(m["keys"])
-        _drawn(points, m, snap.weights[layer][h, focus], focus, (labels, labels), title, f"lab_{name}_")
+        sides = qk_parts.points(labels, m["q_norm"]), qk_parts.points(labels, m["k_norm"])
+        look = {"by": by, "sides": sides, "focus_key": f"lab_qk_query_{name}"}
+        _drawn(points, m, snap.weights[layer][h, focus], focus, (labels, labels), title, f"lab_{name}_", look)

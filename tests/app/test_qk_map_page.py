@@ -148,3 +148,121 @@ def test_d_k_1_is_said_to_be_a_line(app):
         assert all(y == 0 for y in keys["y"])  # one number each: the second axis is 0
         said = STRINGS["qk_one_dim"][lang == "zh"].split("r = ")[0]
         assert any(c.value.replace("\\", "").startswith(said) for c in at.caption), [c.value for c in at.caption]
+
+
+# ---- colour by position, token or norm; a click on a query ----
+
+REPEATED = "the cat saw the dog near the cat"
+
+
+def _points(spec, *names):
+    return [next(d for d in spec["data"] if d.get("name") in (n, {"queries": "查询", "keys": "键"}[n])) for n in names]
+
+
+def test_colour_by_position_is_each_points_index_on_a_labelled_bar(app):
+    at = opened(app(PAGE, query={"sentence": REPEATED}))
+    spec = map_chart(at)
+    queries, keys = _points(spec, "queries", "keys")
+    assert queries["marker"]["color"] == list(range(len(queries["x"])))
+    assert keys["marker"]["color"] == list(range(len(keys["x"])))
+    bar = spec["layout"]["coloraxis"]["colorbar"]
+    assert bar["title"]["text"] == "position"
+    assert any("Colour: each point's position" in c.value for c in at.caption)
+
+
+def test_colour_by_token_gives_a_tokens_query_and_key_one_band_and_a_link_opens_the_map(app):
+    at = app(PAGE, query={"sentence": REPEATED, "qk_colour": "token"})  # not opened by hand: the link opens it
+    assert not at.exception, [e.value for e in at.exception]
+    spec = map_chart(at)
+    queries, keys = _points(spec, "queries", "keys")
+    words = REPEATED.split()
+    q, k = queries["marker"]["color"], keys["marker"]["color"]
+    for i, a in enumerate(words):  # the oracle: same colour exactly when the same word, for queries and keys alike
+        for j, b in enumerate(words):
+            assert (q[i] == k[j]) == (a == b), (a, b)
+            assert (q[i] == q[j]) == (a == b)
+    bar = spec["layout"]["coloraxis"]["colorbar"]
+    assert bar["ticktext"] == list(dict.fromkeys(words)) and bar["tickvals"] == [0, 1, 2, 3, 4]
+    assert bar["title"]["text"] == "token"
+
+
+def test_colour_by_norm_is_each_vectors_length_before_the_maps_scaling(app):
+    at = app(PAGE, query={"d_q": "4", "d_k": "4", "qk_colour": "norm", "head_steps": "0"})
+    spec = map_chart(at)
+    trace = run_trace(at.session_state["settings"])
+    Q, K = trace.Q[0].double(), trace.K[0].double()
+    want_q = [float(sum(v * v for v in row) ** 0.5) for row in Q.tolist()]  # written out, not Tensor.norm
+    want_k = [float(sum(v * v for v in row) ** 0.5) for row in K.tolist()]
+    queries, keys = _points(spec, "queries", "keys")
+    assert torch.allclose(torch.tensor(queries["marker"]["color"]), torch.tensor(want_q), rtol=1e-5, atol=1e-6)
+    assert torch.allclose(torch.tensor(keys["marker"]["color"]), torch.tensor(want_k), rtol=1e-5, atol=1e-6)
+    m = qk_map(trace.Q[0], trace.K[0], trace.scaled_scores[0], trace.mask)
+    assert abs(m.scale - 1.0) > 1e-3  # the map did scale: the colours are not the drawn lengths
+    assert any("before the map's scaling" in c.value for c in at.caption)
+
+
+def test_a_hostile_colouring_in_the_link_is_dropped_and_named(app):
+    for raw in ("evil", "<script>", "1e400", "Position"):
+        at = app(PAGE, query={"qk_colour": raw})
+        assert not at.exception, [e.value for e in at.exception]
+        named = [w.value for w in at.warning if "could not be used" in w.value or "cannot be used for" in w.value]
+        assert any("qk" in n and "colour" in n for n in named), (raw, [w.value for w in at.warning])
+        assert at.query_params.get("qk_colour") in (None, [])
+        assert raw not in " ".join(named)  # never echoed
+        spec = map_chart(at)
+        assert spec is not None and spec["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "position"
+
+
+def test_the_colour_bar_is_labelled_in_chinese(app):
+    at = app(PAGE, query={"qk_colour": "norm", "lang": "zh"})
+    spec = map_chart(at)
+    assert spec["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "‖q‖ 或 ‖k‖（缩放前）"
+    assert any("缩放之前" in c.value for c in at.caption)
+
+
+def test_a_clicked_query_is_read_only_from_the_queries_trace_and_in_range():
+    from explorer.qk_parts import clicked_query
+
+    def event(*points):
+        return {"selection": {"points": list(points), "point_indices": [], "box": [], "lasso": []}}
+
+    curve, n = 8, 8  # eight lines first, then the queries' trace
+    assert clicked_query(event({"curve_number": 8, "point_index": 3, "point_number": 3}), curve, n) == 3
+    assert clicked_query(event({"curve_number": 9, "point_index": 3}), curve, n) is None  # a key
+    assert clicked_query(event({"curve_number": 2, "point_index": 0}), curve, n) is None  # a line
+    assert clicked_query(event({"curve_number": 8, "point_index": 8}), curve, n) is None  # out of range
+    assert clicked_query(event({"curve_number": 8, "point_index": -1}), curve, n) is None
+    assert clicked_query(event({"curve_number": 8, "point_index": True}), curve, n) is None
+    assert clicked_query(event({"curve_number": 8, "point_index": "3"}), curve, n) is None
+    assert (
+        clicked_query(event({"curve_number": 9, "point_index": 1}, {"curve_number": 8, "point_index": 5}), 8, 8) == 5
+    )
+    for broken in (None, {}, {"selection": None}, {"selection": {"points": "x"}}, "text", event("p")):
+        assert clicked_query(broken, curve, n) is None
+
+
+def test_a_click_writes_the_query_to_the_focus_and_nothing_else(monkeypatch):
+    from explorer import qk_parts
+
+    store = {"chart": {"selection": {"points": [{"curve_number": 4, "point_index": 2}]}}}
+    monkeypatch.setattr(qk_parts.session, "get", lambda k, d=None: store.get(k, d))
+    monkeypatch.setattr(qk_parts.session, "put", store.__setitem__)
+    qk_parts.on_click("chart", "focus", 4, 3)()
+    assert store["focus"] == 2
+    store["chart"] = {"selection": {"points": [{"curve_number": 5, "point_index": 0}]}}  # a key: focus unchanged
+    qk_parts.on_click("chart", "focus", 4, 3)()
+    assert store["focus"] == 2
+
+
+def test_the_chart_takes_clicks_and_the_focus_a_click_sets_draws_the_row(app):
+    at = opened(app(PAGE, query={"sentence": REPEATED}))
+    chart = next(c for c in at.get("plotly_chart") if "chart_qk_map" in c.proto.id)
+    assert list(chart.proto.selection_mode)  # points selectable: on_select is set
+    spec = map_chart(at)
+    assert spec["layout"]["meta"]["queries_curve"] == len([d for d in spec["data"] if d.get("mode") == "lines"])
+    at.session_state["focus"] = 5  # what the click's callback writes
+    spec = map_chart(at.run())
+    queries = _points(spec, "queries")[0]
+    lines = [d for d in spec["data"] if d.get("mode") == "lines"]
+    assert all(line["x"][0] == queries["x"][5] and line["y"][0] == queries["y"][5] for line in lines)
+    assert queries["marker"]["size"][5] > queries["marker"]["size"][0]  # the selected query is drawn larger
