@@ -15,23 +15,32 @@ def token_text(label: str) -> str:
     return word(label).split("·", 1)[-1]
 
 
-def colours(by: str, q: dict, k: dict, title: str) -> dict:
+def colours(by: str, q: dict, k: dict, title: str, n: tuple[int, int] | None = None) -> dict:
     """Every point's colour value for ``qk_scatter``: ``q`` and ``k`` hold per point its position ("pos"), token
-    label ("tok") and vector norm before the map's scaling ("norm"). By token: one band per distinct token text,
-    the same for a token's query and key (``names``: the bands' tokens, in order of first appearance)."""
+    label ("tok") and vector norm before the map's scaling ("norm"); ``n``: how many of each are this sentence's
+    (the rest are other sentences'; None: all). By token: one band per distinct token text, the same for a token's
+    query and key (``names``: the bands' tokens, this sentence's first; ``labelled``: how many are this sentence's)."""
+    n_q, n_k = n if n is not None else (len(q["tok"]), len(k["tok"]))
     if by == "token":
-        texts = [token_text(x) for x in (*q["tok"], *k["tok"])]
-        names = list(dict.fromkeys(texts))
+        q_text, k_text = [token_text(x) for x in q["tok"]], [token_text(x) for x in k["tok"]]
+        mine = dict.fromkeys([*q_text[:n_q], *k_text[:n_k]])
+        names = list(dict.fromkeys([*mine, *q_text[n_q:], *k_text[n_k:]]))
         index = {x: i for i, x in enumerate(names)}
-        ids = [index[x] for x in texts]
-        return {"q": ids[: len(q["tok"])], "k": ids[len(q["tok"]) :], "names": names, "title": title}
+        out = {"q": [index[x] for x in q_text], "k": [index[x] for x in k_text], "names": names, "title": title}
+        return out | {"labelled": len(mine)}
     field = "norm" if by == "norm" else "pos"
     return {"q": [float(v) for v in q[field]], "k": [float(v) for v in k[field]], "title": title}
 
 
-def points(labels: Sequence[str], norms) -> dict:
-    """One side's points (queries or keys) as ``colours`` reads them."""
-    return {"pos": list(range(len(labels))), "tok": list(labels), "norm": [float(v) for v in norms]}
+def points(labels: Sequence[str], norms, positions: Sequence[int] | None = None) -> dict:
+    """One side's points (queries or keys) as ``colours`` reads them (``positions``: 0, 1, ... unless told)."""
+    pos = list(range(len(labels))) if positions is None else list(positions)
+    return {"pos": pos, "tok": list(labels), "norm": [float(v) for v in norms]}
+
+
+def joined(a: dict, b: dict) -> dict:
+    """Two lists of points as one (``a``'s first)."""
+    return {key: [*a[key], *b[key]] for key in a}
 
 
 def clicked_query(event, curve: int, n: int) -> int | None:

@@ -10,7 +10,7 @@ import torch
 from attn_core.why import qk_map
 
 from . import figures as fig
-from . import qk_parts, session, widgets
+from . import qk_parts, real, session, widgets
 from .controls import draw
 from .i18n import label, t
 from .views import chart, focus_select
@@ -22,8 +22,9 @@ NOTE = {"position": "qk_colour_note_position", "token": "qk_colour_note_token", 
 
 
 def _expander(key: str):
-    """The section's expander, open when it is or when the link sets the colouring (as its control is in it)."""
-    if session.get(key) is None and session.url("qk_colour") is not None:
+    """The section's expander, open when it is or when the link sets one of its controls (the colouring, the probe
+    set's points)."""
+    if session.get(key) is None and any(session.url(n) is not None for n in ("qk_colour", "rm_qk_probes")):
         session.put(key, True)
     return widgets.expander(st, t("qk_open"), key=key, icon=":material/scatter_plot:")
 
@@ -49,25 +50,37 @@ def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[st
 
 
 def model_section(
-    ht, layer: int, head: int, labels: list[str], n: int, colour_control, focus: int | None = None
+    ht, name: str, layer: int, head: int, labels: list[str], n: int, controls: tuple, focus: int | None = None
 ) -> None:
-    """Real model: one trained head (``pretrained.HeadTrace``) over its ``n`` real tokens (padding left out); the
-    query is the page's focus, chosen here when the page has not drawn one; ``colour_control``: the page's
-    ``qk_colour`` control."""
+    """Real model: head ``head`` of ``layer`` of model ``name`` (its ``pretrained.HeadTrace`` ``ht``) over its ``n``
+    real tokens (padding left out); the query is the page's focus, chosen here when the page has not drawn one;
+    ``controls``: the page's ``qk_colour`` and ``rm_qk_probes`` controls (the probe set's points added or not)."""
     box = _expander(MODEL_OPEN_KEY)
     if not box.open:
         return
     with box:
-        c1, c2 = st.columns([1, 2])
+        c1, c2, c3 = st.columns([2, 3, 2])
         if focus is None:
             focus = focus_select(c1, labels[:n])
-        by = draw(colour_control, c2, horizontal=True)
+        by, probes = draw(controls[0], c2, horizontal=True), draw(controls[1], c3)
         scores, allowed = ht.scaled_scores[0, :n, :n], None if ht.mask is None else ht.mask[:n, :n]
         title = t("qk_title_model", l=layer, h=head)
         Q, K, row = ht.Q[0, :n], ht.K[0, :n], ht.attn[0, focus, :n]
         sides = qk_parts.points(labels[:n], Q.norm(dim=-1)), qk_parts.points(labels[:n], K.norm(dim=-1))
         look = {"by": by, "sides": sides, "focus_key": "focus"}
-        _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
+        if not probes:
+            _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
+            return
+        with st.spinner(t("qk_probes_wait")):
+            p = real.probe_points(name, layer, head)
+        m = qk_map(Q, K, scores, allowed, more=(p.Q, p.K))
+        made = {"method": m.method, "explained": m.explained, "correlation": m.correlation, "d": Q.shape[-1]}
+        look["sides"] = tuple(
+            qk_parts.joined(side, qk_parts.points(p.token, v.norm(dim=-1), p.position))
+            for side, v in zip(sides, (p.Q, p.K), strict=True)
+        )
+        look["more"] = {"points": (m.more_queries, m.more_keys), "sentences": len(set(p.sentence))}
+        _drawn((m.queries, m.keys), made, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
 
 
 def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str, look: dict) -> None:
@@ -94,14 +107,25 @@ def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, p
         key = "qk_pca_lab" if prefix.startswith("lab_") else "qk_pca_model" if prefix else "qk_pca"
         note = t(key, d=d, share=f"{m['explained']:.0%}", r=r)
     q_labels, k_labels = labels
-    by = look["by"]
-    colour = qk_parts.colours(by, *look["sides"], t(BAR[by]))
+    by, more = look["by"], look.get("more")
+    colour = qk_parts.colours(by, *look["sides"], t(BAR[by]), (len(q_labels), len(k_labels)))
     figure = fig.qk_scatter(
-        *points, q_labels, k_labels, row, focus=focus, title=title, style=fig.run_style(), colour=colour
+        *points,
+        q_labels,
+        k_labels,
+        row,
+        focus=focus,
+        title=title,
+        style=fig.run_style(),
+        colour=colour,
+        more=more and more["points"],
     )
     key = f"{prefix}chart_qk_map"
     click = qk_parts.on_click(key, look["focus_key"], figure.layout.meta["queries_curve"], len(q_labels))
     chart(figure, key, on_select=click)
+    if more:
+        total = len(q_labels) + len(k_labels) + sum(len(x) for x in more["points"])
+        note += " " + t("qk_probes_note", points=total, sentences=more["sentences"])
     st.caption(note + " " + t(NOTE[by]) + " " + t("qk_click"))
 
 

@@ -124,6 +124,21 @@ def forward(m: Model, ids) -> Run:
     )
 
 
+def attention_inputs(m: Model, ids: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """(layers, B, L, d_model) what every layer's attention sees for a right-padded batch ``ids`` (B, L) whose
+    real tokens are ``real`` (B, L) bool: the hooks ``forward`` reads, on many sentences at once."""
+    install(m)
+    cap: dict = {}
+    token = _CAPTURE.set(cap)
+    try:
+        with torch.inference_mode():
+            body = family(m).base(m.hf) if m.causal else m.hf  # a decoder without its LM head: no logits needed
+            body(input_ids=ids, attention_mask=real.long())
+    finally:
+        _CAPTURE.reset(token)
+    return torch.stack([cap["attn_in"][i] for i in range(m.layers)]).float()
+
+
 def final_norm(m: Model) -> torch.nn.Module:
     """The norm between the last block and the unembedding (decoders)."""
     return family(m).final_norm(m.hf)

@@ -63,11 +63,14 @@ def qk_scatter(
     style: Style,
     title: str = "",
     colour: dict | None = None,
+    more: tuple | None = None,
 ) -> go.Figure:
     """One head's queries (circles) and keys (diamonds) on one map, each named; from the ``focus`` query (outlined
     thick) a line to every key, as thick as its weight in ``row``. ``colour`` (``qk_colours``): each point's colour
     from one shared colour bar; None: queries in the base colour, the focus in the accent, keys in another.
-    The figure's meta names the queries' trace (``queries_curve``): a click on it selects that query."""
+    ``more``: other sentences' queries (M, 2) and keys (N, 2), drawn small and faint under the rest (their colours
+    follow the first points' in ``colour``'s lists). The figure's meta names the queries' trace (``queries_curve``):
+    a click on it selects that query."""
     from ..i18n import t
 
     queries, keys, row = plain(queries), plain(keys), plain(row)
@@ -85,6 +88,7 @@ def qk_scatter(
         for k, w in zip(keys, row, strict=True)
     ]
     marks = _qk_marks(len(queries), len(keys), focus, style, colour)
+    under = [] if more is None else _qk_more(*(plain(m) for m in more), len(queries), len(keys), colour)
     points = [
         go.Scatter(
             **CHECKED,
@@ -107,7 +111,7 @@ def qk_scatter(
     axis = dict(zeroline=False, showgrid=False, showticklabels=False)
     extra = {} if colour is None else {"coloraxis": _qk_colour_axis(colour, style)}
     out = figure(
-        lines + points,
+        under + lines + points,
         style=style,
         title=title,
         height=420,
@@ -117,7 +121,7 @@ def qk_scatter(
         legend=dict(orientation="h", y=-0.05),
         **extra,
     )
-    out.layout.meta = {"alt": alt, "queries_curve": len(lines)}
+    out.layout.meta = {"alt": alt, "queries_curve": len(under) + len(lines)}
     return out
 
 
@@ -132,9 +136,35 @@ def _qk_marks(n_q: int, n_k: int, focus: int, style: Style, colour: dict | None)
         q["color"] = [style.colour("accent" if i == focus else "base") for i in range(n_q)]
         k["color"] = style.colour("other")
     else:
-        q.update(color=list(colour["q"]), coloraxis="coloraxis")
-        k.update(color=list(colour["k"]), coloraxis="coloraxis")
+        q.update(color=list(colour["q"][:n_q]), coloraxis="coloraxis")
+        k.update(color=list(colour["k"][:n_k]), coloraxis="coloraxis")
     return q, k
+
+
+def _qk_more(queries: list, keys: list, n_q: int, n_k: int, colour: dict | None) -> list:
+    """Other sentences' queries and keys: small, faint, without text (grey when not coloured)."""
+    from ..i18n import t
+
+    out = []
+    for pts, name, symbol, values in (
+        (queries, "qk_probe_queries", "circle", None if colour is None else colour["q"][n_q:]),
+        (keys, "qk_probe_keys", "diamond", None if colour is None else colour["k"][n_k:]),
+    ):
+        marker = dict(symbol=symbol, size=5, opacity=0.35, color="#9a9a9a" if values is None else list(values))
+        if values is not None:
+            marker["coloraxis"] = "coloraxis"
+        out.append(
+            go.Scattergl(
+                **CHECKED,
+                x=[p[0] for p in pts],
+                y=[p[1] for p in pts],
+                mode="markers",
+                name=t(name),
+                marker=marker,
+                hoverinfo="skip",
+            )
+        )
+    return out
 
 
 def _qk_colour_axis(colour: dict, style: Style) -> dict:
@@ -148,5 +178,6 @@ def _qk_colour_axis(colour: dict, style: Style) -> dict:
     for i in range(n):
         c = palette[i % len(palette)]
         scale += [[i / n, c], [(i + 1) / n, c]]
-    bar.update(tickvals=list(range(n)), ticktext=[plot(x) for x in names])
+    shown = colour.get("labelled", n)  # the bands named under the bar: the first ones (this sentence's tokens)
+    bar.update(tickvals=list(range(shown)), ticktext=[plot(x) for x in names[:shown]])
     return dict(colorscale=scale, cmin=-0.5, cmax=n - 0.5, colorbar=bar)
