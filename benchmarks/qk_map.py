@@ -3,10 +3,11 @@ the bundled MiniLM and the shipped fortune-gpt: cold and cached, interleaved and
 
     python benchmarks/qk_map.py [--repeats 9] [--out benchmarks/results/qk_map_cpu.txt]
 
-- cold: the probe set's 180 sentences through the model (one batched forward pass, ``why.qkprobe.probe_states``),
+- cold: the probe set's 180 sentences through the model up to the head's layer (one batched forward pass stopped
+  there, ``why.qkprobe.probe_states``),
   the head's queries and keys of every token (``probe_queries_keys``) and the map of all of them with this
   sentence's (``why.qk_map`` with ``more``): what the first learner to ask pays, once per model and server;
-- states cached: a new head of a model already run (the projections and the map);
+- states cached: another head of a layer already run (the projections and the map);
 - cached: the map alone, from the cached points (what every later rerun with the option on computes);
 - figure: the Plotly figure of those ~2 × 2,000-3,000 points (built on every rerun the map is open).
 
@@ -47,18 +48,18 @@ def cases_for(name: str) -> dict:
     ht = M.take_apart(M.forward(m, M.encode(m, SENTENCE)), M.head_weights(m, layer, head), layer, head)
     n = ht.Q.shape[-2]  # no padding: every token is real
     Q, K, scores, mask = ht.Q[0], ht.K[0], ht.scaled_scores[0], ht.mask
-    states = qkprobe.probe_states(m, sentences)
-    points = qkprobe.probe_queries_keys(m, states, layer, head)
+    states = qkprobe.probe_states(m, sentences, layer)
+    points = qkprobe.probe_queries_keys(m, states, head)
     made = qk_map(Q, K, scores, mask, more=(points.Q, points.K))
     labels = fig.labels(list(ht.tokens[:n]))
 
     def cold():
-        s = qkprobe.probe_states(m, sentences)
-        p = qkprobe.probe_queries_keys(m, s, layer, head)
+        s = qkprobe.probe_states(m, sentences, layer)
+        p = qkprobe.probe_queries_keys(m, s, head)
         return qk_map(Q, K, scores, mask, more=(p.Q, p.K))
 
     def states_cached():
-        p = qkprobe.probe_queries_keys(m, states, layer - 1, head)  # another head of the same model
+        p = qkprobe.probe_queries_keys(m, states, head - 1)  # another head of the same layer
         return qk_map(Q, K, scores, mask, more=(p.Q, p.K))
 
     def figure():
@@ -69,7 +70,7 @@ def cases_for(name: str) -> dict:
     total = 2 * (n + points.Q.shape[0])
     return {
         f"{name} L{layer}H{head} cold ({len(sentences)} sentences, {total} points)": cold,
-        f"{name} states cached (another head: projections + map)": states_cached,
+        f"{name} states cached (another head of the layer: projections + map)": states_cached,
         f"{name} cached (the map alone)": lambda: qk_map(Q, K, scores, mask, more=(points.Q, points.K)),
         f"{name} figure ({total} points)": figure,
     }

@@ -125,13 +125,13 @@ def random_head(name: str, sentence: str, pad_to: int, layer: int, seed: int) ->
     return pt.take_apart(run(name, sentence, pad_to), w, layer, -1, compare=False)
 
 
-@bounded(max_mib=32)  # the bundled MiniLM's 180 probe sentences: 24 MiB of attention inputs
-def probe_states(name: str):
-    """Every layer's attention input on the shipped probe set (one batched forward pass per model)."""
+@bounded(max_mib=32)  # the bundled MiniLM's 180 probe sentences: 4 MiB of attention inputs a layer
+def probe_states(name: str, layer: int):
+    """``layer``'s attention input on the shipped probe set (one batched forward pass, stopped at that layer)."""
     from attn_core.interpret import corpus
     from attn_core.why import qkprobe
 
-    return qkprobe.probe_states(_loaded(name), corpus.sentences())
+    return qkprobe.probe_states(_loaded(name), corpus.sentences(), layer)
 
 
 @bounded(max_mib=8)  # one head's queries and keys of ~2,000 probe tokens: 0.5 MiB at d_head = 32
@@ -139,4 +139,4 @@ def probe_points(name: str, layer: int, head: int):
     """One head's queries and keys of every real token of the probe set (``why.qkprobe.ProbePoints``)."""
     from attn_core.why import qkprobe
 
-    return qkprobe.probe_queries_keys(_loaded(name), probe_states(name), layer, head)
+    return qkprobe.probe_queries_keys(_loaded(name), probe_states(name, layer), head)

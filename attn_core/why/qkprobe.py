@@ -1,9 +1,10 @@
-"""The probe set's queries and keys for one head of a trained model: every probe sentence through the model once as
-one right-padded batch (what each layer's attention sees, ``models.attention_inputs``), then one head's queries and
-keys of every real token, projected and rotated as ``models.take_apart`` does for one sentence.
+"""The probe set's queries and keys for one head of a trained model: every probe sentence through the model's
+layers up to the head's as one right-padded batch (what that layer's attention sees, ``models.attention_inputs``),
+then one head's queries and keys of every real token, projected and rotated as ``models.take_apart`` does for one
+sentence.
 
-``probe_states`` is the model's part (one forward pass, every layer); ``probe_queries_keys`` one head's (two small
-projections). A caller caches both on plain values (the model's name, the layer, the head)."""
+``probe_states`` is the layer's part (one forward pass, stopped at that layer); ``probe_queries_keys`` one head's (two
+small projections). A caller caches both on plain values (the model's name, the layer, the head)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from ..positions import SCHEMES
 
 @dataclass(frozen=True)
 class ProbeStates:
-    inputs: torch.Tensor  # (layers, B, L, d_model) each layer's attention input, right-padded
+    layer: int
+    inputs: torch.Tensor  # (B, L, d_model) the layer's attention input, right-padded
     real: torch.Tensor  # (B, L) bool: a real token (not padding)
     pieces: tuple[tuple[str, ...], ...]  # each sentence's real tokens, as the model's tokenizer splits them
 
@@ -32,8 +34,10 @@ class ProbePoints:
     token: list[str]  # (N,) its token
 
 
-def probe_states(m, sentences: list[str]) -> ProbeStates:
-    """Every sentence encoded as the Real model page encodes one (its special tokens, cut to the context), batched."""
+def probe_states(m, sentences: list[str], layer: int) -> ProbeStates:
+    """Every sentence encoded as the Real model page encodes one (its special tokens, cut to the context), batched,
+    through the model up to ``layer``'s attention."""
+    pt.check_layer_head(m, layer)
     encs = [pt.encode(m, s) for s in sentences]
     L = max(e.n_real for e in encs)
     pad = m.tokenizer.pad_token_id
@@ -41,13 +45,13 @@ def probe_states(m, sentences: list[str]) -> ProbeStates:
     ids = torch.tensor([list(e.ids[: e.n_real]) + [pad] * (L - e.n_real) for e in encs])
     real = torch.arange(L)[None] < torch.tensor([e.n_real for e in encs])[:, None]
     pieces = tuple(tuple(e.pieces[: e.n_real]) for e in encs)
-    return ProbeStates(pt.attention_inputs(m, ids, real), real, pieces)
+    return ProbeStates(layer, pt.attention_inputs(m, ids, real, layer), real, pieces)
 
 
-def probe_queries_keys(m, states: ProbeStates, layer: int, head: int) -> ProbePoints:
-    """Head ``head`` of ``layer``: every real token's query and key (its bias and rotation included)."""
-    w = pt.head_weights(m, layer, head)
-    x = states.inputs[layer]  # (B, L, d_model)
+def probe_queries_keys(m, states: ProbeStates, head: int) -> ProbePoints:
+    """Head ``head`` of the states' layer: every real token's query and key (its bias and rotation included)."""
+    w = pt.head_weights(m, states.layer, head)
+    x = states.inputs  # (B, L, d_model)
     Q, K = steps.project(x, w.W_q, w.b_q)[:, 0], steps.project(x, w.W_k, w.b_k)[:, 0]  # (B, L, d)
     rotary = w.rotary() if isinstance(w, pt.HeadWeights) else None
     positions = rotary if rotary is not None else SCHEMES["learned"]
