@@ -76,6 +76,7 @@ EXPECTED = {
     "lang",
     "lesson_hide",
     "qk_colour",
+    "rm_qk_probes",
     "heads",
     "temperature",
 }
