@@ -10,17 +10,29 @@ import torch
 from attn_core.why import qk_map
 
 from . import figures as fig
-from . import widgets
-from .i18n import t
+from . import qk_parts, real, session, widgets
+from .controls import draw
+from .i18n import label, t
 from .views import chart, focus_select
 
 OPEN_KEY = "qk_map_open"
 MODEL_OPEN_KEY = "rm_qk_map_open"
+BAR = {"position": "qk_bar_position", "token": "qk_bar_token", "norm": "qk_bar_norm"}  # the colour bar's title
+NOTE = {"position": "qk_colour_note_position", "token": "qk_colour_note_token", "norm": "qk_colour_note_norm"}
 
 
-def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[str]) -> None:
-    """Step by step: head ``head`` of the explorer's trace, the attention row of query ``focus``."""
-    box = widgets.expander(st, t("qk_open"), key=OPEN_KEY, icon=":material/scatter_plot:")
+def _expander(key: str):
+    """The section's expander, open when it is or when the link sets one of its controls (the colouring, the probe
+    set's points)."""
+    if session.get(key) is None and any(session.url(n) is not None for n in ("qk_colour", "rm_qk_probes")):
+        session.put(key, True)
+    return widgets.expander(st, t("qk_open"), key=key, icon=":material/scatter_plot:")
+
+
+def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[str], colour_control) -> None:
+    """Step by step: head ``head`` of the explorer's trace, the attention row of query ``focus``;
+    ``colour_control``: the page's ``qk_colour`` control, drawn in the section."""
+    box = _expander(OPEN_KEY)
     if not box.open:
         return
     with box:
@@ -28,38 +40,62 @@ def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[st
         if trace.settings.score == "additive" or Q.shape[-1] != K.shape[-1]:
             st.info(t("qk_not_dot"), icon=":material/info:")
             return
+        by = draw(colour_control, st, horizontal=True)
         scaled = trace.scaled_scores
         scores = scaled[head] if scaled is not None else (Q @ K.T) * trace.scale
         title = t("qk_title", h=head)
-        _draw(Q, K, scores, trace.mask, trace.attn[head, focus], focus, (q_labels, k_labels), title, "")
+        sides = qk_parts.points(q_labels, Q.norm(dim=-1)), qk_parts.points(k_labels, K.norm(dim=-1))
+        look = {"by": by, "sides": sides, "focus_key": "focus"}
+        _draw(Q, K, scores, trace.mask, trace.attn[head, focus], focus, (q_labels, k_labels), title, "", look)
 
 
-def model_section(ht, layer: int, head: int, labels: list[str], n: int, focus: int | None = None) -> None:
-    """Real model: one trained head (``pretrained.HeadTrace``) over its ``n`` real tokens (padding left out); the
-    query is the page's focus, chosen here when the page has not drawn one."""
-    box = widgets.expander(st, t("qk_open"), key=MODEL_OPEN_KEY, icon=":material/scatter_plot:")
+def model_section(
+    ht, name: str, layer: int, head: int, labels: list[str], n: int, controls: tuple, focus: int | None = None
+) -> None:
+    """Real model: head ``head`` of ``layer`` of model ``name`` (its ``pretrained.HeadTrace`` ``ht``) over its ``n``
+    real tokens (padding left out); the query is the page's focus, chosen here when the page has not drawn one;
+    ``controls``: the page's ``qk_colour`` and ``rm_qk_probes`` controls (the probe set's points added or not)."""
+    box = _expander(MODEL_OPEN_KEY)
     if not box.open:
         return
     with box:
+        c1, c2, c3 = st.columns([2, 3, 2])
         if focus is None:
-            focus = focus_select(st.columns([1, 2])[0], labels[:n])
+            focus = focus_select(c1, labels[:n])
+        by, probes = draw(controls[0], c2, horizontal=True), draw(controls[1], c3)
         scores, allowed = ht.scaled_scores[0, :n, :n], None if ht.mask is None else ht.mask[:n, :n]
         title = t("qk_title_model", l=layer, h=head)
         Q, K, row = ht.Q[0, :n], ht.K[0, :n], ht.attn[0, focus, :n]
-        _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_")
+        sides = qk_parts.points(labels[:n], Q.norm(dim=-1)), qk_parts.points(labels[:n], K.norm(dim=-1))
+        look = {"by": by, "sides": sides, "focus_key": "focus"}
+        if not probes:
+            _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
+            return
+        with st.spinner(t("qk_probes_wait")):
+            p = real.probe_points(name, layer, head)
+        m = qk_map(Q, K, scores, allowed, more=(p.Q, p.K))
+        made = {"method": m.method, "explained": m.explained, "correlation": m.correlation, "d": Q.shape[-1]}
+        look["sides"] = tuple(
+            qk_parts.joined(side, qk_parts.points(p.token, v.norm(dim=-1), p.position))
+            for side, v in zip(sides, (p.Q, p.K), strict=True)
+        )
+        look["more"] = {"points": (m.more_queries, m.more_keys), "sentences": len(set(p.sentence))}
+        _drawn((m.queries, m.keys), made, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
 
 
-def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
+def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str, look: dict) -> None:
     """The map of Q (L, d) and K (S, d) under these scaled scores, the selected query's weights on it, and how to
-    read it; ``prefix``: its chart key's, and on Real model and the Lab a note without the explorer's d_q = d_k = 2."""
+    read it; ``prefix``: its chart key's, and on Real model and the Lab a note without the explorer's d_q = d_k = 2;
+    ``look``: its colouring (``_drawn``)."""
     m = qk_map(Q, K, scores, allowed)
     made = {"method": m.method, "explained": m.explained, "correlation": m.correlation, "d": Q.shape[-1]}
-    _drawn((m.queries, m.keys), made, row, focus, labels, title, prefix)
+    _drawn((m.queries, m.keys), made, row, focus, labels, title, prefix, look)
 
 
-def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, prefix: str) -> None:
+def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, prefix: str, look: dict) -> None:
     """A map already made: its points (queries (L, 2), keys (S, 2)) and ``m``'s method, explained share,
-    correlation and d (the head's size)."""
+    correlation and d (the head's size); ``look``: "by" (position, token or norm), "sides" (the queries' and the
+    keys' ``qk_parts.points``) and "focus_key" (the session key a clicked query is written to)."""
     st.caption(t("qk_intro"))
     r = f"{m['correlation']:.3f}" if m["correlation"] is not None else t("qk_no_r")
     d = m["d"]
@@ -71,12 +107,26 @@ def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, p
         key = "qk_pca_lab" if prefix.startswith("lab_") else "qk_pca_model" if prefix else "qk_pca"
         note = t(key, d=d, share=f"{m['explained']:.0%}", r=r)
     q_labels, k_labels = labels
-    style = fig.run_style()
-    chart(
-        fig.qk_scatter(*points, q_labels, k_labels, row, focus=focus, title=title, style=style),
-        f"{prefix}chart_qk_map",
+    by, more = look["by"], look.get("more")
+    colour = qk_parts.colours(by, *look["sides"], t(BAR[by]), (len(q_labels), len(k_labels)))
+    figure = fig.qk_scatter(
+        *points,
+        q_labels,
+        k_labels,
+        row,
+        focus=focus,
+        title=title,
+        style=fig.run_style(),
+        colour=colour,
+        more=more and more["points"],
     )
-    st.caption(note)
+    key = f"{prefix}chart_qk_map"
+    click = qk_parts.on_click(key, look["focus_key"], figure.layout.meta["queries_curve"], len(q_labels))
+    chart(figure, key, on_select=click)
+    if more:
+        total = len(q_labels) + len(k_labels) + sum(len(x) for x in more["points"])
+        note += " " + t("qk_probes_note", points=total, sentences=more["sentences"])
+    st.caption(note + " " + t(NOTE[by]) + " " + t("qk_click"))
 
 
 def lab_section(name: str, snap, labels: list[str]) -> None:
@@ -90,14 +140,19 @@ def lab_section(name: str, snap, labels: list[str]) -> None:
             st.info(t("qk_lab_none"), icon=":material/info:")
             return
         heads = [(layer, h) for layer in range(len(snap.qk)) for h in range(len(snap.qk[0]))]
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns(3)
         named = {p: t("lab_head", layer=p[0], head=p[1]) for p in heads}
         layer, h = widgets.selectbox(c1, t("qk_lab_head"), heads, key=f"lab_qk_head_{name}", format_func=named.get)
         n = len(labels)
         focus = widgets.selectbox(
             c2, t("qk_lab_query"), range(n), key=f"lab_qk_query_{name}", default=n - 1, format_func=labels.__getitem__
         )
+        by = widgets.selectbox(
+            c3, t("qk_colour_by"), qk_parts.COLOURS, key=f"lab_qk_colour_{name}", format_func=label("qk_colour.")
+        )
         m = snap.qk[layer][h]  # the worker's map: two points a token, computed where the run trains
         title = t("qk_title_lab", l=layer, h=h, step=snap.step)
         points = torch.tensor(m["queries"]), torch.tensor(m["keys"])
-        _drawn(points, m, snap.weights[layer][h, focus], focus, (labels, labels), title, f"lab_{name}_")
+        sides = qk_parts.points(labels, m["q_norm"]), qk_parts.points(labels, m["k_norm"])
+        look = {"by": by, "sides": sides, "focus_key": f"lab_qk_query_{name}"}
+        _drawn(points, m, snap.weights[layer][h, focus], focus, (labels, labels), title, f"lab_{name}_", look)

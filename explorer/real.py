@@ -137,3 +137,20 @@ def head(name: str, sentence: str, pad_to: int, layer: int, head: int) -> pt.Hea
 def random_head(name: str, sentence: str, pad_to: int, layer: int, seed: int) -> pt.HeadTrace:
     w = pt.random_weights(_loaded(name), seed=seed)
     return pt.take_apart(run(name, sentence, pad_to), w, layer, -1, compare=False)
+
+
+@bounded(max_mib=32)  # the bundled MiniLM's 180 probe sentences: 4 MiB of attention inputs a layer
+def probe_states(name: str, layer: int):
+    """``layer``'s attention input on the shipped probe set (one batched forward pass, stopped at that layer)."""
+    from attn_core.interpret import corpus
+    from attn_core.why import qkprobe
+
+    return qkprobe.probe_states(_loaded(name), corpus.sentences(), layer)
+
+
+@bounded(max_mib=8)  # one head's queries and keys of ~2,000 probe tokens: 0.5 MiB at d_head = 32
+def probe_points(name: str, layer: int, head: int):
+    """One head's queries and keys of every real token of the probe set (``why.qkprobe.ProbePoints``)."""
+    from attn_core.why import qkprobe
+
+    return qkprobe.probe_queries_keys(_loaded(name), probe_states(name, layer), head)

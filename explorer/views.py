@@ -39,10 +39,12 @@ def export_config(figure, key: str) -> dict:
     return {"toImageButtonOptions": {"format": "svg", "filename": name}, "displaylogo": False}
 
 
-def chart(figure, key: str) -> None:
+def chart(figure, key: str, *, on_select=None) -> None:
     """Draw ``figure`` across its column, its main fact in a sentence under it (the chart's text
-    alternative: what a screen reader reads, and what the back of a room can read)."""
-    st.plotly_chart(figure, width="stretch", key=key, config=export_config(figure, key))
+    alternative: what a screen reader reads, and what the back of a room can read). ``on_select``: a callback
+    run when a point is clicked (the selection under ``key`` in the session); None: the chart takes no clicks."""
+    options = {} if on_select is None else {"on_select": on_select, "selection_mode": "points"}
+    st.plotly_chart(figure, width="stretch", key=key, config=export_config(figure, key), **options)
     alt = fig.alt_text(figure)
     if alt:
         st.caption(md(alt))

@@ -83,7 +83,7 @@ chart(
     ),
     "chart_focus",
 )
-qk_view.section(trace, head, focus, q_labels, k_labels)  # drawn only while its expander is open
+qk_view.section(trace, head, focus, q_labels, k_labels, PAGE["qk_colour"])  # drawn only while its expander is open
 with st.expander(t("focus_context", tok=md(tok))):
     st.dataframe(
         {fig.axis_name("dim"): list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()},

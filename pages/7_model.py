@@ -278,7 +278,16 @@ def head_ui(predicting: bool) -> None:
     rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
     compare_ui(layer, head, ht, rnd, floor)
     apart_ui(ht, layer, head)
-    qk_view.model_section(ht, layer, head, labels, enc.n_real, focus if predicting else None)  # only while open
+    qk_view.model_section(
+        ht,
+        spec,
+        layer,
+        head,
+        labels,
+        enc.n_real,
+        (PAGE["qk_colour"], PAGE["rm_qk_probes"]),
+        focus if predicting else None,
+    )
     downloads_ui(ht, layer, head)
     why_view.why_ui(spec, settings.sentence, pad_to, pre.layers, pre.heads, layer, head, enc.n_real)
 

@@ -33,8 +33,9 @@ class Snapshot:
 def queries_keys(model: LabModel, x: torch.Tensor) -> list[list[dict]]:
     """Per layer, per head, for the probe example x (L,): its query-key map (``why.qkmap.qk_map`` of the queries,
     keys, scaled scores and mask that enter the softmax) as plain numbers: ``queries`` and ``keys`` (L, 2),
-    ``method``, ``explained``, ``correlation`` and ``d`` (d_k). Two points a token, whatever d_k: a snapshot stays
-    small. Empty for a kernel without a softmax of dot-product scores (its weights are not a softmax of q · k)."""
+    ``method``, ``explained``, ``correlation``, ``d`` (d_k), ``q_norm`` and ``k_norm`` (each vector's norm). Two
+    points a token, whatever d_k: a snapshot stays small. Empty for a kernel without a softmax of dot-product scores
+    (its weights are not a softmax of q · k)."""
     c = model.c
     if not KERNELS[c.kernel].softmax or c.score == "additive":
         return []
@@ -52,6 +53,8 @@ def queries_keys(model: LabModel, x: torch.Tensor) -> list[list[dict]]:
                     "explained": m.explained,
                     "correlation": m.correlation,
                     "d": int(a.Q.shape[-1]),
+                    "q_norm": a.Q[0, h].norm(dim=-1).tolist(),  # before the map's scaling: what colour by norm shows
+                    "k_norm": a.K[0, h].norm(dim=-1).tolist(),
                 }
             )
         out.append(heads)

@@ -41,7 +41,7 @@ from .locate import (
     offered,
     offered_paths,
 )
-from .run import final_norm, forward, head_context, head_writes, install, out_proj, unembed
+from .run import attention_inputs, final_norm, forward, head_context, head_writes, install, out_proj, unembed
 from .text import display_pieces, encode, token_text
 
 UNK_NOTICE = 0.2  # share of the sentence's pieces that are [UNK] from which the page says so
@@ -65,6 +65,7 @@ __all__ = [
     "ModelUnavailable",
     "Pretrained",
     "Run",
+    "attention_inputs",
     "bundled_path",
     "check_layer_head",
     "describe",

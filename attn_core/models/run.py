@@ -31,11 +31,17 @@ def _first(args, kwargs, name: str = "hidden_states") -> torch.Tensor:
     return args[0] if args else kwargs[name]
 
 
+class _Enough(Exception):
+    """Raised by the capture hook once the layer a capture stops after is captured: the rest is not run."""
+
+
 def _pre(key: str, layer: int):
     def hook(module, args, kwargs):
         cap = _CAPTURE.get()
         if cap is not None:
             cap.setdefault(key, {})[layer] = _first(args, kwargs).detach()
+            if key == "attn_in" and cap.get("stop_after") == layer:
+                raise _Enough
 
     return hook
 
@@ -122,6 +128,23 @@ def forward(m: Model, ids) -> Run:
         logits=out.logits[0].float(),
         causal=True,
     )
+
+
+def attention_inputs(m: Model, ids: torch.Tensor, real: torch.Tensor, layer: int) -> torch.Tensor:
+    """(B, L, d_model) what ``layer``'s attention sees for a right-padded batch ``ids`` (B, L) whose real tokens are
+    ``real`` (B, L) bool: the hook ``forward`` reads, on many sentences at once; the layers after it are not run."""
+    install(m)
+    cap: dict = {"stop_after": layer}
+    token = _CAPTURE.set(cap)
+    try:
+        with torch.inference_mode():
+            body = family(m).base(m.hf) if m.causal else m.hf  # a decoder without its LM head: no logits needed
+            body(input_ids=ids, attention_mask=real.long())
+    except _Enough:
+        pass
+    finally:
+        _CAPTURE.reset(token)
+    return cap["attn_in"][layer].float()
 
 
 def final_norm(m: Model) -> torch.nn.Module:

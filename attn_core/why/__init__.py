@@ -7,7 +7,10 @@
     atlas    atlas(m, run): entropy, effective keys, largest weight, first-token share (and weighted by what the
              head writes for it) per layer and head
     qkmap    qk_map(Q, K, scores) -> QKMap: one head's queries and keys on one map (AttentionViz), moved by the two
-             transforms that leave every softmax unchanged, exact when d = 2, PCA otherwise
+             transforms that leave every softmax unchanged, exact when d = 2, PCA otherwise; ``more``: other
+             sentences' points on the same map
+    qkprobe  probe_states(m, sentences), probe_queries_keys(m, states, layer, head): one head's queries and keys of
+             every token of many sentences (the shipped probe set), from one batched forward pass
     spread   spread(w, allowed): one weight matrix's mean row entropy and exp(H); dispersion(gap, ns): softmax's
              largest weight as the keys grow (with the published adaptive temperature); sink_errors: a window with
              global tokens against full attention (the Variants page)

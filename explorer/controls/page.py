@@ -7,6 +7,7 @@ from attn_core.tensors import URL_STEPS
 
 from .control import Control
 
+COLOURS = ("position", "token", "norm")  # the query-key map: colour by
 STEPS = URL_STEPS  # the URL's ?step= values, from the one table of tensor names
 RM_STEPS = tuple(f"rm_{step}" for step in URL_STEPS[1:])  # the Real model page's (no tokens step)
 _HEAD = LIMITS["heads"][1] - 1
@@ -57,6 +58,9 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         Control("vi_query", "choice", 0, title="vision.query"),  # options: this grid's patches
         Control("va_gap", "float", 2.0, low=0.0, high=10.0, step=0.5),  # Variants: dispersion's score gap Δ
         Control("va_adaptive", "switch", False),  # Variants: the adaptive temperature's curve beside softmax's
+        # the query-key map's colouring (Step by step, Real model), and the probe set's points on it (Real model)
+        Control("qk_colour", "radio", "position", options=COLOURS, fmt="qk_colour.", title="qk_colour_by"),
+        Control("rm_qk_probes", "switch", False, title="qk_probes"),
         *_lab_rows(),
     )
 }

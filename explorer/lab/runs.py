@@ -53,13 +53,15 @@ class Snap:
     status: str
     train_acc: float = 0.0
     scores: list = field(default_factory=list)  # per layer, per head: the head detector's scores
-    qk: list = field(default_factory=list)  # per layer, per head: the probe's query-key map (two points a token)
+    qk: list = field(
+        default_factory=list
+    )  # per layer, per head: the probe's query-key map (two points a token, each with its norm)
 
     @property
     def nbytes(self) -> int:
-        points = sum(len(h["queries"]) + len(h["keys"]) for layer in self.qk for h in layer)  # two floats each
+        points = sum(len(h["queries"]) + len(h["keys"]) for layer in self.qk for h in layer)  # x, y and its norm
         weights = sum(w.numel() * w.element_size() for w in self.weights)
-        return weights + points * 2 * 8 + 200  # the numbers and the object
+        return weights + points * 3 * 8 + 200  # the numbers and the object
 
 
 @dataclass

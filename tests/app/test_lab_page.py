@@ -146,7 +146,8 @@ def test_finished_runs_are_bounded_in_bytes_the_oldest_dropped_first(monkeypatch
     one = done[0].nbytes
     weights = sum(w.numel() * 4 for x in done[0].snaps for w in x.weights)  # float32
     maps = [h for x in done[0].snaps for layer in x.qk for h in layer]  # the query-key maps: 2 points a token
-    qk = sum(len(h["queries"]) + len(h["keys"]) for h in maps) * 2 * 8  # two Python floats a point
+    assert all(len(h["q_norm"]) == len(h["queries"]) and len(h["k_norm"]) == len(h["keys"]) for h in maps)
+    qk = sum(len(h["queries"]) + len(h["keys"]) for h in maps) * 3 * 8  # three Python floats a point: x, y, norm
     assert qk > 0 and one == weights + qk + 200 * len(done[0].snaps)
     monkeypatch.setattr(lab_runs, "KEEP_BYTES", int(2.5 * one))
     with RUNS.lock:
@@ -325,6 +326,7 @@ def test_the_query_key_map_of_a_finished_run_is_the_engines_at_the_replayed_step
     wait_done(at)
     assert not [c for c in charts(at) if c.startswith("Queries and keys")]  # nothing until opened
     at.session_state["lab_qk_open_A"] = True
+    at.session_state["lab_qk_colour_A"] = "norm"
     at.run()
     cfg = engine.LabConfig(task="shift", steps=50, seed=3, d_model=16, d_k=24, d_v=28, heads=1, pos="none")
     snaps = list(train(cfg))
@@ -337,6 +339,8 @@ def test_the_query_key_map_of_a_finished_run_is_the_engines_at_the_replayed_step
         got = torch.tensor([q["x"], q["y"]]).T
         got = got * torch.where((got * want).sum(0) < 0, -1.0, 1.0)  # a principal axis's sign is arbitrary
         assert torch.allclose(got, want, rtol=1e-3, atol=1e-3 * float(want.abs().max()))
+        norms = torch.tensor(next(s for s in snaps if s.step == step).qk[0][0]["q_norm"])  # colour by norm
+        assert torch.allclose(torch.tensor(q["marker"]["color"]), norms, rtol=1e-3, atol=1e-4 * float(norms.max()))
 
 
 def test_the_sink_chart_is_every_heads_first_token_score_over_the_steps(app):

@@ -34,6 +34,7 @@ STATES = [
     ("pages/6_complexity.py", {}),
     ("pages/7_model.py", {"rm_step": "rm_st_qkv"}),
     ("pages/7_model.py", {"predict": "true"}),
+    ("pages/7_model.py", {"qk_colour": "norm"}),  # the link opens the query-key map: its widgets drawn
     ("pages/8_lab.py", {}),
     ("pages/9_inside.py", {}),
     ("pages/10_explain.py", {}),
@@ -74,6 +75,8 @@ EXPECTED = {
     "layout",
     "lang",
     "lesson_hide",
+    "qk_colour",
+    "rm_qk_probes",
     "heads",
     "temperature",
 }

@@ -419,6 +419,9 @@ def test_the_query_key_maps_are_those_of_the_queries_and_keys_that_give_the_mode
             assert_close(torch.tensor(got["queries"]), want.queries, rtol=1e-5, atol=1e-6)
             assert_close(torch.tensor(got["keys"]), want.keys, rtol=1e-5, atol=1e-6)
             assert got["correlation"] == pytest.approx(want.correlation) and got["d"] == cfg.d_k
+            for side, m in (("q_norm", a.Q[0, h]), ("k_norm", a.K[0, h])):  # colour by norm: before the map's scaling
+                written = torch.tensor([sum(v * v for v in row) ** 0.5 for row in m.double().tolist()])
+                assert_close(torch.tensor(got[side], dtype=torch.float64), written, rtol=1e-5, atol=1e-6)
     snaps = list(train(cfg))
     assert [s.step for s in snaps] == [25, 50]
     assert all(len(s.qk) == 2 and all(len(h["queries"]) == 12 == len(h["keys"]) for h in s.qk[0]) for s in snaps)

@@ -90,3 +90,34 @@ def test_what_is_not_one_heads_queries_and_keys_is_refused(Q, K):
 def test_all_zero_vectors_give_a_map_and_no_correlation():
     m = qk_map(torch.zeros(3, 4), torch.zeros(3, 4), torch.zeros(3, 3))
     assert m.correlation is None and torch.isfinite(m.queries).all() and torch.isfinite(m.keys).all()
+
+
+def test_other_points_share_the_one_translation_and_scale_and_r_stays_this_sentences():
+    """d = 2 (exact): with ``more``, c = sqrt(mean ‖k‖ / mean ‖q‖) and t = mean(q') - mean(k') are taken over every
+    point (written out here), the map's points are c q and k / c + t, and r is over this sentence's pairs alone
+    (Pearson's r of minus the drawn distance and the score, written out)."""
+    g = torch.Generator().manual_seed(11)
+    Q, K = torch.randn(5, 2, generator=g), torch.randn(6, 2, generator=g) * 3 + 1
+    MQ, MK = torch.randn(40, 2, generator=g) * 0.5, torch.randn(30, 2, generator=g) - 2
+    scores = Q @ K.T
+    m = qk_map(Q, K, scores, more=(MQ, MK))
+    all_q, all_k = torch.cat([Q, MQ]).double(), torch.cat([K, MK]).double()
+    q_len = sum(float(row.dot(row)) ** 0.5 for row in all_q) / len(all_q)
+    k_len = sum(float(row.dot(row)) ** 0.5 for row in all_k) / len(all_k)
+    c = (k_len / q_len) ** 0.5
+    t = (c * all_q).mean(0) - (all_k / c).mean(0)
+    assert m.method == "exact" and m.scale == pytest.approx(c, rel=1e-5)
+    assert_close(m.queries.double(), c * Q.double(), rtol=1e-5, atol=1e-6)
+    assert_close(m.keys.double(), K.double() / c + t, rtol=1e-5, atol=1e-6)
+    assert_close(m.more_queries.double(), c * MQ.double(), rtol=1e-5, atol=1e-6)
+    assert_close(m.more_keys.double(), MK.double() / c + t, rtol=1e-5, atol=1e-6)
+    alone = qk_map(Q, K, scores)
+    assert alone.more_queries is None and abs(alone.scale - m.scale) > 1e-3  # the probe points moved c
+    x = [-float((m.queries[i] - m.keys[j]).double().norm()) for i in range(5) for j in range(6)]
+    y = [float(scores[i, j]) for i in range(5) for j in range(6)]
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    cov = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    r = cov / (sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y)) ** 0.5
+    assert m.correlation == pytest.approx(r, abs=1e-6)
+    with pytest.raises(ValueError):
+        qk_map(Q, K, scores, more=(MQ, torch.zeros(3, 4)))
