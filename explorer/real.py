@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import threading
 
 from attn_core import pretrained as pt
@@ -33,6 +34,7 @@ class _Loader:
         self.lock = threading.Lock()
         self.threads: dict[str, threading.Thread] = {}
         self.done: dict[str, pt.Pretrained | pt.ModelUnavailable] = {}
+        self.warming: dict[str, threading.Thread] = {}  # what is computed through the shared caches once offered
 
     def start(self, name: str, warm: bool = False) -> None:
         with self.lock:
@@ -55,6 +57,10 @@ class _Loader:
         freeze_heap()  # transformers and the weights are long-lived too: keep them out of every gc pass
         with self.lock:
             self.done[name] = result
+        if warm and not isinstance(result, pt.ModelUnavailable):
+            after = threading.Thread(target=_warm_caches, args=(result,), name=f"warm-{name}", daemon=True)
+            self.warming[name] = after
+            after.start()
 
     def get(self, name: str) -> pt.Pretrained | None:
         """The loaded model, None while it loads; raises ModelUnavailable if it cannot load."""
@@ -82,6 +88,14 @@ def _warm(pre: pt.Pretrained) -> None:
 
     with contextlib.suppress(Exception):  # a warm-up that fails leaves the work to the first asker, as before
         corpus_means(pre)
+
+
+def _warm_caches(pre: pt.Pretrained) -> None:
+    """Once the model is offered: the probe set's attention inputs of every layer (the Real model page's query-key
+    map over the probe set; ~1 s of forward passes a layer on a busy 2-core server), into the shared cache."""
+    with contextlib.suppress(Exception):  # as above: what fails here is computed when first asked for
+        for layer in range(pre.layers):
+            probe_states(pre.name, layer)
 
 
 def start_loading(name: str = pt.BUNDLED, warm: bool = False) -> None:
@@ -139,7 +153,8 @@ def random_head(name: str, sentence: str, pad_to: int, layer: int, seed: int) ->
     return pt.take_apart(run(name, sentence, pad_to), w, layer, -1, compare=False)
 
 
-@bounded(max_mib=32)  # the bundled MiniLM's 180 probe sentences: 4 MiB of attention inputs a layer
+@bounded(max_mib=32, idle_s=math.inf)  # the bundled MiniLM's 180 probe sentences: 4 MiB of attention inputs a layer;
+# a constant of the model, computed at a server's start (``_warm_caches``) and kept as long as the model is
 def probe_states(name: str, layer: int):
     """``layer``'s attention input on the shipped probe set (one batched forward pass, stopped at that layer)."""
     from attn_core.interpret import corpus

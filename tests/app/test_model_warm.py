@@ -15,16 +15,29 @@ def _load(warm: bool):
     loader = real._Loader()
     loader.start(pt.BUNDLED, warm)
     loader.threads[pt.BUNDLED].join(300)
+    if warm:
+        loader.warming[pt.BUNDLED].join(300)
+    else:
+        assert not loader.warming
     return loader.get(pt.BUNDLED)
+
+
+def _probe_layers_kept(name: str) -> set[int]:
+    with real.probe_states.lock:
+        return {args[1] for args, _ in real.probe_states.entries if args[0] == name}
 
 
 def test_a_warm_load_holds_the_probe_means_a_plain_one_does_not(monkeypatch):
     monkeypatch.setattr(corpus, "_MEANS", {})
+    real.probe_states.clear()
     pre = _load(warm=False)
-    assert pre is not None and pre.name not in corpus._MEANS
+    assert pre is not None and pre.name not in corpus._MEANS and not _probe_layers_kept(pre.name)
 
     pre = _load(warm=True)
     assert pre.name in corpus._MEANS, "the warm load did not compute the means"
+    assert _probe_layers_kept(pre.name) == set(range(pre.layers)), "the probe set's map inputs are not kept"
+    real.probe_states.expire_idle(now=10**12)  # long after the class: a constant of the model stays
+    assert _probe_layers_kept(pre.name) == set(range(pre.layers))
     kept = corpus._MEANS[pre.name]
     assert kept.shape == (pre.layers, pre.heads * pre.d_head)
 
