@@ -39,6 +39,15 @@ def cpu_s(proc: psutil.Process) -> float:
     return t.user + t.system
 
 
+def settle(proc: psutil.Process, limit_s: float = 180.0) -> None:
+    """Wait until the server is idle (under 5 % of a core for a second): what it computes once at its start (the
+    models' warm-up, in a background thread) is not one page's rerun."""
+    proc.cpu_percent(None)
+    deadline = time.time() + limit_s
+    while time.time() < deadline and proc.cpu_percent(interval=1.0) > 5.0:
+        pass
+
+
 async def measure(url: str, pid: int, pages: list[str], reruns: int, seed: int) -> dict:
     proc = psutil.Process(pid)
     rng = random.Random(seed)
@@ -46,6 +55,7 @@ async def measure(url: str, pid: int, pages: list[str], reruns: int, seed: int) 
     await s.connect()
     for page in pages:  # warm: every page once, as a first visitor does
         await s.run(page=page, timeout=300)
+    settle(proc)
     out: dict = {}
     for page in pages:
         await s.run(page=page, timeout=300)
