@@ -5,6 +5,8 @@ The cases are generated from the widgets each page actually draws (every selectb
 multiselect, number input, slider, checkbox and toggle found under AppTest), so a new widget is
 covered by itself. The sidebar's widgets are drawn by one loop for every page; they are tried on
 Step by step, and each page's own widgets on that page (the Tutorial and the start page have none).
+The n-th hostile value of every widget on a page goes in one app run; a run that raises, or hides a widget,
+is tried again one value at a time, so every value meets its widget and a failure names it.
 """
 
 from __future__ import annotations
@@ -186,12 +188,29 @@ def found(page: str, query: dict, sidebar: bool | None = None) -> dict[str, obje
     return drawn(at, sidebar)
 
 
+def attempt_together(page: str, query: dict, values: dict) -> list[str]:
+    """What goes wrong with every widget's hostile value in ``values`` sent at once (one app run for them all, each
+    widget's own check reading its own value). A widget that raises, or one that is not drawn in that run (another
+    value hid it), is tried again alone, so each value is still tried with its widget drawn and a failure names
+    the widget and the value."""
+    at = open_with(page, query, values)
+    if at.exception:
+        return [p for key in sorted(values) for p in attempt(page, query, key, values[key])]
+    shown = drawn(at)
+    problems = [
+        f"{key} = {values[key]!r}: {why}" for key in sorted(values) if key in shown and (why := sane(shown[key]))
+    ]
+    return problems + [p for key in sorted(values) if key not in shown for p in attempt(page, query, key, values[key])]
+
+
 def _try_every(page: str, query: dict, sidebar: bool) -> tuple[set[str], list[str]]:
+    """Every widget's hostile cases, the n-th case of every widget sent in one run (as many runs as the
+    widget with the most cases has)."""
     widgets = found(page, query, sidebar)
+    plans = {key: cases(w) for key, w in sorted(widgets.items())}
     problems: list[str] = []
-    for key, w in sorted(widgets.items()):
-        for _name, bad in cases(w):
-            problems += attempt(page, query, key, bad)
+    for n in range(max((len(c) for c in plans.values()), default=0)):
+        problems += attempt_together(page, query, {key: c[n][1] for key, c in plans.items() if n < len(c)})
     return set(widgets), problems
 
 

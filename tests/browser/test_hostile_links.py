@@ -54,8 +54,9 @@ def from_input(page) -> int:
     return page.locator(f"img[src*='{EVIL}'], a[href*='{EVIL}'], [onerror]").count()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def live():
+    """One server of this module's own (its memory is measured), shared by its two tests."""
     os.makedirs(ARTIFACTS, exist_ok=True)
     with open(os.path.join(ARTIFACTS, "server-hostile.log"), "w") as log:
         proc, url = start_server(log=log)

@@ -1,0 +1,35 @@
+"""The light and the dark theme in the browser tests: Streamlit follows the system preference, which Playwright
+can change on an open page, so a page drawn once is checked in both themes."""
+
+from playwright.sync_api import expect
+
+BACKGROUND = "getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"
+QUIET = """async (cap) => new Promise((done) => {  // no change to the page for 300 ms (at most cap ms in all)
+  let timer;
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(end, 300); });
+  const end = () => { observer.disconnect(); clearTimeout(last); done(); };
+  const last = setTimeout(end, cap);
+  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(end, 300);
+})"""
+
+
+def luminance(css: str) -> float:
+    """Relative luminance (WCAG 2) of a CSS rgb() colour."""
+    r, g, b = (int(float(v)) / 255 for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def switch_to_dark(page) -> None:
+    """The system preference turned dark on the open page: Streamlit, which follows it, redraws in its dark theme
+    without a reload (no new script run). Waits until the app's background is dark and the page has stopped
+    changing (the charts redrawn in the dark theme)."""
+    light = page.evaluate(BACKGROUND)
+    assert luminance(light) > 0.8, f"the page was not drawn in the light theme: background {light}"
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function(f"{BACKGROUND} !== {light!r}", timeout=30_000)
+    expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=120_000)
+    page.evaluate(QUIET, 1500)
+    dark = page.evaluate(BACKGROUND)
+    assert luminance(dark) < 0.05, f"the dark theme was not drawn: background {dark}"
