@@ -35,6 +35,9 @@ def axe_violations(page) -> list[dict]:
     """axe-core's serious and critical violations on the page as drawn: rule, impact, the nodes' targets."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=AXE)
+    # an element of a run in progress (a fragment's too, which shows no status widget) is drawn faded while stale:
+    # what a learner reads is the page at rest
+    page.wait_for_function("!document.querySelector('[data-stale=\"true\"]')", timeout=60_000)
     found = page.evaluate(
         """async (tags) => {
              const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
