@@ -45,7 +45,7 @@ WORDS = (
 
 def text_of(m: M.Model, tokens: int) -> str:
     """A text of exactly ``tokens`` tokens for ``m`` (words repeated, then cut)."""
-    words = []
+    words = [WORDS[0]]  # an empty text is refused
     while len(M.encode(m, " ".join(words)).ids) < tokens:
         words.append(WORDS[len(words) % len(WORDS)])
     while len(M.encode(m, " ".join(words)).ids) > tokens:
