@@ -39,7 +39,7 @@ def test_the_server_builds_the_kernels_at_its_start_in_the_background(monkeypatc
     monkeypatch.setattr(native, "_why", None)
     monkeypatch.setattr(server, "_prepared", False)
     monkeypatch.setattr(server, "freeze_heap", lambda: None)
-    monkeypatch.setattr(real, "start_loading", lambda *name: None)
+    monkeypatch.setattr(real, "start_loading", lambda *name, **how: None)
     server.prepare()
     join_builds()
     assert built == [THREAD]  # built once, by the start, outside the caller's thread, with no kernel asked for
