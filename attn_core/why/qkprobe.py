@@ -14,7 +14,7 @@ import torch
 
 from .. import models as pt
 from .. import steps
-from ..positions import SCHEMES
+from ..interpret.hooks import batch_of
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,9 @@ def probe_states(m, sentences: list[str], layer: int) -> ProbeStates:
     """Every sentence encoded as the Real model page encodes one (its special tokens, cut to the context), batched,
     through the model up to ``layer``'s attention."""
     pt.check_layer_head(m, layer)
-    encs = [pt.encode(m, s) for s in sentences]
-    L = max(e.n_real for e in encs)
-    pad = m.tokenizer.pad_token_id
-    pad = pad if pad is not None else (m.tokenizer.eos_token_id or 0)  # right padding: no real token attends to it
-    ids = torch.tensor([list(e.ids[: e.n_real]) + [pad] * (L - e.n_real) for e in encs])
-    real = torch.arange(L)[None] < torch.tensor([e.n_real for e in encs])[:, None]
+    batch, encs = batch_of(m, sentences)  # as Inside the model batches them
     pieces = tuple(tuple(e.pieces[: e.n_real]) for e in encs)
-    return ProbeStates(layer, pt.attention_inputs(m, ids, real, layer), real, pieces)
+    return ProbeStates(layer, pt.attention_inputs(m, batch.ids, batch.real, layer), batch.real, pieces)
 
 
 def probe_queries_keys(m, states: ProbeStates, head: int) -> ProbePoints:
@@ -53,10 +48,9 @@ def probe_queries_keys(m, states: ProbeStates, head: int) -> ProbePoints:
     w = pt.head_weights(m, states.layer, head)
     x = states.inputs  # (B, L, d_model)
     Q, K = steps.project(x, w.W_q, w.b_q)[:, 0], steps.project(x, w.W_k, w.b_k)[:, 0]  # (B, L, d)
-    rotary = w.rotary() if isinstance(w, pt.HeadWeights) else None
-    positions = rotary if rotary is not None else SCHEMES["learned"]
-    if positions.rotate is not None:
-        Q, K = positions.rotate(Q), positions.rotate(K)
+    rotary = w.rotary() if isinstance(w, pt.HeadWeights) else None  # learned positions are in x already
+    if rotary is not None:
+        Q, K = rotary.rotate(Q), rotary.rotate(K)
     where = states.real.nonzero().tolist()  # (N, 2): sentence, position, in order
     return ProbePoints(
         Q[states.real],
