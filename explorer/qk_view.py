@@ -10,7 +10,7 @@ import torch
 from attn_core.why import qk_map
 
 from . import figures as fig
-from . import qk_parts, real, session, widgets
+from . import qk_parts, real, widgets
 from .controls import draw
 from .i18n import label, t
 from .views import chart, focus_select
@@ -22,11 +22,10 @@ NOTE = {"position": "qk_colour_note_position", "token": "qk_colour_note_token", 
 
 
 def _expander(key: str):
-    """The section's expander, open when it is or when the link sets one of its controls (the colouring, the probe
-    set's points)."""
-    if session.get(key) is None and any(session.url(n) is not None for n in ("qk_colour", "rm_qk_probes")):
-        session.put(key, True)
-    return widgets.expander(st, t("qk_open"), key=key, icon=":material/scatter_plot:")
+    """The section's expander; a link that sets its colouring or the probe set's points opens it."""
+    return widgets.expander(
+        st, t("qk_open"), key=key, icon=":material/scatter_plot:", opened_by=("qk_colour", "rm_qk_probes")
+    )
 
 
 def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[str], colour_control) -> None:

@@ -15,7 +15,7 @@ from attn_core.trace import kernel_settings
 from attn_core.why import spread as sp
 
 from . import figures as fig
-from . import session, widgets
+from . import widgets
 from .cache import bounded
 from .i18n import kernel_label, t
 from .views import chart
@@ -171,7 +171,7 @@ def opened():
     """The expander the three sections are drawn in, or None while it is closed: nothing computed or drawn then
     (drawn on every rerun they doubled the page's CPU: benchmarks/results/rerun_cost_cpu.txt). A link that sets
     ``va_gap`` or ``va_adaptive`` opens it."""
-    if session.get(OPEN_KEY) is None and any(session.url(n) is not None for n in ("va_gap", "va_adaptive")):
-        session.put(OPEN_KEY, True)
-    box = widgets.expander(st, t("va_spread_open"), key=OPEN_KEY, icon=":material/blur_on:")
+    box = widgets.expander(
+        st, t("va_spread_open"), key=OPEN_KEY, icon=":material/blur_on:", opened_by=("va_gap", "va_adaptive")
+    )
     return box if box.open else None

@@ -254,11 +254,13 @@ def toggle(container, title: str, default: bool = False, *, key: str, **kwargs) 
     return fit_switch(container.toggle(title, default, key=key, **kwargs), default)[0]
 
 
-def expander(container, title: str, *, key: str, **kwargs):
+def expander(container, title: str, *, key: str, opened_by: Sequence[str] = (), **kwargs):
     """An expander whose content runs only while it is open (``.open``); its state, a bool the browser
-    sends back like any widget's, is checked first (closed when it is not one)."""
+    sends back like any widget's, is checked first (closed when it is not one). ``opened_by``: URL parameters
+    of controls inside it; a link that sets one opens it the first time (so its value is read and checked)."""
     if fix_state(key, lambda v: fit_switch(v, False), title) is MISSING:
-        _write(key, False)  # also where the session holds None, which the expander cannot take
+        # also where the session holds None, which the expander cannot take
+        _write(key, any(session.url(n) is not None for n in opened_by))
     return container.expander(title, key=key, on_change="rerun", **kwargs)
 
 
