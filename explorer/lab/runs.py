@@ -53,9 +53,8 @@ class Snap:
     status: str
     train_acc: float = 0.0
     scores: list = field(default_factory=list)  # per layer, per head: the head detector's scores
-    qk: list = field(
-        default_factory=list
-    )  # per layer, per head: the probe's query-key map (two points a token, each with its norm)
+    # per layer, per head: the probe's query-key map (two points a token, each with its norm)
+    qk: list = field(default_factory=list)
 
     @property
     def nbytes(self) -> int:
