@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import session
-from .controls.page import COLOURS  # noqa: F401 - the qk_colour control's options
 from .figures.base import word
 
 

@@ -12,6 +12,7 @@ from attn_core.why import qk_map
 from . import figures as fig
 from . import qk_parts, real, widgets
 from .controls import draw
+from .controls.page import COLOURS
 from .i18n import label, t
 from .views import chart, focus_select
 
@@ -147,7 +148,7 @@ def lab_section(name: str, snap, labels: list[str]) -> None:
             c2, t("qk_lab_query"), range(n), key=f"lab_qk_query_{name}", default=n - 1, format_func=labels.__getitem__
         )
         by = widgets.selectbox(
-            c3, t("qk_colour_by"), qk_parts.COLOURS, key=f"lab_qk_colour_{name}", format_func=label("qk_colour.")
+            c3, t("qk_colour_by"), COLOURS, key=f"lab_qk_colour_{name}", format_func=label("qk_colour.")
         )
         m = snap.qk[layer][h]  # the worker's map: two points a token, computed where the run trains
         title = t("qk_title_lab", l=layer, h=h, step=snap.step)
