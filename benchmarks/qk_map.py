@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import torch
+from record import emit
 
 from attn_core import models as M
 from attn_core.interpret import corpus
@@ -114,10 +115,7 @@ def main() -> int:
     for k, ts in times.items():
         q = statistics.quantiles(ts, n=10)
         lines.append(f"{k}: median {statistics.median(ts):.1f} ms, p10 {q[0]:.1f} ms, p90 {q[8]:.1f} ms")
-    print("\n".join(lines))
-    if args.out:
-        with open(args.out, "a", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n\n")
+    emit(lines, args.out)
     return 0
 
 

@@ -22,6 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch
+from record import emit
 
 from attn_core import vision as V
 from attn_core.vision.model import VisionConfig, digits, train
@@ -105,10 +106,7 @@ def main() -> int:
     lines.append(
         f"page's own computations (patch 1, window 4): median {statistics.median(page):.1f} ms, p95 {q[18]:.1f} ms"
     )
-    print("\n".join(lines))
-    if args.out:
-        with open(args.out, "a", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n\n")
+    emit(lines, args.out)
     return 0
 
 

@@ -19,6 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch
+from record import emit
 
 from attn_core import models as M
 from attn_core import why
@@ -87,10 +88,7 @@ def main() -> int:
     for k, ts in times.items():
         q = statistics.quantiles(ts, n=4)
         lines.append(f"{k}: median {statistics.median(ts):.1f} ms, IQR {q[0]:.1f}-{q[2]:.1f} ms, max {max(ts):.1f} ms")
-    print("\n".join(lines))
-    if args.out:
-        with open(args.out, "a", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n\n")
+    emit(lines, args.out)
     return 0
 
 
