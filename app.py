@@ -23,7 +23,7 @@ from explorer.home import home
 from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
 from explorer.lesson import read as lesson
-from explorer.pages import PAGES, reads
+from explorer.pages import PAGES, navigation, reads
 from explorer.poll import store as poll
 from explorer.poll.store import check_url as poll_check
 from explorer.poll.view import QUESTION_PAGES, lesson_view
@@ -34,9 +34,7 @@ from explorer.urlcheck import show_notices
 
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
-pages = [st.Page(home, title=t("page_home"), icon=":material/home:", default=True, url_path="home")]
-pages += [st.Page(p.file, title=t(f"page.{p.key}"), icon=p.icon, url_path=p.url_path) for p in PAGES]
-nav = st.navigation(pages)
+nav = st.navigation(navigation(home, (t("page_home"), *(t(f"page.{p.key}") for p in PAGES))))
 session.put("_page", nav.url_path)  # what a downloaded chart's file is named after (explorer/views.py)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()

@@ -9,6 +9,9 @@ seconds a teacher opens Complexity and runs the default sweep. Measured:
 - rerun latency: from the ``BackMsg`` sent to the ``script_finished`` received (p50/p95/p99),
   overall, per page and per phase (before, during and after the teacher's sweep);
 - errors by kind: an exception element drawn, a run that did not finish, a timeout, a closed socket;
+The class comes in once the server has warmed (every page visited once, then its start-up work done: every
+offered model loaded and warmed), as a teacher's server has before a lesson. Also measured:
+
 - server memory (RSS of the server process and its children) over time, and again after the class
   has left (``--linger`` seconds after the last socket closed).
 
@@ -353,6 +356,15 @@ def server_rss(pids: list[int], children: bool = True) -> int:
     return total
 
 
+def settle(proc: psutil.Process, limit_s: float = 300.0) -> None:
+    """Wait until the server is idle (under 5 % of a core for a second): what it computes once at its start (the
+    models' warm-up, in a background thread) is not one page's rerun."""
+    proc.cpu_percent(None)
+    deadline = time.time() + limit_s
+    while time.time() < deadline and proc.cpu_percent(interval=1.0) > 5.0:
+        pass
+
+
 async def student(i: int, args, pages: list[str], results: list[Result], stop: asyncio.Event, phase) -> None:
     rng = random.Random(args.seed * 1000 + i)
     s = Session(args.url, f"student{i}", query=f"predict=true&lesson={args.lesson}" if args.lesson else "")
@@ -462,6 +474,8 @@ async def main_async(args) -> dict:
         await asyncio.sleep(1)
         await warm.run(page="model", timeout=300)
     await warm.close()
+    for pid in args.pid:  # and until the servers' start-up work is done (every model loaded and warmed), as a
+        settle(psutil.Process(pid))  # teacher's server has done before the class comes in
     await asyncio.sleep(2)
     loaded = (server_rss(args.pid), server_rss(args.pid, children=False))
     reports = []

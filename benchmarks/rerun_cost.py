@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from class_load import Session, default_pages, percentile
+from class_load import Session, default_pages, percentile, settle
 
 
 def cpu_s(proc: psutil.Process) -> float:
@@ -37,15 +37,6 @@ def cpu_s(proc: psutil.Process) -> float:
     reading is 0, 10 or 20 ms, and their mean over many reruns is the cost."""
     t = proc.cpu_times()
     return t.user + t.system
-
-
-def settle(proc: psutil.Process, limit_s: float = 180.0) -> None:
-    """Wait until the server is idle (under 5 % of a core for a second): what it computes once at its start (the
-    models' warm-up, in a background thread) is not one page's rerun."""
-    proc.cpu_percent(None)
-    deadline = time.time() + limit_s
-    while time.time() < deadline and proc.cpu_percent(interval=1.0) > 5.0:
-        pass
 
 
 async def measure(url: str, pid: int, pages: list[str], reruns: int, seed: int) -> dict:

@@ -8,6 +8,9 @@ deep link), and its first statement after the imports is ``run_through_app()`` (
 
 from __future__ import annotations
 
+import copy
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -45,3 +48,27 @@ def reads(url_path: str) -> frozenset[str] | None:
     part of every rerun's cost, and a setting that changes nothing on this page only confuses)."""
     spec = next((p for p in PAGES if p.url_path == url_path), None)
     return None if spec is None or spec.reads is None else frozenset(spec.reads)
+
+
+_MADE: dict[tuple[str, ...], list] = {}
+_MADE_LOCK = threading.Lock()
+
+
+def navigation(home: Callable, titles: tuple[str, ...]) -> list:
+    """The ``st.Page`` objects for ``st.navigation``: the start page (``home``), then the table's pages, titled
+    ``titles`` (the start page's first). Each is made once per set of titles (a language) and copied for each run:
+    making one resolves its file on the disk, a dozen system calls a page, and under a class each call gives up the
+    interpreter and waits to take it back from the other sessions' reruns. Copied, because ``st.navigation`` marks
+    the pages of its own run."""
+    import streamlit as st
+
+    with _MADE_LOCK:
+        made = _MADE.get(titles)
+        if made is None:
+            made = [st.Page(home, title=titles[0], icon=":material/home:", default=True, url_path="home")]
+            made += [
+                st.Page(p.file, title=title, icon=p.icon, url_path=p.url_path)
+                for p, title in zip(PAGES, titles[1:], strict=True)
+            ]
+            _MADE[titles] = made
+    return [copy.copy(page) for page in made]

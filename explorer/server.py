@@ -7,8 +7,9 @@
   (``gc.freeze()``), so a pass only walks what the runs themselves made. The memory cost is the
   garbage that happened to be alive at the freeze, which is never collected: measured in
   ``benchmarks/results/class_load_cpu.txt``.
-- The trained model for the Real model page starts loading in a background thread on the
-  server's first script run, so nobody waits for it on that page; the compiled kernels
+- Every offered model (the bundled encoder first, then the shipped decoder and any others) loads and
+  is warmed in a background thread from the server's first script run, one after another, so nobody
+  waits for one on its page and no script run computes a model's probe-set passes; the compiled kernels
   (``attn_core.kernels.native``) are built (or read from the disk cache) in another, so no
   learner's request pays for the compiler.
 - One torch thread per operation (``ATTN_SERVER_THREADS``, default 1). The server's tensors are a
@@ -56,7 +57,10 @@ def prepare() -> None:
     freeze_heap()
     from . import real
 
-    real.start_loading(warm=serving())
+    if serving():
+        real.load_every_offered()
+    else:  # a test's process: the bundled model, cold (it asks only what it tests)
+        real.start_loading()
     native.build_in_background()
 
 

@@ -60,3 +60,30 @@ def test_a_warm_load_holds_the_probe_means_a_plain_one_does_not(monkeypatch):
     for n in range(pre.layers):
         flat = seen[n].reshape(-1, kept.shape[1])[rows]
         torch.testing.assert_close(kept[n], flat.float().mean(0), rtol=1e-4, atol=1e-5)
+
+
+def test_a_server_loads_and_warms_every_offered_model_and_keeps_both_probe_sets(monkeypatch):
+    """The server's start: every offered model, one after another, each warmed before it is offered; the probe
+    set's map inputs of every layer of both shipped models fit the cache's budget together (none evicted)."""
+    monkeypatch.setattr(corpus, "_MEANS", {})
+    monkeypatch.setattr(real, "_LOADER", real._Loader())
+    real.probe_states.clear()
+    names = list(real.offered())
+    assert names[0] == pt.BUNDLED and "fortune-gpt" in names
+    real.load_every_offered().join(600)
+    for name in names:
+        pre = real.model(name)
+        assert pre is not None, name
+        assert name in corpus._MEANS, f"{name}'s means were not computed at the start"
+        assert _probe_layers_kept(name) == set(range(pre.layers)), f"{name}'s probe set's layers are not all kept"
+
+
+def test_a_model_first_asked_for_on_a_server_is_warmed_before_it_is_offered(monkeypatch):
+    monkeypatch.setattr(corpus, "_MEANS", {})
+    loader = real._Loader()
+    loader.warm_default = True  # a server's (load_every_offered)
+    assert loader.get("fortune-gpt") is None  # loading: the page says so and looks again
+    loader.threads["fortune-gpt"].join(300)
+    pre = loader.get("fortune-gpt")
+    assert pre is not None and "fortune-gpt" in corpus._MEANS  # computed before it was offered
+    loader.warming["fortune-gpt"].join(300)
