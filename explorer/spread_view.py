@@ -15,7 +15,7 @@ from attn_core.trace import kernel_settings
 from attn_core.why import spread as sp
 
 from . import figures as fig
-from . import widgets
+from . import tables, widgets
 from .cache import bounded
 from .i18n import kernel_label, t
 from .views import chart
@@ -76,7 +76,7 @@ def draw_entropies(settings: Settings) -> None:
         }
         for name, r in ks.items()
     ]
-    st.dataframe(rows, hide_index=True)
+    tables.dataframe(rows, hide_index=True)
     flat = [kernel_label(n) for n, r in ks.items() if r["uniform_rows"]]
     if flat:  # rows whose weights are all equal: entropy at its maximum, log n, said rather than left to be read
         st.info(t("va_ent_uniform", kernels=", ".join(flat)), icon=":material/info:")
@@ -115,7 +115,7 @@ def draw_dispersion(gap: float, adaptive: bool) -> None:
     )
     at = {r["n"]: r for r in plain}
     at_a = {r["n"]: r for r in adapt}
-    st.dataframe(
+    tables.dataframe(
         [
             {
                 "n": n,
@@ -147,7 +147,7 @@ def draw_sinks(settings: Settings) -> None:
     st.subheader(t("va_sink_title"))
     res = sinks(settings.key())
     rows = res["rows"]
-    st.dataframe(
+    tables.dataframe(
         [
             {
                 t("va_col_g"): t("va_window_alone") if r["g"] == 0 else str(r["g"]),

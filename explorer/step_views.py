@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from . import figures as fig
-from . import widgets
+from . import tables, widgets
 from .i18n import t, tex
 from .views import mask_step, matrix_chart, output_step, scores_step, softmax_charts, variant_step
 
@@ -52,8 +52,9 @@ def tokens_view(ctx: StepContext, stage) -> None:
         table.markdown(f"**{t('tokens_table')}**")
     else:
         table.subheader(t("tokens_table"))
-    table.dataframe(
+    tables.dataframe(
         {t("position"): list(range(len(ctx.q_words))), t("token"): ctx.q_words, t("id"): stage.facts["ids"]},
+        container=table,
         hide_index=True,
     )
     _formula_and_code(ctx, stage)

@@ -15,7 +15,7 @@ import streamlit as st
 from attn_core.export import matrix_csv
 
 from . import figures as fig
-from . import session
+from . import session, tables
 from .i18n import STRINGS, t, tex
 from .safe import md
 
@@ -158,7 +158,7 @@ def softmax_charts(sm, h: int, q_words: list[str], k_words: list[str], *, key_pr
     """Each row's max and sum beside exp(x - max), from ``sm``'s ``row_max``, ``row_sum`` and ``exp``."""
     a, b = st.columns([1, 3])
     with a:
-        st.dataframe(
+        tables.dataframe(
             {t("token"): q_words, t("sm_max"): sm.row_max[h].tolist(), t("sm_sum"): sm.row_sum[h].tolist()},
             hide_index=True,
         )

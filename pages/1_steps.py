@@ -5,7 +5,7 @@ import streamlit as st
 from attn_core.export import to_json
 from attn_core.stages import step_stages
 from explorer import figures as fig
-from explorer import present, qk_view, takehome
+from explorer import present, qk_view, tables, takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, step_label, t
@@ -85,7 +85,7 @@ chart(
 )
 qk_view.section(trace, head, focus, q_labels, k_labels, PAGE["qk_colour"])  # drawn only while its expander is open
 with st.expander(t("focus_context", tok=md(tok))):
-    st.dataframe(
+    tables.dataframe(
         {fig.axis_name("dim"): list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()},
         hide_index=True,
     )

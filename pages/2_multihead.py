@@ -4,7 +4,7 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
-from explorer import session, takehome, widgets
+from explorer import session, tables, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, assign, draw
 from explorer.i18n import kernel_label, t
@@ -133,7 +133,7 @@ if trace.projected is not None or s.residual_norm:
 
 st.subheader(t("params"))
 n = param_count(s)
-st.dataframe({t(f"pc.{k}"): [v] for k, v in n.items()}, hide_index=True)
+tables.dataframe({t(f"pc.{k}"): [v] for k, v in n.items()}, hide_index=True)
 if s.layout == "standard":
     st.info(t("params_formula", f=n["formula_4d2"], n=n["total"], b=n["biases"]))
 else:

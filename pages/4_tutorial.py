@@ -5,6 +5,7 @@ import streamlit as st
 from attn_core.config import TUTORIAL_SENTENCE
 from attn_core.tutorial import PRINTED, walkthrough
 from explorer import figures as fig
+from explorer import tables
 from explorer.boot import run_through_app
 from explorer.i18n import t
 from explorer.views import chart
@@ -35,7 +36,7 @@ st.code(
     f"print(sentence_int)  # tensor({list(tr.tokens.ids)})",
     language="python",
 )
-st.dataframe(
+tables.dataframe(
     {
         "": [t("tut_printed"), t("tut_computed")],
         t("tut_vocab"): [str(PRINTED["vocab"]), str(tr.tokens.vocab)],
@@ -68,7 +69,7 @@ st.code(
     f"omega_2 = query_2.matmul(keys.T)\nattention_weights_2 = F.softmax(omega_2 / d_k**0.5, dim=0)",
     language="python",
 )
-st.dataframe(
+tables.dataframe(
     {
         "": ["omega_2", "attention_weights_2"],
         t("tut_printed"): [_row(PRINTED["omega_2"]), _row(PRINTED["attention_weights_2"])],

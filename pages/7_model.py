@@ -8,7 +8,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from explorer import figures as fig
-from explorer import qk_view, real, takehome, widgets
+from explorer import qk_view, real, tables, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
@@ -75,7 +75,7 @@ if enc.truncated:
 if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
     st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - enc.specials), icon=":material/help:")
 st.caption(t("dec.pieces" if pre.causal else "rm_pieces"))
-st.dataframe(  # every piece on view up to a dozen, then a scroll box
+tables.dataframe(  # every piece on view up to a dozen, then a scroll box
     {t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)},
     hide_index=True,
     height=min(38 + 35 * len(pieces), 460),

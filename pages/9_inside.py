@@ -8,7 +8,7 @@ from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
 from attn_core.interpret import ablate, prune, roles
 from explorer import figures as fig
-from explorer import inside, real, widgets
+from explorer import inside, real, tables, widgets
 from explorer.boot import run_through_app
 from explorer.i18n import error_text, t
 from explorer.jobs import waiting
@@ -220,7 +220,7 @@ if roles_job is not None and waiting.status(roles_job):
         "next": t("in_rel_next"),
     }
     rows = stats["relations"]
-    st.dataframe(
+    tables.dataframe(
         {
             t("in_col_rel"): [rel_names.get(r, r) for r in rows],
             t("in_col_head"): [f"{v['layer']}:{v['head']}" for v in rows.values()],

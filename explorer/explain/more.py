@@ -7,6 +7,7 @@ import streamlit as st
 from attn_core.explain.table import facts
 
 from .. import figures as fig
+from .. import tables
 from ..i18n import STRINGS, t
 from ..views import chart
 from .views import REMOVAL_NAMES, corr_text, name, show_notices
@@ -91,7 +92,7 @@ def table_view(table: dict | None) -> None:
         data = {t("ex_method"): [name(m) for m in table["methods"]]}
         for i, col in enumerate(layers):
             data[col] = [cell_text(table["table"][m][ref][i]) for m in table["methods"]]
-        st.dataframe(data, hide_index=True)
+        tables.dataframe(data, hide_index=True)
     st.markdown(f"**{t('ex_published')}**")
     keys = {
         "source": "ex_pub_source",
@@ -101,10 +102,12 @@ def table_view(table: dict | None) -> None:
         "reference": "ex_pub_reference",
         "spearman": "ex_pub_spearman",
     }
-    st.dataframe({t(key): [cell(row[k]) for row in table["published"]] for k, key in keys.items()}, hide_index=True)
+    tables.dataframe(
+        {t(key): [cell(row[k]) for row in table["published"]] for k, key in keys.items()}, hide_index=True
+    )
     st.markdown(reading(table))
     with st.expander(t("ex_corpus")):
-        st.dataframe({t("ex_sentence"): table["sentences"]}, hide_index=True)
+        tables.dataframe({t("ex_sentence"): table["sentences"]}, hide_index=True)
 
 
 def reading(table: dict) -> str:

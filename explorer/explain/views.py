@@ -11,6 +11,7 @@ from attn_core.explain.faithfulness import KS
 from attn_core.explain.references import SHAPLEY_MAX
 
 from .. import figures as fig
+from .. import tables
 from ..i18n import t
 from ..safe import md_t
 from ..views import chart
@@ -141,7 +142,7 @@ def correlation_table(correlation: dict, refs: tuple[str, ...]) -> None:
     data = {t("ex_method"): [name(m) for m in correlation]}
     for ref in refs:
         data[name(ref)] = [corr_text(correlation[m].get(ref)) for m in correlation]
-    st.dataframe(data, hide_index=True)
+    tables.dataframe(data, hide_index=True)
 
 
 def specials_table(specials: dict, decoder: bool = False) -> None:
@@ -157,7 +158,7 @@ def specials_table(specials: dict, decoder: bool = False) -> None:
         first: [pct(specials[k]["cls"]) for k in specials],
         last: [pct(specials[k]["sep"]) for k in specials],
     }
-    st.dataframe(data, hide_index=True)
+    tables.dataframe(data, hide_index=True)
 
 
 def loo_view(result: dict, labels: list[str]) -> None:
@@ -204,7 +205,7 @@ def curves_view(result: dict) -> None:
         t("ex_deletion_area"): [round(v["deletion_area"], 4) for v in curves.values()],
         t("ex_insertion_area"): [round(v["insertion_area"], 4) for v in curves.values()],
     }
-    st.dataframe(data, hide_index=True)
+    tables.dataframe(data, hide_index=True)
     st.caption(t("ex_curves_note"))
 
 
@@ -219,7 +220,7 @@ def shapley_view(shap: dict) -> None:
         t("ex_method"): [name(m) for m in shap["correlation"]],
         name("shapley"): [corr_text(c) for c in shap["correlation"].values()],
     }
-    st.dataframe(data, hide_index=True)
+    tables.dataframe(data, hide_index=True)
 
 
 def next_token_note(result: dict) -> None:

@@ -16,7 +16,7 @@ from attn_core import models as pt
 from attn_core.interpret import ablate
 
 from .. import figures as fig
-from .. import real, widgets
+from .. import real, tables, widgets
 from ..i18n import error_text, t
 from ..jobs import waiting
 from ..safe import md
@@ -160,7 +160,7 @@ def roles_ui(name: str, pre) -> None:
         return
     r = job.result
     best = r["best"]
-    st.dataframe(
+    tables.dataframe(
         {
             t("dec.col_role"): [t(f"dec.role.{k}") for k in ROLE_KEYS],
             t("in_col_head"): [f"{best[k]['layer']}:{best[k]['head']}" for k in ROLE_KEYS],

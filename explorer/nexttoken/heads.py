@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import figures as fig
+from .. import tables
 from ..controls import draw
 from ..i18n import t
 from ..views import chart
@@ -30,7 +31,7 @@ def parts(e: dict) -> list[tuple[str, float]]:
 def sum_ui(e: dict, tok: str) -> None:
     """The table of components, their sum and the model's own logit."""
     rows = parts(e)
-    st.dataframe(
+    tables.dataframe(
         {t("nt_eff_part"): [name for name, _ in rows], t("nt_eff_value"): [round(v, 5) for _, v in rows]},
         hide_index=True,
     )
@@ -63,8 +64,9 @@ def vocab_ui(v: dict) -> None:
     a, b = st.columns(2)
     for col, key, title in ((a, "promoted", t("nt_promoted")), (b, "suppressed", t("nt_suppressed"))):
         col.markdown(f"**{title}**")
-        col.dataframe(
+        tables.dataframe(
             {t("token"): [x["token"] for x in v[key]], t("nt_eff_value"): [round(x["effect"], 4) for x in v[key]]},
+            container=col,
             hide_index=True,
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import figures as fig
-from .. import present, widgets
+from .. import present, tables, widgets
 from ..i18n import t
 from ..poll.view import predict_then_reveal
 from ..safe import md, md_t
@@ -75,7 +75,7 @@ def distribution_ui(p: dict, choice: Choice, predicting: bool) -> None:
         t("nt_sampled_prob"): [round(c["sampled_prob"], 5) for c in p["top"]],
     }
     with st.expander(t("nt_table")):
-        st.dataframe(rows, hide_index=True)
+        tables.dataframe(rows, hide_index=True)
 
 
 def positions_ui(p: dict) -> None:
@@ -94,7 +94,7 @@ def positions_ui(p: dict) -> None:
         t("nt_pos_rank"): [c.get("next_rank") for c in cells],
         t("nt_pos_hit"): ["✓" if c.get("hit") else "" for c in cells],
     }
-    st.dataframe(rows, hide_index=True, height=min(38 + 35 * len(cells), 420))
+    tables.dataframe(rows, hide_index=True, height=min(38 + 35 * len(cells), 420))
     st.caption(t("nt_positions_hits", hits=hits, n=max(len(cells) - 1, 0)))
 
 

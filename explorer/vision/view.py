@@ -17,6 +17,7 @@ from attn_core import vision as V
 from attn_core.vision.model import SIDE, VisionConfig, VisionModel, digits
 
 from .. import figures as fig
+from .. import tables
 from ..i18n import error_text, t
 from ..safe import md
 from ..views import chart
@@ -59,7 +60,7 @@ def patches_ui(image: torch.Tensor, c: VisionConfig) -> None:
         t("vision.col_pairs"): [f"{((224 // p) ** 2) ** 2:,}" for p in PATCHES_224],
     }
     st.caption(t("vision.table_224"))
-    st.dataframe(table, hide_index=True)
+    tables.dataframe(table, hide_index=True)
 
 
 def windows_ui(c: VisionConfig, query: int) -> None:
