@@ -56,6 +56,31 @@ def test_the_check_sees_a_chart_left_out(app, monkeypatch):
     assert "multihead_Head_1" in svg_names(at) and png_names(at) != svg_names(at)
 
 
+def test_the_button_renders_the_chart_chosen(app, monkeypatch):
+    """The download button's callable (what Streamlit calls on a click) renders the chart chosen, under its name."""
+    import streamlit as st
+
+    monkeypatch.setattr(png, "chromium", lambda: "chromium")
+    monkeypatch.setattr(png, "render", lambda figure, width, height: (figure, width, height))  # no Chromium needed
+    buttons, real = {}, st.download_button
+
+    def spy(label, data, file_name, *args, key=None, **kwargs):
+        buttons[key] = (file_name, data)
+        return real(label, data, file_name, *args, key=key, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    at = app("pages/2_multihead.py", QUERY)
+    names, specs = svg_names(at), [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    for i in (1, len(names) - 1, 0):
+        at.selectbox(key="png_chart").set_value(i).run()
+        assert not at.exception
+        file_name, data = buttons["png_download"]
+        figure, width, height = data()
+        assert file_name == f"{names[i]}.png"
+        assert figure.layout.title.text == specs[i]["layout"]["title"]["text"]
+        assert (width, height) == png.size(figure)
+
+
 def test_a_real_chart_renders_at_the_size_asked(app):
     if png.chromium() is None:
         pytest.skip("no Chromium on this machine (the CI installs one: scripts/test.sh)")
