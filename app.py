@@ -17,7 +17,7 @@ st.set_page_config(
 )
 
 from attn_core import AttentionConfigError
-from explorer import contrast, history, server, session
+from explorer import contrast, history, png, server, session
 from explorer import figures as fig
 from explorer.home import home
 from explorer.i18n import begin_run, t
@@ -60,3 +60,4 @@ history.one_entry_per_page()  # the browser's Back goes to the page before, not 
 show_notices(notice)  # what the sidebar rejected; a page that stops early (st.stop) draws nothing after it
 nav.run()
 show_notices(notice)  # again, with what the page's own controls rejected
+png.download_ui()  # the charts the page drew, one of them as PNG (the modebar's own button gives SVG)

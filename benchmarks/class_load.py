@@ -116,6 +116,7 @@ SKIP = {
     "cx_causal",
     "cx_device",
     "rm_floor",
+    "png_chart",  # which chart to download as PNG: reruns only its own fragment, not the page
 }
 TEACHER_PAGE = "complexity"
 # A page given as PAGE@MODEL opens that real-model page on another model the server offers, as its link does

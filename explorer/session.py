@@ -12,13 +12,14 @@ functions here (``tests/unit/test_structure.py`` fails if another module touches
 - translated widgets: choices whose labels follow the UI's language, re-pinned on a switch
   (``translated``, ``pin_translated``);
 - the run context: what one script run reads once (its language, palette, large type, the focus
-  token charts outline), per thread: each script run, and a fragment's rerun, has its own.
+  token charts outline) and the charts it drew (offered as PNG at the page's end), per thread: each script
+  run, and a fragment's rerun, has its own.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
@@ -155,6 +156,7 @@ class RunContext:
     palette: str | None = None
     large: bool = False
     focus: str | None = None  # the focus token's label, outlined by the heatmaps built next
+    charts: list = field(default_factory=list)  # (file name, figure) of each chart drawn (``explorer.png``)
 
 
 _local = threading.local()  # each script run has a thread of its own, a fragment's rerun too

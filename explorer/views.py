@@ -15,7 +15,7 @@ import streamlit as st
 from attn_core.export import matrix_csv
 
 from . import figures as fig
-from . import session, tables
+from . import png, session, tables
 from .i18n import STRINGS, t, tex
 from .safe import md
 
@@ -44,7 +44,9 @@ def chart(figure, key: str, *, on_select=None) -> None:
     alternative: what a screen reader reads, and what the back of a room can read). ``on_select``: a callback
     run when a point is clicked (the selection under ``key`` in the session); None: the chart takes no clicks."""
     options = {} if on_select is None else {"on_select": on_select, "selection_mode": "points"}
-    st.plotly_chart(figure, width="stretch", key=key, config=export_config(figure, key), **options)
+    config = export_config(figure, key)
+    st.plotly_chart(figure, width="stretch", key=key, config=config, **options)
+    png.record(config["toImageButtonOptions"]["filename"], figure)  # offered as PNG at the page's end
     alt = fig.alt_text(figure)
     if alt:
         st.caption(md(alt))
