@@ -1,0 +1,41 @@
+"""A chart as PNG in Chromium against a real server (``explorer.png``): the page-end control, opened, a chart
+chosen in its list and its button clicked, downloads that chart rendered by the server's own Chromium (kaleido),
+a PNG of the size the button says, under the chart's name; in Chinese, as a class in Chinese would."""
+
+import re
+import struct
+
+from PIL import Image
+from playwright.sync_api import expect
+from test_browser import WAIT, open_app, settle
+
+from explorer.i18n import t
+
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_chosen_chart_downloads_as_a_png_of_the_size_its_button_says(server, page, tmp_path):
+    open_app(page, server, "multihead?heads=2&lang=zh")
+    page.get_by_text(t("png.title", language="zh")).first.click()  # the expander at the page's end
+    box = page.locator(f"input[aria-label='{t('png.chart', language='zh')}']")
+    expect(box).to_be_visible(timeout=WAIT)
+    box.click()
+    option = page.get_by_role("option", name="multihead_头_1", exact=True)
+    expect(option).to_be_visible(timeout=WAIT)
+    option.click()
+    settle(page)
+    button = page.get_by_role("button", name=re.compile("^下载 PNG"))
+    expect(button).to_be_visible(timeout=WAIT)
+    width, height = map(int, re.findall(r"\d+", button.inner_text()))
+    with page.expect_download(timeout=WAIT * 2) as info:  # rendered only now, by a Chromium the server starts
+        button.click()
+    assert info.value.suggested_filename == "multihead_头_1.png"
+    path = tmp_path / "chart.png"
+    info.value.save_as(path)
+    data = path.read_bytes()
+    assert data[:8] == SIGNATURE, data[:16]
+    length, kind, w, h = struct.unpack(">I4sII", data[8:24])  # the IHDR chunk: width and height, big-endian
+    assert (length, kind, w, h) == (13, b"IHDR", width, height)
+    with Image.open(path) as image:  # a drawn chart (a heatmap's cells, its labels), not an empty frame
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert len(colours) > 50, len(colours)
