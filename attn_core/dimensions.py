@@ -211,13 +211,30 @@ def defaults(context: str = "trace") -> dict[str, Any]:
 
 
 class Live(Mapping):
-    """A table made from the registered rows each time it is read (a row registered later is in it)."""
+    """A table made from the registered rows each time it is read (a row registered later is in it). One
+    reading makes it once: a walk over its items, values or keys, a ``get``, an ``in`` (Mapping's own would
+    make the whole table again for every row it reads, and the Lab validates its settings on every rerun)."""
 
     def __init__(self, make: Callable[[], dict]) -> None:
         self._make = make
 
     def __getitem__(self, name: str):
         return self._make()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._make()
+
+    def get(self, name: str, default=None):
+        return self._make().get(name, default)
+
+    def items(self):
+        return self._make().items()
+
+    def values(self):
+        return self._make().values()
+
+    def keys(self):
+        return self._make().keys()
 
     def __iter__(self):
         return iter(self._make())
