@@ -176,6 +176,7 @@ class Session:
     pages: dict[str, str] = field(default_factory=dict)  # url path -> page script hash
     page: str = ""
     query: str = ""  # the tab's URL query (a lesson link)
+    auto: dict[str, float] = field(default_factory=dict)  # fragment id -> seconds: the fragments rerun on a timer
 
     async def connect(self) -> None:
         ws_url = self.url.replace("http", "ws", 1) + "/_stcore/stream"
@@ -217,6 +218,11 @@ class Session:
                 return False, "exception: " + el.exception.type
         elif kind == "navigation":
             self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
+        elif kind == "auto_rerun":  # a fragment with run_every: the browser reruns it on its own timer
+            self.auto[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
+        elif kind == "stop_auto_rerun":
+            for fragment in fm.stop_auto_rerun.fragment_ids:
+                self.auto.pop(fragment, None)
         elif kind == "page_not_found":
             return False, "page not found"
         elif kind == "script_finished":
@@ -232,6 +238,8 @@ class Session:
     ) -> tuple[float, str | None]:
         """Send one rerun; wait for its end. Returns (seconds, error kind or None)."""
         msg = self._message(page, fragment_id, trigger)
+        if not fragment_id:
+            self.auto = {}  # a whole run draws its fragments again, and with them their timers
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         error = None
@@ -357,6 +365,71 @@ def server_rss(pids: list[int], children: bool = True) -> int:
     return total
 
 
+class CpuLedger:
+    """CPU seconds spent during the class, by who spent them: the server processes, their children (jobs, workers),
+    this load generator (30 students' protocol, the trainers, the teacher), its own children (the Chromium tab and
+    playwright's driver; HAProxy with replicas) and the rest of the machine. Sampled each second, so a process that
+    lives under a second is missed, and one that exits loses at most its last second."""
+
+    def __init__(self, server_pids: list[int]) -> None:
+        self.server_pids = list(server_pids)
+        self.first: dict[tuple[int, float], tuple[str, float]] = {}
+        self.last: dict[tuple[int, float], float] = {}
+        self.machine0 = psutil.cpu_times()
+        self.wall0 = time.perf_counter()
+        self.sample()
+
+    def _groups(self) -> list[tuple[str, psutil.Process]]:
+        out, servers = [], set()
+        for pid in self.server_pids:
+            try:
+                p = psutil.Process(pid)
+                out.append(("server", p))
+                servers.add(pid)
+                for c in p.children(recursive=True):
+                    out.append(("server_children", c))
+                    servers.add(c.pid)
+            except psutil.Error:
+                pass
+        me = psutil.Process()
+        out.append(("load_generator", me))
+        out += [("load_generator_children", c) for c in me.children(recursive=True) if c.pid not in servers]
+        return out
+
+    def sample(self) -> None:
+        for group, p in self._groups():
+            try:
+                key = (p.pid, p.create_time())
+                t = p.cpu_times()
+                used = t.user + t.system
+            except psutil.Error:
+                continue
+            self.first.setdefault(key, (group, used))
+            self.last[key] = used
+
+    def report(self) -> dict:
+        """CPU seconds per group and the machine's busy total over the class, and per wall second (cores used)."""
+        self.sample()
+        wall = time.perf_counter() - self.wall0
+        out: dict[str, float] = {}
+        for key, (group, used0) in self.first.items():
+            out[group] = out.get(group, 0.0) + self.last[key] - used0
+        m1 = psutil.cpu_times()
+        busy = sum(getattr(m1, f) - getattr(self.machine0, f) for f in m1._fields if f not in ("idle", "iowait"))
+        out["machine_busy"] = busy
+        out["rest_of_machine"] = busy - sum(v for k, v in out.items() if k != "machine_busy")
+        return {"wall_s": round(wall, 1), **{k: round(v / wall, 3) for k, v in out.items()}}
+
+
+async def loop_lag(lags: list[float], stop: asyncio.Event, every: float = 0.05) -> None:
+    """How late this load generator's own event loop wakes: a late loop reads the server's answers late and bills
+    the server for it (the students' browsers, in a class, are other machines)."""
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        await asyncio.sleep(every)
+        lags.append(time.perf_counter() - t0 - every)
+
+
 def settle(proc: psutil.Process, limit_s: float = 300.0) -> None:
     """Wait until the server is idle (under 5 % of a core for a second): what it computes once at its start (the
     models' warm-up, in a background thread) is not one page's rerun."""
@@ -435,8 +508,9 @@ async def teacher(args, sweep: dict) -> None:
 
 
 async def lab_trainer(i: int, args, stop: asyncio.Event, lab: dict) -> None:
-    """A learner on the Lab page: a preset (its two runs start training), then the page polled as the
-    browser's fragment does, then another preset with another seed, until the class ends."""
+    """A learner on the Lab page: a preset (its two runs start training), then ~16 s of watching the curves
+    as the browser does (the page's live fragment rerun alone on its timer, once a second while a run moves),
+    then another preset with another seed, until the class ends."""
     rng = random.Random(args.seed * 1000 + 500 + i)
     s = Session(args.url, f"lab{i}")
     await s.connect()
@@ -453,11 +527,15 @@ async def lab_trainer(i: int, args, stop: asyncio.Event, lab: dict) -> None:
         lab["presses"] = lab.get("presses", 0) + 1
         if error:
             lab.setdefault("errors", []).append(error)
-        for _ in range(8):  # ~16 s of watching the curves
-            if stop.is_set():
-                break
-            await asyncio.sleep(2)
-            await s.run(timeout=300)
+        watch_until = time.perf_counter() + 16
+        while not stop.is_set() and time.perf_counter() < watch_until:
+            if not s.auto:  # nothing on a timer: the browser sends nothing until the learner acts
+                await asyncio.sleep(1)
+                continue
+            fragment, every = next(iter(s.auto.items()))
+            await asyncio.sleep(every)
+            await s.run(fragment_id=fragment, timeout=300)
+            lab["fragment_reruns"] = lab.get("fragment_reruns", 0) + 1
         n += 1
     await s.close()
 
@@ -504,14 +582,18 @@ async def one_class(args, pages: list[str], *, seed: int) -> dict:
     async def sample_memory(until: asyncio.Event) -> None:
         while not until.is_set():
             memory.append((time.time() - t_start, server_rss(args.pid)))
+            cpu.sample()
             try:
                 await asyncio.wait_for(until.wait(), timeout=1.0)
             except TimeoutError:
                 pass
 
     rss_before = server_rss(args.pid)
+    cpu = CpuLedger(args.pid)
+    lags: list[float] = []
     mem_done = asyncio.Event()
     mem_task = asyncio.create_task(sample_memory(mem_done))
+    lag_task = asyncio.create_task(loop_lag(lags, stop))
     tasks = [asyncio.create_task(student(i, args, pages, results, stop, phase)) for i in range(args.students)]
     browser_times: list[tuple[float, float]] = []
     charts: list[int] = []  # charts each Chromium tab waits for per change
@@ -531,6 +613,8 @@ async def one_class(args, pages: list[str], *, seed: int) -> dict:
     stop.set()
     browser_stop.set()
     await asyncio.gather(*tasks)
+    cpu_used = cpu.report()  # the class itself: until the last student left (the sweep may run on)
+    await lag_task
     for b in browsers:
         await asyncio.to_thread(b.join, 60)
     if teacher_task is not None:
@@ -551,6 +635,8 @@ async def one_class(args, pages: list[str], *, seed: int) -> dict:
     report["lab_trainers"] = {"learners": args.lab_trainers, **lab}
     report["browser_charts_per_change"] = charts
     report["seed"] = seed
+    report["cores_used"] = cpu_used
+    report["load_generator_loop_lag_ms"] = ms(lags)
     report["memory_mib"][f"{args.linger:.0f}_s_after_server_only"] = round(server_after / 2**20)
     return report
 
@@ -658,6 +744,14 @@ def print_report(rep: dict) -> None:
     print(f"sweep: {rep['sweep']}")
     if rep.get("lab_trainers", {}).get("learners"):
         print(f"Lab learners training meanwhile: {rep['lab_trainers']}")
+    if "cores_used" in rep:
+        print(
+            "cores used during the class (CPU seconds per second): "
+            + ", ".join(f"{k} {v}" for k, v in rep["cores_used"].items())
+        )
+        lag = rep["load_generator_loop_lag_ms"]
+        late = "  ".join(f"{q} {lag[q]} ms" for q in ("p50", "p95", "p99", "max"))
+        print(f"load generator's own event loop, late by: {late}")
     m = rep["memory_mib"]
     print("server memory (MiB): " + ", ".join(f"{k} {v}" for k, v in m.items() if k != "timeline"))
     print("  timeline (s, MiB): " + " ".join(f"{t}:{v}" for t, v in m["timeline"]))
