@@ -13,7 +13,7 @@ from explorer.controls import PAGE, assign, draw
 from explorer.i18n import error_text, kernel_label, label, t
 from explorer.lab import config as lab_config
 from explorer.lab import record as lab_record
-from explorer.lab import sinks
+from explorer.lab import refresh, sinks
 from explorer.lab.runs import RUNS
 from explorer.safe import md, plot
 from explorer.server import session_id
@@ -394,6 +394,7 @@ def live() -> None:
         st.info(t("lab_press_play"))
 
 
-# redrawn every second alone while a run moves, and not at all otherwise (a class of 30 on this page)
+# redrawn alone while a run moves (every second, less often while many learners watch runs: explorer/lab/refresh.py),
+# and not at all otherwise (a class of 30 on this page)
 polling = any((r := mine(n, c_)) is not None and r.state in ("queued", "running") for n, c_ in configs.items())
-st.fragment(run_every=1.0 if polling else None)(live)()
+st.fragment(run_every=refresh.interval_s(RUNS) if polling else None)(live)()
