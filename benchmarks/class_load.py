@@ -30,11 +30,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import shutil
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -352,6 +352,40 @@ def browser_tab(url: str, results: list[tuple[float, float]], stop, chromium: st
         browser.close()
 
 
+class _ToQueue(list):
+    """What ``browser_tab`` appends, sent to the parent instead (tagged)."""
+
+    def __init__(self, queue, tag: str) -> None:
+        super().__init__()
+        self.queue, self.tag = queue, tag
+
+    def append(self, item) -> None:
+        self.queue.put((self.tag, item))
+
+
+def browser_process(url: str, queue, stop, chromium: str) -> None:
+    """``browser_tab`` in a process of its own: in a thread of this one, playwright's work took the interpreter
+    from the students' event loop (its wake-ups late by up to 40 ms at p99) and billed the server for it."""
+    browser_tab(url, _ToQueue(queue, "time"), stop, chromium, _ToQueue(queue, "charts"))
+
+
+def collect(procs: list, queue, times: list, charts: list, limit_s: float = 60.0) -> None:
+    """What the tabs' processes sent, until they have ended (at most ``limit_s``; then they are killed)."""
+    import queue as queues
+
+    deadline = time.time() + limit_s
+    while any(p.is_alive() for p in procs) and time.time() < deadline or not queue.empty():
+        try:
+            tag, item = queue.get(timeout=0.2)
+        except queues.Empty:
+            continue
+        (times if tag == "time" else charts).append(item)
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+        p.join(5)
+
+
 def server_rss(pids: list[int], children: bool = True) -> int:
     """RSS of the server processes and their children (a running sweep, Lab workers; not with ``children=False``)."""
     total = 0
@@ -597,11 +631,10 @@ async def one_class(args, pages: list[str], *, seed: int) -> dict:
     tasks = [asyncio.create_task(student(i, args, pages, results, stop, phase)) for i in range(args.students)]
     browser_times: list[tuple[float, float]] = []
     charts: list[int] = []  # charts each Chromium tab waits for per change
-    browser_stop = threading.Event()
+    spawn = multiprocessing.get_context("spawn")
+    browser_stop, browser_queue = spawn.Event(), spawn.Queue()
     browsers = [
-        threading.Thread(
-            target=browser_tab, args=(args.url, browser_times, browser_stop, args.chromium, charts), daemon=True
-        )
+        spawn.Process(target=browser_process, args=(args.url, browser_queue, browser_stop, args.chromium), daemon=True)
         for _ in range(args.browsers)
     ]
     for b in browsers:
@@ -615,8 +648,7 @@ async def one_class(args, pages: list[str], *, seed: int) -> dict:
     await asyncio.gather(*tasks)
     cpu_used = cpu.report()  # the class itself: until the last student left (the sweep may run on)
     await lag_task
-    for b in browsers:
-        await asyncio.to_thread(b.join, 60)
+    await asyncio.to_thread(collect, browsers, browser_queue, browser_times, charts)
     if teacher_task is not None:
         if "start" in sweep and "end" not in sweep:
             print("waiting for the teacher's sweep to finish ...", flush=True)
