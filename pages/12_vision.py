@@ -9,6 +9,7 @@ from attn_core.vision.model import SIDE, VisionConfig
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
+from explorer.lab import refresh
 from explorer.safe import md
 from explorer.vision import live, view
 
@@ -40,7 +41,8 @@ st.caption(t("vision.trained_intro", steps=config.steps))
 compare = draw(PAGE["vi_compare"], st)  # ViT and Swin trained at the same budget, side by side
 configs = live.kinds(config, compare)
 live.controls_ui(configs)
-# redrawn every second alone while a run moves, and not at all otherwise (a class on this page)
+# redrawn alone while a run moves (every second, less often while many learners watch runs: explorer/lab/refresh.py),
+# and not at all otherwise (a class on this page)
 polling = live.moving(configs)
-st.fragment(run_every=live.POLL_S if polling else None)(live.live)(configs, image, query, polling)
+st.fragment(run_every=refresh.interval_s() if polling else None)(live.live)(configs, image, query, polling)
 view.upload_ui(live.latest_model(config), config, query)

@@ -397,4 +397,4 @@ def live() -> None:
 # redrawn alone while a run moves (every second, less often while many learners watch runs: explorer/lab/refresh.py),
 # and not at all otherwise (a class of 30 on this page)
 polling = any((r := mine(n, c_)) is not None and r.state in ("queued", "running") for n, c_ in configs.items())
-st.fragment(run_every=refresh.interval_s(RUNS) if polling else None)(live)()
+st.fragment(run_every=refresh.interval_s() if polling else None)(live)()

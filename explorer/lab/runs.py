@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 
@@ -112,9 +113,14 @@ def tell(proc: subprocess.Popen, control: str) -> None:
 class Runs(Jobs):
     """The server's Lab runs (see the module's docstring), on the shared job skeleton."""
 
+    made: ClassVar[
+        list[Runs]
+    ] = []  # every one of this server (the Lab's, the Vision page's): their live redraws share a budget
+
     def __init__(self) -> None:
         super().__init__(SLOTS, "lab-run")
         self.workers = Idle(lambda: IDLE_S, "lab-reaper")
+        Runs.made.append(self)
 
     @property
     def runs(self):  # the runs by their settings (the skeleton's jobs)

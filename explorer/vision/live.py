@@ -1,7 +1,8 @@
 """The Vision page's training, the Lab's way: Play, Pause, Step and Reset on runs shared by every session
 (``explorer.vision.runs``), the held-out accuracy drawn as it grows and the heads of the latest snapshot's model
 on the held-out digit (Pause, and read them at that step). While a run moves, only this part is redrawn, once a
-second (``st.fragment``); nothing waits in the script thread."""
+second, less often while many learners watch runs (``st.fragment``, ``explorer.lab.refresh``); nothing waits in
+the script thread."""
 
 from __future__ import annotations
 
@@ -20,8 +21,6 @@ from ..server import session_id
 from ..views import chart
 from . import view
 from .runs import VISION_RUNS as RUNS
-
-POLL_S = 1.0
 
 
 def kinds(c: VisionConfig, compare: bool) -> dict[str, VisionConfig]:

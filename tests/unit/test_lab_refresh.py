@@ -1,6 +1,7 @@
-"""How often the Lab redraws its live charts (``explorer.lab.refresh``): once a second while up to PER_S sessions
-watch runs train, then less often so the server's Lab redraws stay near PER_S a second, never slower than one in
-HIGH_S; only sessions that looked lately at a queued or running run count."""
+"""How often the Lab and Vision pages redraw their live charts (``explorer.lab.refresh``): once a second while up to
+PER_S sessions watch runs train, then less often so the server's live redraws stay near PER_S a second, never slower
+than one in HIGH_S; only sessions that looked lately at a queued or running run count, once over all the server's
+runs (the Lab's and the Vision page's)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from explorer.lab import refresh
-from explorer.lab.runs import RUNS, Run
+from explorer.lab.runs import RUNS, Run, Runs
+from explorer.vision.runs import VISION_RUNS
 
 NOW = 1_000_000.0
 
@@ -32,7 +34,7 @@ def runs_watched(states_and_watchers: list[tuple[str, dict]]) -> FakeRuns:
 
 @pytest.mark.parametrize("sessions", [0, 1, 2, 3, 5, 7, 8, 30, 100])
 def test_the_interval_keeps_the_servers_redraws_near_their_budget(sessions):
-    runs = runs_watched([("running", {f"s{i}": NOW - 1 for i in range(sessions)})])
+    runs = [runs_watched([("running", {f"s{i}": NOW - 1 for i in range(sessions)})])]
     assert refresh.watching(runs, NOW) == sessions
     every = refresh.interval_s(runs, NOW)
     assert refresh.LOW_S <= every <= refresh.HIGH_S
@@ -54,8 +56,12 @@ def test_only_sessions_that_look_lately_at_a_moving_run_count():
             ("failed", {"f": NOW}),
         ]
     )
-    assert refresh.watching(runs, NOW) == 2
+    vision = runs_watched([("running", {"c": NOW, "g": NOW - 3})])  # c watches a Lab run and a Vision run
+    assert refresh.watching([runs], NOW) == 2
+    assert refresh.watching([runs, vision], NOW) == 3
 
 
-def test_the_servers_runs_are_read_as_they_are():
-    assert refresh.watching(RUNS) >= 0 and refresh.LOW_S <= refresh.interval_s(RUNS) <= refresh.HIGH_S
+def test_every_runs_of_the_server_is_counted_by_default():
+    assert RUNS in Runs.made and VISION_RUNS in Runs.made
+    assert refresh.watching() == refresh.watching(Runs.made) >= 0
+    assert refresh.LOW_S <= refresh.interval_s() <= refresh.HIGH_S
