@@ -61,9 +61,21 @@ def render(figure, width: int, height: int) -> bytes:
     if not _ONE_AT_A_TIME.acquire(timeout=WAIT_S):
         raise TimeoutError(f"another chart was still rendering after {WAIT_S:.0f} s")
     try:
-        return figure.to_image(format="png", width=width, height=height, scale=1)
+        try:
+            return figure.to_image(format="png", width=width, height=height, scale=1)
+        except Exception as error:
+            if not started_too_soon(error):
+                raise
+            return figure.to_image(format="png", width=width, height=height, scale=1)  # a new Chromium, once more
     finally:
         _ONE_AT_A_TIME.release()
+
+
+def started_too_soon(error: Exception) -> bool:
+    """kaleido's tab ran its script before its page had loaded: on a busy machine its new Chromium can report the
+    blank first page's JavaScript context as the one to use, where kaleido's own functions are not defined. The
+    render itself was never tried, so trying again (a fresh Chromium) is safe."""
+    return type(error).__name__ == "JavascriptError" and "kaleido_scopes is not defined" in str(error)
 
 
 def download_ui() -> None:

@@ -14,14 +14,27 @@ from explorer.i18n import t
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
+def open_list(page, box, option, tries: int = 6) -> None:
+    """Click a selectbox until ``option`` shows in its list: a click that lands while the control is still being
+    drawn (the first run of a page on a loaded machine, two test workers beside it) leaves the list closed."""
+    for attempt in range(tries):
+        box.click()
+        try:
+            expect(option).to_be_visible(timeout=WAIT // tries)
+            return
+        except AssertionError:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+
+
 def test_a_chosen_chart_downloads_as_a_png_of_the_size_its_button_says(server, page, tmp_path):
     open_app(page, server, "multihead?heads=2&lang=zh")
     page.get_by_text(t("png.title", language="zh")).first.click()  # the expander at the page's end
     box = page.locator(f"input[aria-label='{t('png.chart', language='zh')}']")
     expect(box).to_be_visible(timeout=WAIT)
-    box.click()
     option = page.get_by_role("option", name="multihead_头_1", exact=True)
-    expect(option).to_be_visible(timeout=WAIT)
+    open_list(page, box, option)
     option.click()
     settle(page)
     button = page.get_by_role("button", name=re.compile("^下载 PNG"))

@@ -77,3 +77,45 @@ def test_a_render_that_raises_gives_the_slot_back():
     fine = Figure("fine")
     fine.release.set()
     assert png.render(fine, 10, 10) == b"fine png 10x10@1"
+
+
+class JavascriptError(Exception):
+    """Named as kaleido's own (``kaleido._kaleido_tab._errors.JavascriptError``): the retry reads the name."""
+
+
+class Flaky:
+    """A figure whose first renders fail as kaleido's fail when its tab runs before its page has loaded."""
+
+    def __init__(self, failures: list[Exception]) -> None:
+        self.failures, self.calls = list(failures), 0
+
+    def to_image(self, *, format, width, height, scale):
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return b"png"
+
+
+TOO_SOON = "{'description': 'ReferenceError: kaleido_scopes is not defined\\n    at <anonymous>:1:26'}"
+
+
+def test_a_render_whose_chromium_started_too_soon_is_tried_once_more():
+    figure = Flaky([JavascriptError(TOO_SOON)])
+    assert png.render(figure, 100, 50) == b"png" and figure.calls == 2
+
+
+@pytest.mark.parametrize(
+    "failures",
+    [
+        [JavascriptError(TOO_SOON), JavascriptError(TOO_SOON)],  # twice: not once more again
+        [JavascriptError("TypeError: cannot read properties of undefined")],  # the chart's own error
+        [ValueError("kaleido_scopes is not defined")],  # another error that only says the same
+    ],
+)
+def test_other_failures_are_not_retried_and_reach_the_click(failures):
+    figure = Flaky(failures)
+    with pytest.raises(Exception) as caught:
+        png.render(figure, 100, 50)
+    tried = min(len(failures), 2)
+    assert figure.calls == tried and caught.value is failures[tried - 1]  # the last try's own error
+    assert png._ONE_AT_A_TIME.acquire(timeout=0) and png._ONE_AT_A_TIME.release() is None  # the slot given back
