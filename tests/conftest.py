@@ -9,6 +9,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+
+def pytest_configure(config):
+    """Under pytest-xdist (``bash scripts/test.sh`` runs two workers), each worker's torch gets its share of the
+    cores: two workers of two threads each on two cores ran the CPU-heavy files ~15 % slower than one thread each
+    (``benchmarks/results/suite_time.txt``). The processes the tests start keep their own defaults."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
+
+
 LEFT_GRACE_S = 20.0  # how long a process that is ending may take before it counts as left behind
 
 

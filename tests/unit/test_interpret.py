@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from attn_core import pretrained as pt
+from attn_core.cli import main
 from attn_core.errors import AttentionConfigError
 from attn_core.interpret import ablate, corpus, hooks, patch, roles
 
@@ -281,16 +282,26 @@ def test_cli_interpret_json_contract(pre):
     assert torch.tensor(out["attention"]).shape == (6, 12, L, L)
     ref = ablate.intervene(pre, SENTENCE, [(0, 1), (5, 11)], "zero", (3,), "A dog slept")
     assert out["cosine"] == pytest.approx(ref.cosine) and out["pair_cosine"] == pytest.approx(ref.pair_cosine)
-    plain = json.loads(cli("interpret", SENTENCE, "--json").stdout)
+
+
+def test_cli_interpret_without_changes_is_the_model_itself(capsys):
+    """In this process (``main``, as the interpreter above runs it): the model's own forward pass, nothing ablated."""
+    assert main(["interpret", SENTENCE, "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
     assert plain["cosine"] == pytest.approx(1.0) and plain["pair_cosine"] is None
 
 
 @pytest.mark.parametrize(
     "args", [["--ablate", "7:0"], ["--ablate", "x"], ["--mask-token", "99"], ["--ablate-mode", "max"]]
 )
-def test_cli_interpret_bad_arguments(args):
-    r = cli("interpret", "The cat sat", *args, "--json")
-    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+def test_cli_interpret_bad_arguments(args, capsys):
+    """In this process: the same parser and checks as the interpreter's, without starting one per case."""
+    try:
+        code = main(["interpret", "The cat sat", *args, "--json"])
+    except SystemExit as exited:  # argparse's own refusals exit; the command's checks return
+        code = exited.code
+    out = capsys.readouterr()
+    assert code == 2 and out.out == "" and len(out.err.strip().splitlines()) == 1, out.err
 
 
 def test_pruning_removes_the_least_costly_heads_and_its_curve_is_the_pruned_models(pre):

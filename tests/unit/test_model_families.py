@@ -20,6 +20,7 @@ from tolerance import assert_close
 
 from attn_core import AttentionConfigError
 from attn_core import models as M
+from attn_core.cli import main
 from attn_core.interpret import ablate, hooks, patch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -290,13 +291,12 @@ def test_models_json_lists_the_operators_directories(dirs, tmp_path):
 
 
 @pytest.mark.parametrize("family", ("gpt2", "llama"))
-def test_pretrained_cli_takes_an_offered_name_for_every_family(dirs, family):
-    env = os.environ | {M.MODELS_ENV: os.path.dirname(dirs[family]), "PYTHONPATH": ROOT}
+def test_pretrained_cli_takes_an_offered_name_for_every_family(dirs, family, monkeypatch, capsys):
+    """In this process (``main``; the operator's directories reach a real interpreter in the test above)."""
+    monkeypatch.setenv(M.MODELS_ENV, os.path.dirname(dirs[family]))
     args = ["pretrained", TEXT, "--model", f"tiny-{family}", "--layer", "1", "--head", "3", "--json"]
-    out = subprocess.run(
-        [sys.executable, "-m", "attn_core", *args], capture_output=True, text=True, env=env, check=True
-    )
-    data = json.loads(out.stdout)
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
     hf = _hf_run(dirs[family], family, data["token_ids"])
     assert data["family"] == family and data["causal"] is True
     assert_close(torch.tensor(data["weights"]), hf.attentions[1][0, 3], msg="CLI weights")
@@ -340,15 +340,15 @@ def test_bad_input_gets_one_clear_error(dirs, tmp_path, monkeypatch):
             M.head_weights(m, layer, head)
 
 
-def test_interpret_and_heads_cli_on_decoders(dirs):
-    env = os.environ | {M.MODELS_ENV: os.path.dirname(dirs["llama"]), "PYTHONPATH": ROOT}
+def test_interpret_and_heads_cli_on_decoders(dirs, monkeypatch, capsys):
+    monkeypatch.setenv(M.MODELS_ENV, os.path.dirname(dirs["llama"]))
 
     def cli(*args: str) -> dict:
-        out = subprocess.run(
-            [sys.executable, "-m", "attn_core", *args, "--json"], check=False, capture_output=True, text=True, env=env
-        )
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout)
+        """In this process (``main``), as the interpreter runs it."""
+        code = main([*args, "--json"])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        return json.loads(out.out)
 
     data = cli("interpret", TEXT, "--model", "tiny-llama", "--ablate", "0:1", "--pair", " cat| dog")
     nt = data["next_token"]
