@@ -71,6 +71,31 @@ def drawn(page, url: str) -> None:
     page.wait_for_timeout(1500)  # the last elements' styles settle (a style block drawn late in the run)
 
 
+def lasting(page, violations: list[dict], again_ms: int = 1500, look=None) -> list[dict]:
+    """Of ``violations``, the nodes a second check ``again_ms`` later still finds. What a learner reads is the page at
+    rest; a caption measured while it was being drawn (Step by step's, once in a few dozen runs on a busy machine,
+    gone from the screenshot taken right after) is not. A violation of the page itself is there both times."""
+    if not violations:
+        return []
+    page.wait_for_timeout(again_ms)
+    again = look() if look else unexplained(axe_violations(page))
+    still = {(v["id"], t) for v in again for t in v["targets"]}
+    out = [{**v, "targets": [t for t in v["targets"] if (v["id"], t) in still]} for v in violations]
+    return [v for v in out if v["targets"]]
+
+
+def test_only_what_a_second_look_still_finds_is_counted():
+    class Page:
+        def wait_for_timeout(self, ms):
+            pass
+
+    first = [{"id": "color-contrast", "targets": ["p.caption", "p.other"]}, {"id": "label", "targets": ["#bad"]}]
+    second = [{"id": "color-contrast", "targets": ["p.other"]}, {"id": "label", "targets": ["#bad"]}]
+    got = lasting(Page(), first, look=lambda: second)
+    assert got == second  # the caption gone on the second look is dropped, the rest kept as found
+    assert lasting(Page(), first, look=list) == [] and lasting(Page(), [], look=lambda: second) == []
+
+
 def test_axe_is_installed():
     assert os.path.exists(AXE), f"{AXE} missing: run `npm install` (scripts/test.sh does)"
 
@@ -84,7 +109,7 @@ def test_axe_finds_an_unlabelled_input_on_a_page(server, browser):
         assert not unexplained(axe_violations(page))
         unlabelled = "Object.assign(document.createElement('input'), {id: 'bad'})"
         page.evaluate(f"document.querySelector('h1').after({unlabelled})")
-        bad = unexplained(axe_violations(page))
+        bad = lasting(page, unexplained(axe_violations(page)))  # the planted fault lasts: the second look keeps it
         assert any(v["id"] == "label" and "#bad" in v["targets"] for v in bad), bad
     finally:
         ctx.close()
@@ -99,7 +124,7 @@ def test_no_serious_or_critical_violation_on_any_page(server, browser, lang):
     failures = {}
 
     def check(path: str, theme: str) -> None:
-        bad = unexplained(axe_violations(page))
+        bad = lasting(page, unexplained(axe_violations(page)))
         if bad:
             failures[f"{path or 'start'} {theme}"] = bad
             page.screenshot(path=os.path.join(ARTIFACTS, f"axe_{path or 'start'}_{lang}_{theme}.png"))
