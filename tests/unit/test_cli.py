@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import torch
+from cli_run import in_process
 
 from attn_core import Settings, run_trace
 from attn_core.cli import main
@@ -42,11 +43,7 @@ def test_bad_arguments_give_one_clear_line_and_no_traceback(capsys):
     """In this process (a real interpreter's answers are checked in ``test_the_three_entries_are_one_command_line``
     and ``test_cli_hostile``): an exception escaping ``main`` would fail the test with its traceback."""
     for args in (["trace", "a b", "--d-q", "3"], ["trace", "!!!"], ["trace", "a", "--bogus"], ["trace"]):
-        try:
-            code = main(args)
-        except SystemExit as exited:  # argparse's own refusals exit; the command's checks return
-            code = exited.code
-        err = capsys.readouterr().err
+        code, _, err = in_process(capsys, args)
         assert code == 2, args
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 import torch.nn.functional as F
+from cli_run import in_process
 
 from attn_core import pretrained as pt
 from attn_core.cli import main
@@ -296,12 +297,8 @@ def test_cli_interpret_without_changes_is_the_model_itself(capsys):
 )
 def test_cli_interpret_bad_arguments(args, capsys):
     """In this process: the same parser and checks as the interpreter's, without starting one per case."""
-    try:
-        code = main(["interpret", "The cat sat", *args, "--json"])
-    except SystemExit as exited:  # argparse's own refusals exit; the command's checks return
-        code = exited.code
-    out = capsys.readouterr()
-    assert code == 2 and out.out == "" and len(out.err.strip().splitlines()) == 1, out.err
+    code, out, err = in_process(capsys, ["interpret", "The cat sat", *args, "--json"])
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
 
 
 def test_pruning_removes_the_least_costly_heads_and_its_curve_is_the_pruned_models(pre):

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 import torch
+from cli_run import in_process
 from tolerance import assert_close
 
 from attn_core import AttentionConfigError
@@ -345,10 +346,9 @@ def test_interpret_and_heads_cli_on_decoders(dirs, monkeypatch, capsys):
 
     def cli(*args: str) -> dict:
         """In this process (``main``), as the interpreter runs it."""
-        code = main([*args, "--json"])
-        out = capsys.readouterr()
-        assert code == 0, out.err
-        return json.loads(out.out)
+        code, out, err = in_process(capsys, [*args, "--json"])
+        assert code == 0, err
+        return json.loads(out)
 
     data = cli("interpret", TEXT, "--model", "tiny-llama", "--ablate", "0:1", "--pair", " cat| dog")
     nt = data["next_token"]

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 import torch
+from cli_run import in_process
 
 from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
-from attn_core.cli import main
 
 SENTENCES = [
     "Life is short, eat dessert first",
@@ -165,8 +165,7 @@ def test_cli_json_is_checked_from_outside_against_the_model():
 
 def test_cli_bad_head_is_one_line(capsys):
     """In this process (``main``; the interpreter's entry is the test above): an escaping exception fails it."""
-    code = main(["pretrained", "hi", "--head", "40"])
-    err = capsys.readouterr().err
+    code, _, err = in_process(capsys, ["pretrained", "hi", "--head", "40"])
     assert code == 2 and "Head 40 does not exist" in err and len(err.strip().splitlines()) == 1, err
 
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
+from cli_run import in_process, interpreter
 
-from attn_core.cli import main
 from attn_core.vision import window_mask
 from attn_core.vision.model import VisionConfig, VisionModel, digits, train
 
@@ -49,27 +47,10 @@ def test_the_trained_model_reaches_90_percent_held_out(model):
 
 def test_the_vision_command(tmp_path, capsys):
     def cli(*args):
-        """The first command through a real interpreter (the entry as a user types it), the others in this process."""
-        if cli.first:
-            cli.first = False
-            done = subprocess.run(
-                [sys.executable, "-m", "attn_core", "vision", *args],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            return done.returncode, done.stdout, done.stderr
-        try:
-            code = main(["vision", *args])
-        except SystemExit as exited:  # argparse's own refusals exit; the command's checks return
-            code = exited.code
-        out = capsys.readouterr()
-        return code, out.out, out.err
+        return in_process(capsys, ["vision", *args])
 
-    cli.first = True
-
-    rc, out, _ = cli("--model", "swin", "--patch", "1", "--window", "4", "--shift", "--json")
+    # the first through a real interpreter, the others in this process
+    rc, out, _ = interpreter(["vision", "--model", "swin", "--patch", "1", "--window", "4", "--shift", "--json"])
     d = json.loads(out)
     assert rc == 0 and d["grid"] == [8, 8] and d["tokens"] == 64
     assert torch.equal(torch.tensor(d["mask"]), window_mask((8, 8), 4, 2))

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
-from test_model_families import FAMILIES, ROOT, TEXT, _build, _hf_run, _oracle
+from cli_run import in_process, interpreter
+from test_model_families import FAMILIES, TEXT, _build, _hf_run, _oracle
 from tolerance import assert_close
 
 from attn_core import AttentionConfigError, why
 from attn_core import models as M
-from attn_core.cli import main
 from attn_core.why import stream
 
 
@@ -186,21 +184,10 @@ def test_uniform_rows_are_counted():
 
 def test_the_command_line_contract(dirs, capsys):
     def cli(*args):
-        """The first command through a real interpreter (the entry as a user types it), the others in this process."""
-        if cli.first:
-            cli.first = False
-            done = subprocess.run(
-                [sys.executable, "-m", "attn_core", *args], cwd=ROOT, capture_output=True, text=True, check=False
-            )
-            return done.returncode, done.stdout, done.stderr
-        code = main(list(args))
-        out = capsys.readouterr()
-        return code, out.out, out.err
+        return in_process(capsys, args)
 
-    cli.first = True
-
-    rc, out, _ = cli(
-        "why", TEXT, "--model", dirs["llama"], "--layer", "1", "--head", "4", "--query", "5", "--key", "2", "--json"
+    rc, out, _ = interpreter(  # the first through a real interpreter, the others in this process
+        ["why", TEXT, "--model", dirs["llama"], "--layer", "1", "--head", "4", "--query", "5", "--key", "2", "--json"]
     )
     d = json.loads(out)
     assert rc == 0 and set(d) >= {"tokens", "score", "weight", "terms", "sources", "removed"}
