@@ -65,8 +65,9 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=75.0)
     ap.add_argument("--linger", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=0)
-    # the pages of the earlier capacity records (a lecture's pages); class_load.py's default adds /inside, /explain
-    ap.add_argument("--pages", default="steps,multihead,cross,tutorial,variants,complexity,model")
+    # default: class_load.py's own, every page of the page table (the real-model pages again on the decoder); the
+    # records before 2026-12-04 used a lecture's seven: steps,multihead,cross,tutorial,variants,complexity,model
+    ap.add_argument("--pages", default="")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "class_load", "capacity"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
