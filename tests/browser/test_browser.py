@@ -157,14 +157,6 @@ def test_each_page_renders_its_charts(server, page, path, text):
     page.screenshot(path=os.path.join(ARTIFACTS, f"{path}.png"), full_page=True)
 
 
-def test_complexity_sweep_runs_in_the_browser(server, page):
-    open_app(page, server, "complexity")
-    page.get_by_role("button", name="Run the sweep").click()
-    expect(page.get_by_text("Fitted slopes").first).to_be_attached(timeout=240_000)
-    expect(page.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").nth(1)).to_be_attached(timeout=WAIT)
-    page.screenshot(path=os.path.join(ARTIFACTS, "complexity.png"), full_page=True)
-
-
 def test_real_model_page_takes_a_head_apart(server, page):
     open_app(page, server, "model?sentence=The+animal+didn%27t+cross+the+street+because+it+was+too+tired")
     expect(page.get_by_text("matches the model's own attention probabilities").first).to_be_visible(timeout=WAIT)

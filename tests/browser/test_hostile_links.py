@@ -20,7 +20,9 @@ def hostile_links(seed: int = 0) -> list[str]:
     rng = random.Random(seed)
     numbers = ["1e400", "-inf", "nan", "9" * 400, "0x1f", "%zz", "-1"]
     params = ["heads", "d_model", "d_k", "seed", "temperature", "window", "head_steps", "rm_layer", "rm_pad"]
-    links = [f"steps?mask=sliding_window&{p}={quote(rng.choice(numbers), safe='%')}" for p in params]
+    # every number control's hostile value in one link, as a forwarded link carries them (each is named in the
+    # page's notice; each value's own path through the parser is tested under AppTest, tests/app/test_hostile.py)
+    links = ["steps?mask=sliding_window&" + "&".join(f"{p}={quote(rng.choice(numbers), safe='%')}" for p in params)]
     links += [
         f"model?{p}={quote(v, safe='%')}"
         for p, v in (

@@ -68,7 +68,10 @@ def _label(kernel: str, lang: str) -> str:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_complexity_charts_are_labelled_and_uncrowded(server, projector, lang):
+    """A sweep run from the page in the browser (a short one: three kernels, 256 to 1024) draws its fitted slopes
+    and two charts whose labels are the selector's names, uncrowded."""
     from attn_core import bench
+    from explorer.i18n import STRINGS
 
     open_app(projector, server, f"complexity?lang={lang}")
     keep = {"full", "sliding_window", "linear_elu"}
@@ -76,8 +79,10 @@ def test_complexity_charts_are_labelled_and_uncrowded(server, projector, lang):
     for name in removed:  # a short sweep: three kernels, 256 to 1024
         projector.locator(f"button[aria-label='Remove {name}']").click()
         settle(projector)
-    projector.locator("button[kind='primary']").first.click()
-    expect(projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").nth(1)).to_be_attached(timeout=240_000)
+    projector.locator("button[kind='primary']").first.click()  # the sweep runs in its job; its results come in
+    slopes = STRINGS["cx_slopes"][lang == "zh"].split("（" if lang == "zh" else " (")[0]
+    expect(projector.get_by_text(slopes).first).to_be_attached(timeout=240_000)
+    expect(projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").nth(1)).to_be_attached(timeout=WAIT)
     settle(projector)
     projector.wait_for_timeout(1000)
     charts = projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']")
