@@ -711,7 +711,10 @@ def build_report(
         "all": ms([x for _, x in browser_times]),
         **{ph: ms([x for t, x in browser_times if phase_at(t) == ph]) for ph in ("before", "during", "after")},
     }
-    for key, groups in (("per_page", lambda r: r.page), ("per_phase", lambda r: r.phase)):
+    first = min((r.t for r in ok), default=0.0)  # the class's reruns by when they ended: does the class slow down?
+    window = lambda r: f"{int((r.t - first) // 30) * 30:>3}-{int((r.t - first) // 30) * 30 + 30} s"
+    report["per_30_s"] = {}
+    for key, groups in (("per_page", lambda r: r.page), ("per_phase", lambda r: r.phase), ("per_30_s", window)):
         names = sorted({groups(r) for r in ok})
         for name in names:
             report[key][name] = ms([r.latency for r in ok if groups(r) == name])
@@ -763,6 +766,9 @@ def print_report(rep: dict) -> None:
     print(row("all", rep["latency_ms"]))
     print("per phase of the teacher's sweep:")
     for k, s in rep["per_phase"].items():
+        print(row(k, s))
+    print("per 30 s of class:")
+    for k, s in rep.get("per_30_s", {}).items():
         print(row(k, s))
     print("per page:")
     for k, s in rep["per_page"].items():
