@@ -70,16 +70,31 @@ LAST = {
 }
 
 
-def measure(page, name: str, text: str) -> tuple[float, float]:
+JOBS = os.path.join(ROOT, "artifacts", f"job_timings_{os.getpid()}.jsonl")  # the server's jobs' ends (TIMINGS_ENV)
+
+
+def after_the_jobs(since: float, shown: float) -> float | None:
+    """Seconds from the last of the jobs that ended between the commit (``since``, wall clock) and the last result's
+    showing (``shown``) to that showing: how long a finished job's result took to reach its page. None: no job ran."""
+    import json
+
+    ends = []
+    if os.path.exists(JOBS):
+        with open(JOBS) as f:
+            ends = [e for e in (json.loads(x)["ended"] for x in f if x.strip()) if since <= e <= shown]
+    return shown - max(ends) if ends else None
+
+
+def measure(page, name: str, text: str) -> tuple[float, float, float | None]:
     box = page.locator("textarea[aria-label='Sentence']")
     box.fill(text)
-    t0 = time.perf_counter()
+    t0, wall0 = time.perf_counter(), time.time()
     box.press("Control+Enter")
     page.wait_for_function(FIRST[name], arg=text, polling=20, timeout=WAIT_MS)
     first = time.perf_counter() - t0
     page.wait_for_function(LAST[name], arg=text, polling=20, timeout=WAIT_MS)
     last = time.perf_counter() - t0
-    return first, last
+    return first, last, after_the_jobs(wall0, time.time())
 
 
 def pieces(text: str) -> int:
@@ -105,8 +120,12 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     load_before = os.getloadavg()
+    from explorer.jobs.skeleton import TIMINGS_ENV
+
+    os.makedirs(os.path.dirname(JOBS), exist_ok=True)
+    os.environ[TIMINGS_ENV] = JOBS  # the server started next notes each job's end there
     proc, url = start_server(timeout=120)
-    times: dict[str, dict[str, list[float]]] = {p: {"first": [], "last": []} for p in FIRST}
+    times: dict[str, dict[str, list[float]]] = {p: {"first": [], "last": [], "after_jobs": []} for p in FIRST}
     sizes = []
     by_size: dict[tuple[str, int], list[float]] = {}
     salt = int(time.time()) % 97
@@ -124,11 +143,13 @@ def main() -> int:
                 for name, tab in tabs.items():  # interleaved
                     text = sentence(2 * rep + (name == "inside") + rep % 2, salt)
                     sizes.append(pieces(text))
-                    first, last = measure(tab, name, text)
+                    first, last, after = measure(tab, name, text)
                     times[name]["first"].append(first)
                     times[name]["last"].append(last)
+                    if after is not None:
+                        times[name]["after_jobs"].append(after)
                     by_size.setdefault((name, sizes[-1]), []).append(last)
-                    print(f"{name:8s} rep {rep}: first {first:5.2f} s  last {last:5.2f} s", flush=True)
+                    print(f"{name:8s} rep {rep}: first {first:5.2f} s  last {last:5.2f} s  after {after}", flush=True)
             browser.close()
     finally:
         stop_server(proc)
@@ -153,6 +174,9 @@ def main() -> int:
     for name, t in times.items():
         lines.append(f"{name:8s} first result  {summary(t['first'])}   (goal < 1 s)")
         lines.append(f"{name:8s} last result   {summary(t['last'])}   (goal < 3 s)")
+        if t["after_jobs"]:  # the issue's "a job's result reaches its page within the job's time plus 1 s"
+            lines.append(f"{name:8s} on the page after its last job ended: {summary(t['after_jobs'])}   (goal <= 1 s)")
+            met = met and max(t["after_jobs"]) <= 1
         met = met and statistics.median(t["first"]) < 1 and statistics.median(t["last"]) < 3
     for (name, n), lasts in sorted(by_size.items()):
         lines.append(f"{name:8s} last result at {n} pieces: {summary(lasts)}")

@@ -10,11 +10,15 @@ process is ended). The children themselves are ``explorer.jobs.children``'s.
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Hashable
+
+TIMINGS_ENV = "ATTN_EXPLORER_JOB_TIMINGS"  # a file: each finished job's kind and end time appended (the benchmarks')
 
 
 class Jobs:
@@ -100,6 +104,17 @@ class Jobs:
                 self._forget_old()
             if give:
                 self.slots.release()
+            self.note(job)
+
+    def note(self, job) -> None:
+        """Append the job's end to the file ``ATTN_EXPLORER_JOB_TIMINGS`` names, if it names one: a benchmark compares
+        when a job ended with when its page showed the result (``benchmarks/explain_wait.py``)."""
+        path = os.environ.get(TIMINGS_ENV)
+        if not path:
+            return
+        line = {"jobs": self.name, "kind": getattr(job, "kind", None), "state": job.state, "ended": time.time()}
+        with open(path, "a") as f:  # one short line per write: lines of two threads do not interleave
+            f.write(json.dumps(line) + "\n")
 
     def on_start(self, job) -> None:
         """Called with the lock held as ``job`` takes its slot."""

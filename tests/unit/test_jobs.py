@@ -97,3 +97,28 @@ def test_finished_jobs_are_kept_within_their_count_and_bytes_the_oldest_dropped_
     with m.lock:
         m._forget_old()
     assert m.kept_bytes() <= 25 and list(m.jobs) == [3, 4]  # 3 by count, 2 by bytes: the newest
+
+
+def test_a_finished_job_is_noted_with_its_end_only_where_the_benchmark_asks(tmp_path, monkeypatch):
+    """``ATTN_EXPLORER_JOB_TIMINGS`` names a file: each finished job appends its state and when it ended (after its
+    slot is given back); once unset, the file is left alone."""
+    import json
+
+    from explorer.jobs.skeleton import TIMINGS_ENV
+
+    path = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TIMINGS_ENV, str(path))
+    before = time.time()
+    (job,) = submit(Manager(1, fifo=True), 1)
+    job.go.set()
+    until(lambda: path.exists() and path.read_text().endswith("\n"))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert len(lines) == 1 and lines[0]["jobs"] == "test-jobs" and lines[0]["state"] == "done"
+    assert before <= lines[0]["ended"] <= time.time()
+    monkeypatch.delenv(TIMINGS_ENV)
+    m = Manager(1, fifo=True)
+    (job,) = submit(m, 1)
+    job.go.set()
+    until(lambda: job.state == "done" and m.slots.acquire(timeout=0.01))  # its slot given back: noted, or not
+    time.sleep(0.1)
+    assert len(path.read_text().splitlines()) == 1
