@@ -33,6 +33,9 @@ python3 -m ruff format --check .
 export ATTN_REQUIRE_FLEX=1
 # ... and the compiled band kernel must build (attn_core/kernels/native): without it the sparse kernels fall back silently.
 export ATTN_REQUIRE_NATIVE=1
+# Python's compiled modules are kept: a machine that sets PYTHONDONTWRITEBYTECODE would have every process the suite
+# starts (its servers, their job workers, the command-line runs) compile the project's modules again.
+unset PYTHONDONTWRITEBYTECODE
 # Two worker processes (pytest-xdist), each test file whole on one of them (its shared server and model loaded once):
 # on two cores the suite takes half the time of one process, and four workers are no faster (suite_time.txt).
 WORKERS=(-n "${ATTN_TEST_WORKERS:-2}" --dist loadfile)

@@ -57,18 +57,42 @@ def browser():
         b.close()
 
 
-def _page(browser, width: int, height: int):
-    ctx = browser.new_context(viewport={"width": width, "height": height})
-    yield ctx.new_page()
-    ctx.close()
+@pytest.fixture(scope="session")
+def contexts(browser):
+    """One browser context per screen size, shared by the tests' pages: its HTTP cache keeps Streamlit's
+    scripts, compiled once, where a fresh context fetched and compiled them again on each page's first
+    load (a page load cost Chromium about 1 s more of CPU: benchmarks/results/suite_time.txt)."""
+    made: dict[tuple[int, int], object] = {}
+
+    def context(width: int, height: int):
+        if (width, height) not in made:
+            made[width, height] = browser.new_context(viewport={"width": width, "height": height})
+        return made[width, height]
+
+    yield context
+    for ctx in made.values():
+        ctx.close()
+
+
+def _page(contexts, width: int, height: int):
+    """A new page (a new Streamlit session) in the shared context; what a test leaves behind in the
+    browser (cookies, local and session storage: the theme a test chose) is cleared after it."""
+    ctx = contexts(width, height)
+    page = ctx.new_page()
+    yield page
+    for open_page in ctx.pages:  # about:blank has no storage: reading it throws, in the page
+        open_page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+    for open_page in list(ctx.pages):
+        open_page.close()
+    ctx.clear_cookies()
 
 
 @pytest.fixture
-def page(browser):
-    yield from _page(browser, 1400, 1000)
+def page(contexts):
+    yield from _page(contexts, 1400, 1000)
 
 
 @pytest.fixture
-def projector(browser):
+def projector(contexts):
     """A projector's screen: 1280×720."""
-    yield from _page(browser, 1280, 720)
+    yield from _page(contexts, 1280, 720)
