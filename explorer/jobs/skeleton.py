@@ -11,6 +11,7 @@ process is ended). The children themselves are ``explorer.jobs.children``'s.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import threading
@@ -19,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 
 TIMINGS_ENV = "ATTN_EXPLORER_JOB_TIMINGS"  # a file: each finished job's kind and end time appended (the benchmarks')
+_LOG = logging.getLogger(__name__)
 
 
 class Jobs:
@@ -113,8 +115,11 @@ class Jobs:
         if not path:
             return
         line = {"jobs": self.name, "kind": getattr(job, "kind", None), "state": job.state, "ended": time.time()}
-        with open(path, "a") as f:  # one short line per write: lines of two threads do not interleave
-            f.write(json.dumps(line) + "\n")
+        try:
+            with open(path, "a") as f:  # one short line per write: lines of two threads do not interleave
+                f.write(json.dumps(line) + "\n")
+        except OSError as err:  # a benchmark's file it cannot write: said in the log, the job unaffected
+            _LOG.warning("%s names a file that cannot be written: %s", TIMINGS_ENV, err)
 
     def on_start(self, job) -> None:
         """Called with the lock held as ``job`` takes its slot."""

@@ -122,3 +122,22 @@ def test_a_finished_job_is_noted_with_its_end_only_where_the_benchmark_asks(tmp_
     until(lambda: job.state == "done" and m.slots.acquire(timeout=0.01))  # its slot given back: noted, or not
     time.sleep(0.1)
     assert len(path.read_text().splitlines()) == 1
+
+
+def test_a_timings_file_that_cannot_be_written_is_logged_and_the_job_still_ends(tmp_path, monkeypatch):
+    """A benchmark's ``ATTN_EXPLORER_JOB_TIMINGS`` naming a folder: the job ends done, its slot is given back, no
+    exception escapes its thread, and the log says why nothing was noted."""
+    import threading
+
+    from explorer.jobs import skeleton
+
+    escaped, warned = [], []
+    monkeypatch.setattr(threading, "excepthook", lambda args: escaped.append(args.exc_value))
+    monkeypatch.setattr(skeleton._LOG, "warning", lambda msg, *a: warned.append(msg % a))
+    monkeypatch.setenv(skeleton.TIMINGS_ENV, str(tmp_path))  # a folder: open(..., "a") raises IsADirectoryError
+    m = Manager(1, fifo=True)
+    (job,) = submit(m, 1)
+    job.go.set()
+    until(lambda: job.state == "done" and m.slots.acquire(timeout=0.01))
+    until(lambda: bool(warned))
+    assert not escaped and skeleton.TIMINGS_ENV in warned[0] and str(tmp_path) in warned[0]
