@@ -80,9 +80,8 @@ def _page(contexts, width: int, height: int):
     ctx = contexts(width, height)
     page = ctx.new_page()
     yield page
-    for open_page in ctx.pages:  # about:blank has no storage: reading it throws, in the page
+    for open_page in list(ctx.pages):  # about:blank has no storage: reading it throws, in the page
         open_page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
-    for open_page in list(ctx.pages):
         open_page.close()
     ctx.clear_cookies()
 

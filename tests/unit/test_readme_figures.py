@@ -45,27 +45,16 @@ MIN_S = re.compile(rf"(?<![\w.])\d+ min {NUM} s(?![\w\d])")
 def figures(text: str) -> list[dict]:
     """The figures of a Markdown text (bold marks removed), each with what stands before it."""
     text = text.replace("**", "")
-    out, spans = [], []
-    for m in MIN_S.finditer(text):
-        spans.append(m.span())
+
+    def found(m: re.Match, fields: dict) -> dict:
         before = text[max(0, m.start() - 40) : m.start()]
-        line = text.count("\n", 0, m.start()) + 1
-        out.append(
-            {
-                "approx": None,
-                "a": m.group(0),
-                "b": None,
-                "unit": "min s",
-                "text": m.group(0),
-                "before": before,
-                "line": line,
-            }
-        )
+        return {**fields, "text": m.group(0), "before": before, "line": text.count("\n", 0, m.start()) + 1}
+
+    minutes = list(MIN_S.finditer(text))
+    out = [found(m, {"approx": None, "a": m.group(0), "b": None, "unit": "min s"}) for m in minutes]
     for m in FIGURE.finditer(text):
-        if any(a <= m.start() < b for a, b in spans):
-            continue
-        before = text[max(0, m.start() - 40) : m.start()]
-        out.append({**m.groupdict(), "text": m.group(0), "before": before, "line": text.count("\n", 0, m.start()) + 1})
+        if not any(t.start() <= m.start() < t.end() for t in minutes):
+            out.append(found(m, m.groupdict()))
     return out
 
 
