@@ -96,7 +96,8 @@ def lowest_group(pid: int) -> bool:
     nice 19 in its server's session still took that session's share against the other replica and
     everything else on the machine: a class of 100 through 2 replicas had p95 666.6 ms with the job
     workers there and 311.1 ms with them in groups of their own at nice 19
-    (``benchmarks/results/class_capacity_cpu.txt``). False where the kernel has no autogroup."""
+    (``benchmarks/results/class_capacity_cpu.txt``). False where the kernel has no autogroup, or the
+    group cannot be weighted."""
     try:
         with open(f"/proc/{pid}/autogroup", "w") as f:
             f.write("19")

@@ -23,12 +23,26 @@ def autogroup_on() -> bool:
 
 
 def group_nice(pid: int) -> int | None:
-    """The nice value of ``pid``'s autogroup ("/autogroup-42 nice 19"), None without autogroup."""
+    """The nice value of ``pid``'s autogroup ("/autogroup-42 nice 19"); None where it is in none: a
+    kernel without autogroup (no file), or a session the kernel gave no group (an empty file: the
+    first session of a container, whose init never started one, as on CI's machines)."""
     try:
         with open(f"/proc/{pid}/autogroup") as f:
-            return int(f.read().split()[-1])
+            words = f.read().split()
     except OSError:
         return None
+    return int(words[-1]) if words else None
+
+
+def test_a_session_in_no_group_reads_as_none(tmp_path, monkeypatch):
+    import builtins
+
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(tmp_path / "autogroup", *a, **k))
+    (tmp_path / "autogroup").write_text("")
+    assert group_nice(1) is None
+    (tmp_path / "autogroup").write_text("/autogroup-42 nice 19\n")
+    assert group_nice(1) == 19
 
 
 @pytest.fixture
