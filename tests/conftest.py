@@ -13,12 +13,16 @@ if ROOT not in sys.path:
 def pytest_configure(config):
     """Under pytest-xdist (``bash scripts/test.sh`` runs two workers), each worker's torch gets its share of the
     cores: two workers of two threads each on two cores ran the CPU-heavy files ~15 % slower than one thread each
-    (``benchmarks/results/suite_time.txt``). The processes the tests start keep their own defaults."""
+    (``benchmarks/results/suite_time.txt``). The processes the tests start keep their own defaults. Every test
+    process runs ``AppTest`` without the costs its harness adds to each run (``apptest_speed``)."""
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers:
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
+    import apptest_speed
+
+    apptest_speed.install()  # AppTest without a harness's costs on every run (tests/apptest_speed.py)
 
 
 LEFT_GRACE_S = 20.0  # how long a process that is ending may take before it counts as left behind
