@@ -46,6 +46,7 @@ class KeptScriptCache(ScriptCache):
 
 
 KEPT = KeptScriptCache()
+SCAN = manifest_scanner.scan_component_manifests  # Streamlit's own scan, before ``install`` keeps its result
 
 
 def wait_for_the_end(runner, timeout: float = 3) -> None:
@@ -72,8 +73,7 @@ def wait_for_the_end(runner, timeout: float = 3) -> None:
 
 def install() -> list:
     """Patch the three costs away for this process; returns what Streamlit's component scan found."""
-    scan = manifest_scanner.scan_component_manifests
-    found = scan()
+    found = SCAN()
     manifest_scanner.scan_component_manifests = lambda max_workers=None: list(found)
     app_test.ScriptCache = local_script_runner.ScriptCache = lambda: KEPT
     local_script_runner.require_widgets_deltas = wait_for_the_end

@@ -21,10 +21,18 @@ def test_the_patches_are_in_place_for_every_apptest():
     assert local_script_runner.require_widgets_deltas is apptest_speed.wait_for_the_end
 
 
-def test_the_kept_scan_is_what_streamlit_finds():
-    kept = manifest_scanner.scan_component_manifests()
-    apptest_speed.install()  # a second install scans again: the same list
-    assert [(m.name, str(p)) for m, p in kept] == [(m.name, str(p)) for m, p in manifest_scanner.scan_component_manifests()]
+def test_the_kept_scan_is_what_streamlit_finds(monkeypatch):
+    assert manifest_scanner.scan_component_manifests is not apptest_speed.SCAN  # kept, not scanned each time
+    found = [("a component's manifest", "/its/package")]  # this machine's packages have none: a stand-in scan
+    monkeypatch.setattr(apptest_speed, "SCAN", lambda: list(found))
+    try:
+        apptest_speed.install()
+        assert manifest_scanner.scan_component_manifests() == found
+        assert manifest_scanner.scan_component_manifests(max_workers=4) == found
+    finally:
+        monkeypatch.undo()
+        apptest_speed.install()
+    assert manifest_scanner.scan_component_manifests() == apptest_speed.SCAN()
 
 
 def test_a_script_is_compiled_once_and_again_when_it_changes(tmp_path):
@@ -34,14 +42,11 @@ def test_a_script_is_compiled_once_and_again_when_it_changes(tmp_path):
     first = cache.get_bytecode(str(script))
     assert cache.get_bytecode(str(script)) is first  # kept
     script.write_text("x = 22\n")  # a new size
-    scope: dict = {}
-    exec(cache.get_bytecode(str(script)), scope)
-    assert scope["x"] == 22
+    assert 22 in cache.get_bytecode(str(script)).co_consts
     script.write_text("x = 33\n")  # the same size: the modification time tells
     later = os.stat(script).st_mtime_ns + 1_000_000
     os.utime(script, ns=(later, later))
-    exec(cache.get_bytecode(str(script)), scope)
-    assert scope["x"] == 33
+    assert 33 in cache.get_bytecode(str(script)).co_consts
 
 
 def test_an_apptest_sees_a_page_edited_between_runs(tmp_path):
