@@ -36,7 +36,7 @@ def session(tmp_path, body: str) -> subprocess.CompletedProcess:
     (tmp_path / "test_one.py").write_text(body)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest"]
     cmd += ["-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_one.py")]
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=ROOT, ATTN_TEST_LEFT_GRACE_S="2")  # the planted child never ends: 2 s tell
     return subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
