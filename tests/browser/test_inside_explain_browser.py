@@ -6,12 +6,16 @@ import re
 
 import pytest
 from playwright.sync_api import expect
-from test_browser import WAIT, open_app, settle
+from test_browser import open_app, settle
 
 from attn_core import pretrained as pt
 from attn_core.explain.explain import with_shapley
 from attn_core.interpret import ablate
 
+# The pages' computations run as background jobs whose workers yield to everything else on the machine (their own
+# scheduling group at the lowest weight): beside the suite's other worker they took up to 50 s, past 60 s under
+# three test workers (benchmarks/results/suite_time.txt). What these tests check is the numbers, not the wait.
+JOB_WAIT = 300_000
 SENTENCE = "The animal didn't cross the street because it was too tired"
 SHORT = "The cat sat on the warm mat"
 
@@ -23,7 +27,7 @@ def model():
 
 def metric(page, label: str) -> str:
     box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
-    expect(box).to_be_visible(timeout=WAIT)
+    expect(box).to_be_visible(timeout=JOB_WAIT)
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
@@ -46,16 +50,16 @@ def test_ablating_two_heads_shows_the_engines_cosine(server, page, model):
     assert expected < 0.9999  # the ablation changes the embedding: the check below can fail
     want = f"{expected:.6f}"
     box = page.locator('[data-testid="stMetric"]').filter(has_text="Cosine to the original").first
-    expect(box.locator('[data-testid="stMetricValue"]')).to_have_text(want, timeout=WAIT)
+    expect(box.locator('[data-testid="stMetricValue"]')).to_have_text(want, timeout=JOB_WAIT)
 
 
 def test_shapley_on_request_sums_to_the_engines_difference(server, page, model):
     open_app(page, server, "explain?sentence=" + SHORT.replace(" ", "+"))
-    expect(page.get_by_text("completeness error").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text("completeness error").first).to_be_visible(timeout=JOB_WAIT)
     assert not page.get_by_text("Σ φ =").count()  # nothing computed before the click
     page.get_by_role("button", name=re.compile(r"Compute Shapley values \(\d+ passes\)")).click()
     check = page.get_by_text("Σ φ =").first
-    expect(check).to_be_visible(timeout=WAIT)
+    expect(check).to_be_visible(timeout=JOB_WAIT)
     total, v_all, v_none = (float(x) for x in re.findall(r"-?\d+\.\d+", check.inner_text())[:3])
     engine = with_shapley(model, SHORT, "attention")["check"]
     assert total == pytest.approx(engine["sum"], abs=2e-5)
