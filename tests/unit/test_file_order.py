@@ -45,8 +45,7 @@ def test_the_longest_of_a_kind_first_and_an_unmeasured_file_counted_at_the_defau
     browsers = [f for f in queue if file_order.waits(f)]
     assert browsers == ["tests/browser/test_a.py", "tests/browser/test_b.py", "tests/browser/test_c.py"]
     computing = [f for f in queue if not file_order.waits(f)]
-    longest_first = ["tests/unit/test_x.py", "tests/unit/test_y.py", "tests/app/test_z.py", "tests/unit/test_new.py"]
-    assert computing == longest_first
+    assert computing == ["tests/unit/test_x.py", "tests/unit/test_y.py", "tests/app/test_z.py", "tests/unit/test_new.py"]
 
 
 def test_the_measured_times_are_read_and_a_missing_record_is_no_error(tmp_path, monkeypatch):
