@@ -37,9 +37,8 @@ export ATTN_REQUIRE_NATIVE=1
 # starts (its servers, their job workers, the command-line runs) compile the project's modules again.
 unset PYTHONDONTWRITEBYTECODE
 # Two worker processes (pytest-xdist), each test file whole on one of them (its shared server and model loaded once):
-# on two cores the suite takes half the time of one process, and three or four workers are no faster (suite_time.txt).
-# The files are taken in the order tests/file_order.py gives (a browser file beside a computing one), not xdist's.
-WORKERS=(-n "${ATTN_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder)
+# on two cores the suite takes half the time of one process, and four workers are no faster (suite_time.txt).
+WORKERS=(-n "${ATTN_TEST_WORKERS:-2}" --dist loadfile)
 if [ "$QUICK" = 1 ]; then
   # shellcheck disable=SC2046
   exec python3 -m pytest -q -p no:cacheprovider "${WORKERS[@]}" $(grep -v '^#' tests/quick.txt) "$@"

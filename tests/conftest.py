@@ -27,16 +27,6 @@ def pytest_configure(config):
     apptest_speed.install()  # AppTest without a harness's costs on every run (tests/apptest_speed.py)
 
 
-def pytest_collection_modifyitems(config, items):
-    """The test files in the order ``tests/file_order.py`` gives (each file's tests kept together, in their order)."""
-    import file_order
-
-    files: dict[str, list] = {}
-    for item in items:
-        files.setdefault(item.nodeid.split("::")[0], []).append(item)
-    items[:] = [item for f in file_order.order(list(files), file_order.measured()) for item in files[f]]
-
-
 # How long a process that is ending may take before it counts as left behind; the check's own tests
 # (tests/unit/test_no_process_left.py) run a session with a shorter grace, which their planted child outlives.
 LEFT_GRACE_S = float(os.environ.get("ATTN_TEST_LEFT_GRACE_S", "20"))
