@@ -427,3 +427,22 @@ def test_the_query_key_maps_are_those_of_the_queries_and_keys_that_give_the_mode
     assert all(len(s.qk) == 2 and all(len(h["queries"]) == 12 == len(h["keys"]) for h in s.qk[0]) for s in snaps)
     sig = list(train(LabConfig(task="repeat", kernel="sigmoid", steps=25, every=25)))
     assert sig[-1].qk == [] and sig[-1].weights
+
+
+@pytest.mark.parametrize("name", ["scaling", "heads"])
+def test_the_multi_tensor_optimizer_trains_as_the_per_parameter_one(monkeypatch, name):
+    """AdamW with ``foreach`` (the Lab's, for speed) follows the same run as torch's per-parameter loop."""
+    from attn_core.lab import training
+
+    adamw = torch.optim.AdamW
+    for cfg in preset(name):
+        cfg = replace(cfg, steps=60, every=20)
+        fast = list(training.train(cfg))
+        monkeypatch.setattr(torch.optim, "AdamW", lambda *a, **k: adamw(*a, **{**k, "foreach": False}))
+        plain = list(training.train(cfg))
+        monkeypatch.setattr(torch.optim, "AdamW", adamw)
+        assert [s.step for s in fast] == [s.step for s in plain] == [20, 40, 60]
+        for a, b in zip(fast, plain, strict=True):
+            got, want = ([s.train_loss, s.val_loss, s.grad_qk] for s in (a, b))
+            assert_close(torch.tensor(got), torch.tensor(want), msg=(name, a.step))
+            assert a.val_acc == pytest.approx(b.val_acc, abs=1 / 64)
