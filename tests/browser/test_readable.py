@@ -3,6 +3,7 @@ in Chromium at a projector's 1280×720), on the pages with the most crowded axes
 
 import os
 import re
+import time
 
 import pytest
 from conftest import ARTIFACTS
@@ -111,6 +112,36 @@ def test_inside_the_viewport_means_the_whole_box():
     assert not _inside({"x": 42, "y": 711, "width": 587, "height": 331})  # what step 6 looked like before
 
 
+def steady_box(page, locator, every_ms: int = 150, timeout_s: float = 10.0) -> dict | None:
+    """The locator's box once two reads ``every_ms`` apart agree (plotly sizes a chart after it is attached; a fixed
+    wait of 500 ms stood here before), or the last read after ``timeout_s``."""
+    last, deadline = None, time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        box = locator.bounding_box()
+        if box is not None and box == last:
+            return box
+        last = box
+        page.wait_for_timeout(every_ms)
+    return last
+
+
+def test_a_steady_box_is_two_equal_reads():
+    class Page:
+        def wait_for_timeout(self, ms):
+            pass
+
+    class Moving:
+        def __init__(self, boxes):
+            self.boxes = list(boxes)
+
+        def bounding_box(self):
+            return self.boxes.pop(0) if len(self.boxes) > 1 else self.boxes[0]
+
+    a, b = {"x": 0, "y": 0, "width": 10, "height": 10}, {"x": 0, "y": 0, "width": 20, "height": 10}
+    assert steady_box(Page(), Moving([None, a, b, b])) == b  # not the first box read, the one that stayed
+    assert steady_box(Page(), Moving([a, b, a, b, a, b]), timeout_s=0.0) is None  # no read in no time
+
+
 def _walk(kernel: str) -> list[str]:
     """The steps presenter mode walks for ``kernel`` (a variant's own steps between Q, K, V and the output)."""
     from attn_core import Settings, run_trace
@@ -142,17 +173,17 @@ def test_presenter_mode_shows_each_steps_chart_on_the_first_screen(server, proje
         at = re.compile(rf"(Step {i + 1} of {len(steps)}|第 {i + 1} 步)")
         expect(projector.locator(".st-key-present-row h3")).to_contain_text(at, timeout=WAIT)
         settle(projector)
-        projector.wait_for_timeout(500)
         name = f"present_1280x720_{kernel}_{lang}_{i + 1}_{step}.png"
         chart = projector.locator(".stPlotlyChart, [data-testid='stPlotlyChart']").first
         try:
             expect(chart).to_be_visible(timeout=20_000)  # every step draws a chart (Performer's 7th drew none)
+            box = steady_box(projector, chart)
         finally:
             projector.screenshot(path=os.path.join(ARTIFACTS, name))
         scrolled = projector.evaluate(
             "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || window.scrollY"
         )
-        assert scrolled == 0 and _inside(chart.bounding_box()), (kernel, step, scrolled, chart.bounding_box())
+        assert scrolled == 0 and _inside(box), (kernel, step, scrolled, box)
         # the formula and the code are folded away: none of them drawn outside the fold
         main = projector.locator("[data-testid='stMain']")
         formula_or_code = ".katex-display, [data-testid='stCode']"
