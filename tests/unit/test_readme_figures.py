@@ -38,6 +38,10 @@ SETTINGS = {
 }
 
 
+# "62.96 and 60.23 s", "116.8, 115.7 and 95.5 s": a series whose numbers share the unit written after its last
+SERIES = re.compile(
+    rf"(?<![\w.,/=^-])(?P<head>(?:{NUM}(?:,\s|\sand\s|\sor\s))+){NUM}\s?(?P<unit>ms|s|MiB|GiB|%|×)(?![\w\d])"
+)
 # "16 min 5 s": one figure, found only as written (its "5 s" alone would match any line with a 5 and an s)
 MIN_S = re.compile(rf"(?<![\w.])\d+ min {NUM} s(?![\w\d])")
 
@@ -55,6 +59,11 @@ def figures(text: str) -> list[dict]:
     for m in FIGURE.finditer(text):
         if not any(t.start() <= m.start() < t.end() for t in minutes):
             out.append(found(m, m.groupdict()))
+    for m in SERIES.finditer(text):  # "62.96 and 60.23 s": the numbers before the last take its unit
+        if not any(t.start() <= m.start() < t.end() for t in minutes):
+            for n in RECORD_NUMBER.finditer(m.group("head")):
+                fields = {"approx": None, "a": n.group(0), "b": None, "unit": m.group("unit")}
+                out.append({**found(m, fields), "text": f"{n.group(0)} {m.group('unit')}"})
     return out
 
 
@@ -167,6 +176,7 @@ def test_the_caches_budgets_and_the_worst_case_are_the_codes_sums():
         ("It uses ~99999 MiB.", "~99999 MiB"),
         ("p95 427 ms and 4321.5 ms.", "4321.5 ms"),
         ("a median 1.2 ms", "1.2 ms"),  # 1.2 is in the records, but never as a median in ms
+        ("took 98765.4 and 675.71 s", "98765.4 s"),  # the first of a series takes the unit written after the last
     ],
 )
 def test_a_figure_in_no_record_is_caught(text, bad):
