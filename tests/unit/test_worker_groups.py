@@ -22,27 +22,26 @@ def autogroup_on() -> bool:
         return False
 
 
-def group_nice(pid: int) -> int | None:
-    """The nice value of ``pid``'s autogroup ("/autogroup-42 nice 19"); None where it is in none: a
-    kernel without autogroup (no file), or a session the kernel gave no group (an empty file: the
-    first session of a container, whose init never started one, as on CI's machines)."""
-    try:
-        with open(f"/proc/{pid}/autogroup") as f:
-            words = f.read().split()
-    except OSError:
-        return None
+def nice_of(text: str) -> int | None:
+    """The nice value in a ``/proc/<pid>/autogroup`` file ("/autogroup-42 nice 19"); None for an empty one: a
+    session the kernel gave no group (the first session of a container, whose init never started one, as on CI's
+    machines)."""
+    words = text.split()
     return int(words[-1]) if words else None
 
 
-def test_a_session_in_no_group_reads_as_none(tmp_path, monkeypatch):
-    import builtins
+def group_nice(pid: int) -> int | None:
+    """The nice value of ``pid``'s autogroup; None where it is in none (no file: a kernel without autogroup)."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            return nice_of(f.read())
+    except OSError:
+        return None
 
-    real_open = builtins.open
-    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(tmp_path / "autogroup", *a, **k))
-    (tmp_path / "autogroup").write_text("")
-    assert group_nice(1) is None
-    (tmp_path / "autogroup").write_text("/autogroup-42 nice 19\n")
-    assert group_nice(1) == 19
+
+def test_a_session_in_no_group_reads_as_none():
+    assert nice_of("") is None and nice_of("\n") is None
+    assert nice_of("/autogroup-42 nice 19\n") == 19 and nice_of("/autogroup-7 nice 0") == 0
 
 
 @pytest.fixture
