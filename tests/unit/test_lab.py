@@ -444,5 +444,7 @@ def test_the_multi_tensor_optimizer_trains_as_the_per_parameter_one(monkeypatch,
         assert [s.step for s in fast] == [s.step for s in plain] == [20, 40, 60]
         for a, b in zip(fast, plain, strict=True):
             got, want = ([s.train_loss, s.val_loss, s.grad_qk] for s in (a, b))
-            assert_close(torch.tensor(got), torch.tensor(want), msg=(name, a.step))
+            # another CPU may round the two paths' last bits apart, and 60 steps may grow that: rtol 1e-4 still
+            # fails a run whose learning rate is 5 % off (0.0032 apart at step 20)
+            assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5, msg=(name, a.step))
             assert a.val_acc == pytest.approx(b.val_acc, abs=1 / 64)

@@ -56,11 +56,12 @@ def figures(text: str) -> list[dict]:
 
     minutes = list(MIN_S.finditer(text))
     out = [found(m, {"approx": None, "a": m.group(0), "b": None, "unit": "min s"}) for m in minutes]
-    for m in FIGURE.finditer(text):
-        if not any(t.start() <= m.start() < t.end() for t in minutes):
+    free = [m for pattern in (FIGURE, SERIES) for m in pattern.finditer(text)]
+    free = [m for m in free if not any(t.start() <= m.start() < t.end() for t in minutes)]  # not in "N min M s"
+    for m in free:
+        if m.re is FIGURE:
             out.append(found(m, m.groupdict()))
-    for m in SERIES.finditer(text):  # "62.96 and 60.23 s": the numbers before the last take its unit
-        if not any(t.start() <= m.start() < t.end() for t in minutes):
+        else:  # "62.96 and 60.23 s": the numbers before the last take its unit (FIGURE finds the last)
             for n in RECORD_NUMBER.finditer(m.group("head")):
                 fields = {"approx": None, "a": n.group(0), "b": None, "unit": m.group("unit")}
                 out.append({**found(m, fields), "text": f"{n.group(0)} {m.group('unit')}"})
