@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 
 
@@ -68,9 +69,9 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def add(sub) -> dict:
-    try:
-        import transformers  # noqa: F401
-    except ImportError:  # without transformers there is no trained model: the other commands still work
+    # without transformers there is no trained model: the other commands still work. Looked up, not imported:
+    # importing it costs every command (a Lab worker, a sweep's child) most of a second of CPU
+    if importlib.util.find_spec("transformers") is None:
         return {}
     add_cli(sub)
     return {"pretrained": cmd_pretrained, "models": cmd_models}
