@@ -16,7 +16,11 @@ from ..safe import md
 from ..server import session_id
 from .heavy import HEAVY, Job, key_of
 
-POLL_S = 0.25  # how often a waiting page looks at its jobs
+POLL_S = 0.25  # how often a page looks at a job that computes
+# ... and at one still in the queue: its position moves at most once per job ahead. A class typing 30 sentences of
+# its own at once had 30 pages polling 4 times a second, reruns taken from everyone else's pages
+# (benchmarks/results/explain_burst_cpu.txt). A job that starts is seen within this, and its parts as they come.
+QUEUED_POLL_S = 1.0
 EXPECTED_S = {  # a job that sends one part: its bar moves by time, up to 95 %, at this pace (a quiet 2-core machine)
     "shapley": 3.0,
     "pair": 1.0,
@@ -90,7 +94,7 @@ def status(job: Job) -> bool:
     if job.state in ("failed", "stopped"):
         failed(job)
         return False
-    _poll(job, seen(job))
+    POLLERS[pace(job)](job, seen(job))
     return False
 
 
@@ -103,13 +107,20 @@ def seen(job: Job) -> tuple:
 DRAWN_ALREADY = {"explain": 1}
 
 
-@st.fragment(run_every=POLL_S)
-def _poll(job: Job, drawn: tuple) -> None:
-    if seen(job) != drawn:  # something arrived: draw the page again with it
+def pace(job: Job) -> float:
+    """Seconds between two looks of the page at ``job``: often while it computes, less while it waits its turn."""
+    return POLL_S if job.state == "running" else QUEUED_POLL_S
+
+
+def _progress(job: Job, drawn: tuple) -> None:
+    if seen(job) != drawn:  # something arrived (a part, or the job started): draw the page again with it
         st.rerun(scope="app")
     ahead = HEAVY.position(job)
     text = t("heavy_ahead", n=ahead) if ahead else t("heavy_running")
     st.progress(share(job), text=text)
+
+
+POLLERS = {every: st.fragment(run_every=every)(_progress) for every in (POLL_S, QUEUED_POLL_S)}
 
 
 def pending() -> None:

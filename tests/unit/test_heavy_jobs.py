@@ -183,3 +183,17 @@ def test_a_refused_request_is_one_failed_job_and_its_worker_serves_the_next(pre)
         time.sleep(0.02)
     good = wait(jobs.ask("patching", {"clean": SENTENCE, "corrupted": SENTENCE.replace("tired", "wide")}, "me"))
     assert "restored" in good.result and jobs.spawned == 1
+
+
+def test_a_page_looks_at_a_queued_job_less_often_than_at_one_that_computes(monkeypatch):
+    """A class typing 30 sentences at once had 30 pages polling 4 times a second (explain_burst_cpu.txt); a queued
+    job's page now looks once a second, and still sees its job start within a second."""
+    from explorer.jobs import waiting
+
+    drawn = []
+    pollers = {every: lambda job, seen, every=every: drawn.append((job.state, every)) for every in waiting.POLLERS}
+    monkeypatch.setattr(waiting, "POLLERS", pollers)
+    for state in ("queued", "running"):
+        assert waiting.status(heavy.Job("explain", {"sentence": "x"}, state=state)) is False
+    assert drawn == [("queued", waiting.QUEUED_POLL_S), ("running", waiting.POLL_S)]
+    assert waiting.POLL_S < waiting.QUEUED_POLL_S <= 1.0
