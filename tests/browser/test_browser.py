@@ -4,6 +4,7 @@ import os
 
 import pytest
 from conftest import ARTIFACTS
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 from theme import switch_to_dark
 
@@ -20,9 +21,20 @@ def open_app(page, url, path="steps"):
     assert page.get_by_text("Page not found").count() == 0
 
 
-def settle(page):
-    """Wait until the script run that the last change started has finished."""
-    page.wait_for_timeout(300)
+SCRIPT_STATE = "document.querySelector(\"[data-testid='stApp']\")?.dataset.testScriptState"
+
+
+def settle(page, start_ms: int = 300):
+    """Wait until the script run that the last change started has finished. The app's own script state (its
+    ``data-test-script-state``) leaves "notRunning" when the server starts the run: seen within ``start_ms``, the wait
+    ends with the run; a run not seen starting by then (none asked for, or one over before a frame was drawn) costs
+    ``start_ms``, the fixed wait this used to be. The status widget alone cannot say it: it shows a run only once the
+    run has lasted 500 ms."""
+    try:
+        page.wait_for_function(f"() => {SCRIPT_STATE} !== 'notRunning'", polling="raf", timeout=start_ms)
+    except PlaywrightTimeout:
+        pass
+    page.wait_for_function(f"() => {SCRIPT_STATE} === 'notRunning'", polling="raf", timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
 
 

@@ -6,14 +6,10 @@ per page visited."""
 from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import expect
+from test_browser import settle
 
 WAIT = 60_000
 CODE = "walk-9"
-
-
-def settle(page) -> None:
-    page.wait_for_timeout(400)
-    expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
 
 
 def open_at(page, url: str) -> None:

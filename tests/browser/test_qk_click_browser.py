@@ -2,13 +2,7 @@
 link too), and the map draws that query's attention row from it."""
 
 from playwright.sync_api import expect
-
-WAIT = 60_000
-
-
-def settle(page) -> None:
-    page.wait_for_timeout(300)
-    expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
+from test_browser import WAIT, settle
 
 
 def query_points(chart) -> list[dict]:
