@@ -11,7 +11,9 @@
   is warmed in a background thread from the server's first script run, one after another, so nobody
   waits for one on its page and no script run computes a model's probe-set passes; the compiled kernels
   (``attn_core.kernels.native``) are built (or read from the disk cache) in another, so no
-  learner's request pays for the compiler.
+  learner's request pays for the compiler. The warm-up costs about 6 s of CPU; ``ATTN_EXPLORER_WARM=0`` skips
+  it (a server for one person, the test suite's short-lived servers): the bundled model then loads cold, and
+  each page computes what it asks for when it asks.
 - One torch thread per operation (``ATTN_SERVER_THREADS``, default 1). The server's tensors are a
   sentence's (tens of tokens): splitting one operation across the machine's cores gains nothing,
   and when the cores are busy (another student's rerun, a Lab training, the teacher's sweep) each
@@ -32,6 +34,7 @@ import threading
 from .heap import freeze_heap
 
 THREADS_ENV = "ATTN_SERVER_THREADS"
+WARM_ENV = "ATTN_EXPLORER_WARM"
 
 _lock = threading.Lock()
 _prepared = False
@@ -60,13 +63,19 @@ def prepare() -> None:
     from . import figures  # noqa: F401
 
     freeze_heap()
+    start_models()
+    native.build_in_background()
+
+
+def start_models() -> None:
+    """A server: every offered model loaded and warmed in the background, unless ``ATTN_EXPLORER_WARM=0``. A test's
+    process, or a server told not to warm: the bundled model, cold (each page asks only what it shows)."""
     from . import real
 
-    if serving():
+    if serving() and os.environ.get(WARM_ENV, "1") != "0":
         real.load_every_offered()
-    else:  # a test's process: the bundled model, cold (it asks only what it tests)
+    else:
         real.start_loading()
-    native.build_in_background()
 
 
 def server_threads() -> int:

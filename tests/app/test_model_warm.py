@@ -4,6 +4,7 @@ forward passes inside a script run. A test's process loads without it."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from attn_core import pretrained as pt
@@ -87,3 +88,24 @@ def test_a_model_first_asked_for_on_a_server_is_warmed_before_it_is_offered(monk
     pre = loader.get("fortune-gpt")
     assert pre is not None and "fortune-gpt" in corpus._MEANS  # computed before it was offered
     loader.warming["fortune-gpt"].join(300)
+
+
+@pytest.mark.parametrize(
+    ("serving", "setting", "started"),
+    [(True, None, "warm"), (True, "1", "warm"), (True, "0", "cold"), (False, "1", "cold"), (False, None, "cold")],
+)
+def test_a_server_warms_every_model_unless_told_not_to(monkeypatch, serving, setting, started):
+    """A server warms every offered model at its start; ATTN_EXPLORER_WARM=0 (a server for one person, the test
+    suite's short-lived ones) and a test's process load the bundled model cold."""
+    from explorer import server
+
+    calls = []
+    monkeypatch.setattr(server, "serving", lambda: serving)
+    monkeypatch.setattr(real, "load_every_offered", lambda: calls.append("warm"))
+    monkeypatch.setattr(real, "start_loading", lambda *a, **k: calls.append("cold"))
+    if setting is None:
+        monkeypatch.delenv(server.WARM_ENV, raising=False)
+    else:
+        monkeypatch.setenv(server.WARM_ENV, setting)
+    server.start_models()
+    assert calls == [started]

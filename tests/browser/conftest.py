@@ -12,17 +12,18 @@ CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chro
 ARGS = serve.CHROMIUM_ARGS
 
 
-def start_server():
+def start_server(warm: bool = True):
     with open(os.path.join(ARTIFACTS, f"server-{time.time_ns()}.log"), "w") as log:  # the server keeps its copy
-        return serve.start_server(log=log)
+        return serve.start_server(log=log, warm=warm)
 
 
 @pytest.fixture
 def fresh_server():
     """A fresh server for this test alone: for the tests of a server's first run (a deep link opened first, the
-    first change after a start), which a server that has run before cannot show."""
+    first change after a start), which a server that has run before cannot show. Their pages need no model: the
+    start's warm-up of every model is left out."""
     os.makedirs(ARTIFACTS, exist_ok=True)
-    proc, url = start_server()
+    proc, url = start_server(warm=False)
     yield url
     serve.stop_server(proc)
 

@@ -30,8 +30,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = ()) -> tuple[subprocess.Popen, str]:
-    """The server process and its URL, once /_stcore/health answers ok; ``extra``: more ``streamlit run`` options."""
+def start_server(
+    log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = (), warm: bool = True
+) -> tuple[subprocess.Popen, str]:
+    """The server process and its URL, once /_stcore/health answers ok; ``extra``: more ``streamlit run`` options;
+    ``warm=False``: without the start's warm-up of every model (``ATTN_EXPLORER_WARM=0``, about 6 s of CPU), for a
+    short-lived server whose test opens no model page."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -54,6 +58,7 @@ def start_server(log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] =
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: ``stop_server`` ends it with everything it started
+        env=dict(os.environ, ATTN_EXPLORER_WARM="1" if warm else "0"),
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout

@@ -21,10 +21,11 @@ NOTICE = "The class poll is unavailable: answers are not being counted"
 
 
 @pytest.fixture
-def cluster():
+def cluster(monkeypatch):
     for exe in ("haproxy", "redis-server"):
         if not __import__("shutil").which(exe):
             pytest.fail(f"{exe} not found: install Debian's {exe} (see scripts/test.sh)")
+    monkeypatch.setenv("ATTN_EXPLORER_WARM", "0")  # its replicas serve pages without a model: no warm-up
     c = replicas.Cluster(port=free_port(), replicas=2, log_dir=os.path.join(ARTIFACTS, "class_cluster"))
     os.makedirs(c.log_dir, exist_ok=True)
     c.start()

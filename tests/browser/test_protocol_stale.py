@@ -52,7 +52,7 @@ class Tab(Session):
 
 @pytest.fixture(scope="module")
 def url():
-    proc, url = serve.start_server()
+    proc, url = serve.start_server(warm=False)  # Step by step and Multi-head: no model
     yield url
     serve.stop_server(proc)
 

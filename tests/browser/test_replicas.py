@@ -19,9 +19,10 @@ WAIT = 60_000
 
 
 @pytest.fixture
-def cluster():
+def cluster(monkeypatch):
     if not os.path.exists("/usr/sbin/haproxy") and not __import__("shutil").which("haproxy"):
         pytest.fail("haproxy not found: install Debian's haproxy (see scripts/test.sh)")
+    monkeypatch.setenv("ATTN_EXPLORER_WARM", "0")  # its replicas serve pages without a model: no warm-up
     c = replicas.Cluster(port=free_port(), replicas=2, log_dir=os.path.join(ARTIFACTS, "cluster"))
     os.makedirs(c.log_dir, exist_ok=True)
     c.start()
