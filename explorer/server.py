@@ -11,7 +11,7 @@
   is warmed in a background thread from the server's first script run, one after another, so nobody
   waits for one on its page and no script run computes a model's probe-set passes; the compiled kernels
   (``attn_core.kernels.native``) are built (or read from the disk cache) in another, so no
-  learner's request pays for the compiler. The warm-up costs about 6 s of CPU; ``ATTN_EXPLORER_WARM=0`` skips
+  learner's request pays for the compiler. The warm-up costs about 3.7 s of CPU; ``ATTN_EXPLORER_WARM=0`` skips
   it (a server for one person, the test suite's short-lived servers): the bundled model then loads cold, and
   each page computes what it asks for when it asks.
 - One torch thread per operation (``ATTN_SERVER_THREADS``, default 1). The server's tensors are a

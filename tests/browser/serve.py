@@ -34,7 +34,7 @@ def start_server(
     log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = (), warm: bool = True
 ) -> tuple[subprocess.Popen, str]:
     """The server process and its URL, once /_stcore/health answers ok; ``extra``: more ``streamlit run`` options;
-    ``warm=False``: without the start's warm-up of every model (``ATTN_EXPLORER_WARM=0``, about 6 s of CPU), for a
+    ``warm=False``: without the start's warm-up of every model (``ATTN_EXPLORER_WARM=0``, about 3.7 s of CPU), for a
     short-lived server whose test opens no model page."""
     port = free_port()
     proc = subprocess.Popen(
