@@ -98,7 +98,7 @@ def sentence_section() -> None:
     job = jobs["explain"]
     result = {**first, "removal": removal, **job.result}
     done = waiting.status(job)
-    show_notices(first["notices"])
+    show_notices([n for n in first["notices"] if n["code"] != "shapley_words"])  # the Shapley section says it
     if DECODER:
         next_token_note(first)
     labels = fig.labels(first["tokens"])

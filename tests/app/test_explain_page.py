@@ -155,3 +155,12 @@ def overview_rows(at) -> list[str]:
 
 def overview_z(at) -> list[list[float]]:
     return overview_spec(at)["data"][0]["z"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_sentence_past_shapleys_limit_is_told_so_once_where_shapley_is(app, lang):
+    """The limit (the players counted and named) is said in the Shapley section, not again among the notices."""
+    at = app(PAGE, {"lang": lang, "sentence": "I didn't think it would rain today, but it did."})
+    assert not at.exception
+    said = [i.value for i in at.info if ("up to 10 players" if lang == "en" else "不超过 10 个参与者") in i.value]
+    assert len(said) == 1 and "14" in said[0], said
