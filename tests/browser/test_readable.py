@@ -141,6 +141,16 @@ def test_a_steady_box_is_two_equal_reads():
     assert steady_box(Page(), Moving([None, a, b, b])) == b  # not the first box read, the one that stayed
     assert steady_box(Page(), Moving([a, b, a, b, a, b]), timeout_s=0.0) is None  # no read in no time
 
+    class Flicker:  # never two equal reads in a row: the wait ends at its timeout with the last read
+        reads = 0
+
+        def bounding_box(self):
+            self.reads += 1
+            return (a, b)[self.reads % 2]
+
+    flicker = Flicker()
+    assert steady_box(Page(), flicker, timeout_s=0.05) == (a, b)[flicker.reads % 2] and flicker.reads > 2
+
 
 def _walk(kernel: str) -> list[str]:
     """The steps presenter mode walks for ``kernel`` (a variant's own steps between Q, K, V and the output)."""
