@@ -285,6 +285,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="also write the report to this file")
     args = ap.parse_args()
+    if args.learners < 1 or args.bursts < 1 or args.others < 0 or args.pause < 0 or args.limit <= 0:
+        ap.error("--learners and --bursts take 1 or more, --others and --pause 0 or more, --limit more than 0")
     from serve import start_server, stop_server
 
     proc, args.url = start_server()
