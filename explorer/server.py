@@ -14,6 +14,8 @@
   learner's request pays for the compiler. The warm-up costs about 3.7 s of CPU; ``ATTN_EXPLORER_WARM=0`` skips
   it (a server for one person, the test suite's short-lived servers): the bundled model then loads cold, and
   each page computes what it asks for when it asks.
+- Then what the tour's lessons and the Lab's presets ask for is computed ahead and kept (``explorer.ahead``);
+  ``ATTN_EXPLORER_WARM=models`` warms the models and skips that (the test suite's shared servers).
 - One torch thread per operation (``ATTN_SERVER_THREADS``, default 1). The server's tensors are a
   sentence's (tens of tokens): splitting one operation across the machine's cores gains nothing,
   and when the cores are busy (another student's rerun, a Lab training, the teacher's sweep) each
@@ -68,14 +70,20 @@ def prepare() -> None:
 
 
 def start_models() -> None:
-    """A server: every offered model loaded and warmed in the background, unless ``ATTN_EXPLORER_WARM=0``. A test's
-    process, or a server told not to warm: the bundled model, cold (each page asks only what it shows)."""
+    """A server: every offered model loaded and warmed in the background, then the tour's lessons and the Lab's
+    presets computed ahead (``explorer.ahead``). ``ATTN_EXPLORER_WARM=models``: the models only; ``0``: neither.
+    A test's process, or a server told not to warm: the bundled model, cold (each page asks only what it shows)."""
     from . import real
 
-    if serving() and os.environ.get(WARM_ENV, "1") != "0":
-        real.load_every_offered()
-    else:
+    warm = os.environ.get(WARM_ENV, "1")
+    if not serving() or warm == "0":
         real.start_loading()
+        return
+    loading = real.load_every_offered()
+    if warm != "models":
+        from . import ahead
+
+        ahead.start(loading)
 
 
 def server_threads() -> int:

@@ -84,12 +84,12 @@ def sidebar_ui(
         sb.caption(t("sidebar_kept"))
     sb.button(t("reset"), on_click=reset, key="reset")
 
-    settings = _settings(values)
+    settings = settings_of(values)
     session.save_settings(settings, values["source"])
     return settings, slots
 
 
-def _settings(v: dict) -> Settings:
+def settings_of(v: dict) -> Settings:
     """The frozen settings the drawn values ``v`` describe (what the session keeps and caches key on)."""
     pad_to = 0
     if v["mask"] == "padding":

@@ -23,6 +23,7 @@ class Lesson:
     key: str  # catalogue: tour_<key> (its title), tour_<key>_q (its question)
     page: str  # url_path
     params: dict = field(default_factory=dict)  # the settings it opens with (a lesson link: hide/lock too)
+    press: str = ""  # the button its question asks to press (a server presses it at its start: explorer.ahead)
 
 
 def _lessons() -> tuple[Lesson, ...]:
@@ -34,15 +35,17 @@ def _lessons() -> tuple[Lesson, ...]:
         Lesson("softmax", "steps", {"step": "st_softmax"}),
         Lesson("mask", "steps", {"step": "st_mask", "mask": "causal", "lock": "mask"}),
         Lesson("heads", "multihead", {"heads": "4"}),
-        Lesson("positions", "lab", {"lab_task": "reverse", "pos": "none", "lab_b": "positions"}),
+        Lesson("positions", "lab", {"lab_task": "reverse", "pos": "none", "lab_b": "positions"}, press="lab_play"),
         Lesson("cross", "cross", {}),
-        Lesson("cost", "complexity", {}),
+        Lesson("cost", "complexity", {}, press="cx_run"),
         Lesson("sparse", "steps", {"kernel": "sliding_window", "step": "vs_pattern", "sentence": long}),
         Lesson("linear", "steps", {"kernel": "linear_elu", "step": "vs_state", "sentence": long}),
         Lesson("approx", "variants", {}),
         Lesson("real", "model", {"rm_layer": "4", "rm_head": "9"}),
         Lesson("next_token", "next_token", {"seed": "7"}),
-        Lesson("vision", "vision", {"vi_model": "swin", "vi_patch": "1", "vi_window": "4", "vi_query": "9"}),
+        Lesson(
+            "vision", "vision", {"vi_model": "swin", "vi_patch": "1", "vi_window": "4", "vi_query": "9"}, "vi_play"
+        ),
     )
 
 

@@ -35,7 +35,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -172,35 +171,16 @@ def healthy(url: str, timeout: float, proc: subprocess.Popen | None = None) -> b
 
 
 def warm(url: str) -> None:
-    """Open one session so that the replica's first script run happens now: it imports the engine
-    and starts loading the trained model in the background, before the first student arrives."""
-    import asyncio
+    """Open one session so that the replica's first script run happens now: it imports the engine, warms every
+    model and computes what the lessons ask for in the background (``explorer.ahead``), before the first student
+    arrives. The tab is the one the server visits its lessons with (``explorer.ahead.visit``)."""
+    if ROOT not in sys.path:  # run as a script: its own folder is on the path, not the app's
+        sys.path.insert(0, ROOT)
+    from explorer.ahead.visit import visit
 
-    import websockets
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    async def once() -> None:
-        ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
-        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**27, open_timeout=60) as ws:
-            msg = BackMsg()
-            msg.rerun_script.page_name = ""
-            await ws.send(msg.SerializeToString())
-            while True:
-                fm = ForwardMsg()
-                fm.ParseFromString(await asyncio.wait_for(ws.recv(), 120))
-                if fm.WhichOneof("type") == "script_finished":
-                    return
-
-    def in_own_loop() -> None:  # a thread of its own: the caller may already run an event loop
-        try:
-            asyncio.run(once())
-        except Exception as err:  # noqa: BLE001 - a replica that cannot be warmed still serves
-            print(f"warning: could not warm {url}: {err}", file=sys.stderr)
-
-    thread = threading.Thread(target=in_own_loop)
-    thread.start()
-    thread.join()
+    done = visit(url, "", limit_s=120)
+    if done.error is not None:  # a replica that cannot be warmed still serves
+        print(f"warning: could not warm {url}: {done.error}", file=sys.stderr)
 
 
 @dataclass

@@ -143,7 +143,11 @@ class Jobs:
     def _forget_old(self) -> None:
         """Drop the oldest finished jobs beyond ``keep()`` (call with the lock held)."""
         count, max_bytes = self.keep()
-        finished = [(key, getattr(job, "nbytes", 0)) for key, job in self.jobs.items() if not job.active]
+        finished = [
+            (key, getattr(job, "nbytes", 0))
+            for key, job in self.jobs.items()
+            if not job.active and not getattr(job, "kept", False)  # a job marked kept is never dropped
+        ]
         total = sum(b for _, b in finished)
         for i, (key, nbytes) in enumerate(finished):
             if len(finished) - i <= count and (max_bytes is None or total <= max_bytes):

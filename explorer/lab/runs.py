@@ -76,6 +76,7 @@ class Run:
     holds_slot: bool = False  # a training slot is this run's (a paused run gives it back)
     resuming: bool = False  # Play on a paused run: it waits in the queue for a slot
     error: tuple = (None, {})  # a failed run's engine error code and params, for the message in the UI's language
+    kept: bool = False  # never dropped from the finished runs kept (a preset trained at the start: explorer.lab.ahead)
 
     @property
     def seen(self) -> float:

@@ -92,20 +92,30 @@ def test_a_model_first_asked_for_on_a_server_is_warmed_before_it_is_offered(monk
 
 @pytest.mark.parametrize(
     ("serving", "setting", "started"),
-    [(True, None, "warm"), (True, "1", "warm"), (True, "0", "cold"), (False, "1", "cold"), (False, None, "cold")],
+    [
+        (True, None, ["warm", "ahead"]),
+        (True, "1", ["warm", "ahead"]),
+        (True, "yes", ["warm", "ahead"]),  # a value it does not know keeps a class server's default
+        (True, "models", ["warm"]),
+        (True, "0", ["cold"]),
+        (False, "1", ["cold"]),
+        (False, None, ["cold"]),
+    ],
 )
-def test_a_server_warms_every_model_unless_told_not_to(monkeypatch, serving, setting, started):
-    """A server warms every offered model at its start; ATTN_EXPLORER_WARM=0 (a server for one person, the test
-    suite's short-lived ones) and a test's process load the bundled model cold."""
-    from explorer import server
+def test_a_server_warms_every_model_and_the_lessons_unless_told_not_to(monkeypatch, serving, setting, started):
+    """A server warms every offered model at its start, then computes the lessons ahead (after the models: it is
+    handed their warm-up's thread); ATTN_EXPLORER_WARM=models stops after the models, 0 (a server for one person,
+    the test suite's short-lived ones) and a test's process load the bundled model cold."""
+    from explorer import ahead, server
 
     calls = []
     monkeypatch.setattr(server, "serving", lambda: serving)
-    monkeypatch.setattr(real, "load_every_offered", lambda: calls.append("warm"))
+    monkeypatch.setattr(real, "load_every_offered", lambda: calls.append("warm") or "models' thread")
     monkeypatch.setattr(real, "start_loading", lambda *a, **k: calls.append("cold"))
+    monkeypatch.setattr(ahead, "start", lambda loading: calls.append("ahead") if loading == "models' thread" else None)
     if setting is None:
         monkeypatch.delenv(server.WARM_ENV, raising=False)
     else:
         monkeypatch.setenv(server.WARM_ENV, setting)
     server.start_models()
-    assert calls == [started]
+    assert calls == started

@@ -35,7 +35,8 @@ def start_server(
 ) -> tuple[subprocess.Popen, str]:
     """The server process and its URL, once /_stcore/health answers ok; ``extra``: more ``streamlit run`` options;
     ``warm=False``: without the start's warm-up of every model (``ATTN_EXPLORER_WARM=0``, about 3.7 s of CPU), for a
-    short-lived server whose test opens no model page."""
+    short-lived server whose test opens no model page. A test's server never computes the lessons ahead (minutes of
+    CPU the suite does not need; ``ATTN_EXPLORER_WARM=models``): ``test_ahead.py`` starts its own."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -58,7 +59,7 @@ def start_server(
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: ``stop_server`` ends it with everything it started
-        env=dict(os.environ, ATTN_EXPLORER_WARM="1" if warm else "0"),
+        env=dict(os.environ, ATTN_EXPLORER_WARM="models" if warm else "0"),
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
