@@ -466,13 +466,29 @@ async def loop_lag(lags: list[float], stop: asyncio.Event, every: float = 0.05) 
         lags.append(time.perf_counter() - t0 - every)
 
 
-def settle(proc: psutil.Process, limit_s: float = 300.0) -> None:
-    """Wait until the server is idle (under 5 % of a core for a second): what it computes once at its start (the
-    models' warm-up, in a background thread) is not one page's rerun."""
-    proc.cpu_percent(None)
+def tree_cpu_s(proc: psutil.Process) -> float:
+    """CPU seconds of a process and its children (those that have ended are not counted)."""
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def settle(proc: psutil.Process, limit_s: float = 900.0) -> None:
+    """Wait until the server and its children are idle (under 5 % of a core for two seconds in a row): what a
+    server computes once at its start (the models' warm-up, the lessons computed ahead: its Lab runs, its sweep)
+    is not a page's rerun, and a teacher's server has done it before the class comes in."""
     deadline = time.time() + limit_s
-    while time.time() < deadline and proc.cpu_percent(interval=1.0) > 5.0:
-        pass
+    last, still = tree_cpu_s(proc), 0
+    while time.time() < deadline and still < 2:
+        time.sleep(1.0)
+        now = tree_cpu_s(proc)
+        still = still + 1 if now - last < 0.05 else 0
+        last = now
 
 
 async def student(i: int, args, pages: list[str], results: list[Result], stop: asyncio.Event, phase) -> None:
@@ -837,6 +853,12 @@ def main() -> None:
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     ap.add_argument("--json", help="also write the report to this file")
     ap.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` option (repeatable)")
+    ap.add_argument(
+        "--warm",
+        default="1",
+        choices=("1", "models", "0"),
+        help="ATTN_EXPLORER_WARM of the server it starts (1, a class server's default: the models and the lessons)",
+    )
     ap.add_argument("--lesson", default="", help="students open ?predict=true&lesson=CODE and answer each question")
     args = ap.parse_args()
     proc = cluster = None
@@ -845,6 +867,7 @@ def main() -> None:
         timings = os.path.join(__import__("tempfile").mkdtemp(prefix="class-load-"), "poll_answers.txt")
         os.environ["ATTN_EXPLORER_POLL_TIMINGS"] = timings
     if args.url is None and args.replicas > 0:
+        os.environ["ATTN_EXPLORER_WARM"] = args.warm  # the replicas' (they inherit this environment)
         sys.path.insert(0, os.path.join(ROOT, "scripts"))
         from replicas import Cluster, free_port
 
@@ -853,7 +876,7 @@ def main() -> None:
     elif args.url is None:
         from serve import start_server
 
-        proc, args.url = start_server(extra=args.server_arg)
+        proc, args.url = start_server(extra=args.server_arg, warm=args.warm)
         args.pid = [proc.pid]
     try:
         rep = asyncio.run(main_async(args))

@@ -1,6 +1,7 @@
 """What a server's start costs: the CPU seconds of ``streamlit run app.py`` (and anything it starts) from its
 launch until it is idle after its first visitor's page, with the start's warm-up of every model
-(``ATTN_EXPLORER_WARM=1``, the default) and without it (``0``), alternated.
+(``ATTN_EXPLORER_WARM=models``; the default, ``1``, then computes the lessons ahead too: ``lesson_ready.py``) and
+without it (``0``), alternated.
 
     python benchmarks/server_start.py --runs 3
 """
@@ -20,19 +21,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from class_load import Session
+from class_load import Session, tree_cpu_s
 from serve import start_server, stop_server
 
-
-def cpu_s(proc: psutil.Process) -> float:
-    total = 0.0
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
+cpu_s = tree_cpu_s  # the server's and its children's CPU seconds
 
 
 async def first_visit(url: str, page: str) -> float:
@@ -45,7 +37,7 @@ async def first_visit(url: str, page: str) -> float:
 
 def one(warm: bool, page: str) -> tuple[float, float, float]:
     """(CPU seconds when the first page was drawn, CPU seconds once idle, seconds to the first page)."""
-    proc, url = start_server(warm=warm)
+    proc, url = start_server(warm="models" if warm else "0")
     try:
         p = psutil.Process(proc.pid)
         wall = asyncio.run(first_visit(url, page))
@@ -71,7 +63,7 @@ def main() -> None:
         for warm in (True, False):
             seen[warm].append(one(warm, args.page))
     for warm, runs in seen.items():
-        name = "ATTN_EXPLORER_WARM=1" if warm else "ATTN_EXPLORER_WARM=0"
+        name = "ATTN_EXPLORER_WARM=models" if warm else "ATTN_EXPLORER_WARM=0"
         listed = "; ".join(f"{a:.1f} / {b:.1f} s" for a, b, _ in runs)
         print(
             f"{name}: CPU at the first page / once idle, median {statistics.median(r[0] for r in runs):.1f} / "

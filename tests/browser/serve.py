@@ -31,12 +31,13 @@ def free_port() -> int:
 
 
 def start_server(
-    log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = (), warm: bool = True
+    log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = (), warm: bool | str = True
 ) -> tuple[subprocess.Popen, str]:
     """The server process and its URL, once /_stcore/health answers ok; ``extra``: more ``streamlit run`` options;
     ``warm=False``: without the start's warm-up of every model (``ATTN_EXPLORER_WARM=0``, about 3.7 s of CPU), for a
     short-lived server whose test opens no model page. A test's server never computes the lessons ahead (minutes of
-    CPU the suite does not need; ``ATTN_EXPLORER_WARM=models``): ``test_ahead.py`` starts its own."""
+    CPU the suite does not need; ``ATTN_EXPLORER_WARM=models``). A string is that variable's value (a benchmark's
+    class server: "1")."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -59,7 +60,7 @@ def start_server(
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: ``stop_server`` ends it with everything it started
-        env=dict(os.environ, ATTN_EXPLORER_WARM="models" if warm else "0"),
+        env=dict(os.environ, ATTN_EXPLORER_WARM=warm if isinstance(warm, str) else "models" if warm else "0"),
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
