@@ -13,11 +13,15 @@ from .pages import PAGES
 
 
 def home() -> None:
+    from .ahead import status
     from .tour import overview
 
     st.title(t("app_title"))
     st.write(t("home_intro"))
     with st.expander(t("tour_title"), expanded=True, icon=":material/school:"):
+        prepared = status()  # what a class server computed for the lessons at its start
+        if prepared:
+            st.caption(prepared)
         overview()
     for page in PAGES:
         with st.container(border=True):

@@ -29,7 +29,22 @@ from urllib.parse import urlencode
 
 _LOG = logging.getLogger(__name__)
 READY = "ahead: ready"  # the log line's start when everything is ready
-STATE: dict = {"lessons": {}, "runs": [], "ready": False}  # what has been done ahead (plain values)
+STATE: dict = {"lessons": {}, "runs": [], "ready": False, "started": False, "total": 0, "seconds": 0.0}  # plain values
+
+
+def status() -> str | None:
+    """What the start page says about it, in the UI's language (None: this server computes nothing ahead)."""
+    from ..i18n import t
+
+    if not STATE["started"]:
+        return None
+    if not STATE["ready"]:
+        done = sum(v["error"] is None for v in STATE["lessons"].values())
+        return t("ahead_preparing", done=done, total=STATE["total"])
+    gaps = sorted({k.split("+")[0] for k, v in STATE["lessons"].items() if v["error"]})  # "cost+cx_run": cost's
+    if gaps:
+        return t("ahead_gaps", names=", ".join(t(f"tour.{key}.title") for key in gaps))
+    return t("ahead_ready", total=STATE["total"], seconds=STATE["seconds"])
 
 
 def server_url() -> str:
@@ -89,6 +104,10 @@ def start(loading: threading.Thread, url: str | None = None, train=None, visit=N
         except Exception as err:  # noqa: BLE001 - never a server's problem: said in its log
             _LOG.warning("ahead: the Lab's runs stopped: %s", err)
 
+    from ..tour import TOUR
+
+    STATE.update(started=True, total=len(TOUR) + sum(bool(x.press) for x in TOUR))
+
     def everything() -> None:
         t0 = time.perf_counter()
         loading.join()
@@ -100,7 +119,7 @@ def start(loading: threading.Thread, url: str | None = None, train=None, visit=N
             _LOG.warning("ahead: the lessons' visits stopped: %s", err)
             visited = {}
         runs.join()
-        STATE["ready"] = True
+        STATE.update(ready=True, seconds=time.perf_counter() - t0)
         states = [r.state for r in STATE["runs"]]
         failed = sorted(k for k, v in visited.items() if v["error"])
         _LOG.info(
