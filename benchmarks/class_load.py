@@ -215,7 +215,7 @@ class Session:
             self._read_delta(fm.delta, seen)
             el = fm.delta.new_element
             if fm.delta.WhichOneof("type") == "new_element" and el.WhichOneof("type") == "exception":
-                return False, "exception: " + el.exception.type
+                return False, f"exception: {el.exception.type}: {el.exception.message[:120]}"
         elif kind == "navigation":
             self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
         elif kind == "auto_rerun":  # a fragment with run_every: the browser reruns it on its own timer
@@ -304,6 +304,8 @@ class Session:
             state.bool_value = rng.random() < 0.5
         elif w.kind == "text_area":
             state.string_value = rng.choice(SENTENCES)
+        elif w.kind == "slider" and w.proto.options:  # a select slider: Streamlit 1.67's browser sends its label
+            state.string_array_value.data.append(rng.choice(list(w.proto.options)))
         elif w.kind == "slider":
             state.double_array_value.data.append(
                 round(rng.uniform(w.proto.min, w.proto.max) / w.proto.step) * w.proto.step
@@ -699,7 +701,7 @@ def build_report(
     errors: dict[str, int] = {}
     for r in results:
         if r.error:
-            errors[r.error] = errors.get(r.error, 0) + 1
+            errors[f"{r.page}: {r.error}"] = errors.get(f"{r.page}: {r.error}", 0) + 1  # where, and what
     report = {
         "students": args.students,
         "duration_s": args.duration,
@@ -876,7 +878,10 @@ def main() -> None:
     elif args.url is None:
         from serve import start_server
 
-        proc, args.url = start_server(extra=args.server_arg, warm=args.warm)
+        log_path = os.path.join(__import__("tempfile").mkdtemp(prefix="class-load-"), "server.log")
+        print(f"# the server's log: {log_path}", flush=True)  # an error's traceback is there
+        with open(log_path, "w") as log:  # the server keeps its own copy of the file
+            proc, args.url = start_server(log=log, extra=args.server_arg, warm=args.warm)
         args.pid = [proc.pid]
     try:
         rep = asyncio.run(main_async(args))

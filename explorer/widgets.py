@@ -95,6 +95,30 @@ def _guard_serdes() -> None:
 _guard_serdes()
 
 
+def _guard_wire() -> None:
+    """A value a browser sends in another kind of widget's wire shape (numbers for a select slider, which Streamlit
+    1.67 sends as its labels; an index for a selectbox from a tab of an older Streamlit) is not kept: the widget keeps
+    the value it had. Kept, Streamlit read it with the widget's own deserializer but then wrote the widget's value
+    back in that other shape, and every run of the page raised (``TypeError: must be real number, not str``)."""
+    from streamlit.runtime.state.session_state import Serialized, WStates
+
+    original = WStates.set_widget_from_proto
+    if getattr(original, "guarded", False):
+        return
+
+    def set_widget_from_proto(self, widget_state) -> None:
+        known = self.widget_metadata.get(widget_state.id)
+        if known is not None and widget_state.WhichOneof("value") != known.value_type:
+            return  # another widget's shape: dropped
+        self[widget_state.id] = Serialized(widget_state)
+
+    set_widget_from_proto.guarded = True
+    WStates.set_widget_from_proto = set_widget_from_proto
+
+
+_guard_wire()
+
+
 # ---- checks: a value for this run's options or limits, and whether it was of the right kind ----
 
 

@@ -75,7 +75,8 @@ class Tab:
         if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
             element = fm.delta.new_element.WhichOneof("type")
             if element == "exception":
-                visit.error = visit.error or "exception: " + fm.delta.new_element.exception.type
+                shown = fm.delta.new_element.exception
+                visit.error = visit.error or f"exception: {shown.type}: {shown.message}"[:300]
             elif element == "markdown":
                 visit.said = [*visit.said[1 - SAID :], fm.delta.new_element.markdown.body]
             elif element == "button":  # its id ends with its key: "$$ID-<hash>-<key>"

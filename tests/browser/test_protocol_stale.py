@@ -132,3 +132,38 @@ def test_stale_choices_and_junk_numbers_in_a_backmsg_never_raise(url):
             await tab.close()
 
     run(go())
+
+
+def test_numbers_for_a_select_slider_are_dropped_and_the_page_keeps_drawing(url):
+    """The Lab's replay scrubber is a select slider: Streamlit 1.67's browser sends its labels. A plain slider's
+    numbers for it (the class benchmark's client sent them) were read, then written back in that shape, and every
+    run of the Lab page raised ``TypeError: must be real number, not str`` from then on."""
+
+    async def go() -> None:
+        tab = Tab(url, "stale-replay", query="lab_task=shift&lab_steps=60&seed=11")
+        await tab.connect()
+        try:
+            assert await tab.send(page="lab") is None
+            await tab.run(trigger=tab.widgets["lab_play"].id, timeout=120)
+            for _ in range(120):  # the run trains in a worker; its scrubber is drawn once it has ended
+                if "lab_replay" in tab.widgets:
+                    break
+                await asyncio.sleep(1)
+                assert await tab.send() is None
+            replay = tab.widgets["lab_replay"]
+            assert list(replay.proto.options) == ["25", "50", "60"]
+            numbers = WidgetState(id=replay.id)
+            numbers.double_array_value.data.append(1.0)
+            for state in (numbers, numbers, WidgetState(id=replay.id, string_value="50")):
+                error = await tab.send(state)
+                exceptions = [f"{e.type}: {e.message}" for e in tab.of("exception")]
+                assert error is None and not exceptions, (state, error, exceptions)
+                assert "lab_replay" in tab.widgets and tab.charts()
+            labels = WidgetState(id=replay.id)  # what a browser sends: the scrubber still moves
+            labels.string_array_value.data.append("25")
+            assert await tab.send(labels) is None
+            assert any("at step 25" in c.body for c in tab.of("markdown") + tab.of("caption"))
+        finally:
+            await tab.close()
+
+    run(go())
