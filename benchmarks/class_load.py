@@ -538,15 +538,21 @@ async def student(i: int, args, pages: list[str], results: list[Result], stop: a
 
 
 async def teacher(args, sweep: dict) -> None:
-    """Opens Complexity and runs the default sweep; waits for it to finish."""
+    """Opens Complexity and runs the default sweep with a window of 64 (the default sweep itself is computed at a
+    class server's start, explorer.ahead, and would be shown at once: the class would not bear a sweep's load);
+    waits for it to finish."""
     await asyncio.sleep(args.sweep_after)
     s = Session(args.url, "teacher")
     await s.connect()
     await s.run(page=TEACHER_PAGE)
     run_button = next((w.id for w in s.widgets.values() if w.key == "cx_run"), None)
-    if run_button is None:
-        sweep["error"] = "no run button"
+    window = next((w.id for w in s.widgets.values() if w.key == "cx_window"), None)
+    if run_button is None or window is None:
+        sweep["error"] = "no run button or no window"
         return
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    s.states[window] = WidgetState(id=window, double_value=64.0)
     sweep["start"] = time.time()
     _, error = await s.run(trigger=run_button)
     # The sweep runs in another process; the page shows its progress. The teacher's browser polls it
@@ -600,15 +606,15 @@ async def main_async(args) -> dict:
     # note the memory before the class comes in.
     warm = Session(args.url, "warm")
     await warm.connect()
-    for p in pages:
+    for p in pages[: 1 if args.arrive_early else None]:
         await warm.run(page=p, timeout=300)
     deadline = time.time() + 300  # the model loads in the background: wait until its page draws it
-    while "model" in pages and "rm_layer" not in warm.widgets and time.time() < deadline:
+    while "model" in pages and "rm_layer" not in warm.widgets and time.time() < deadline and not args.arrive_early:
         await asyncio.sleep(1)
         await warm.run(page="model", timeout=300)
     await warm.close()
-    for pid in args.pid:  # and until the servers' start-up work is done (every model loaded and warmed), as a
-        settle(psutil.Process(pid))  # teacher's server has done before the class comes in
+    for pid in args.pid if not args.arrive_early else []:  # and until the servers' start-up work is done (the
+        settle(psutil.Process(pid))  # models, the lessons ahead), as a teacher's server has done before the class
     await asyncio.sleep(2)
     loaded = (server_rss(args.pid), server_rss(args.pid, children=False))
     reports = []
@@ -856,6 +862,11 @@ def main() -> None:
     ap.add_argument("--json", help="also write the report to this file")
     ap.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` option (repeatable)")
     ap.add_argument(
+        "--arrive-early",
+        action="store_true",
+        help="the class comes in right after the server's first page, while its start-up work still runs",
+    )
+    ap.add_argument(
         "--warm",
         default="1",
         choices=("1", "models", "0"),
@@ -893,6 +904,7 @@ def main() -> None:
     rep["server_args"] = args.server_arg
     rep["replicas"] = args.replicas
     rep["lesson"] = args.lesson
+    rep["warm"], rep["arrive_early"] = args.warm, args.arrive_early
     if timings is not None:
         with open(timings) if os.path.exists(timings) else __import__("io").StringIO() as f:
             rep["poll_answer_ms"] = ms([float(x) for x in f.read().split()])

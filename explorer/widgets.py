@@ -30,7 +30,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from . import session
+from . import session, wire  # noqa: F401 - wire: what a browser sends, guarded before Streamlit reads it
 from .i18n import t
 
 MISSING = object()  # the session has no value for the key yet
@@ -67,56 +67,6 @@ def notify(title: str) -> None:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _guard_serdes() -> None:
-    """A number a browser sends is read back by Streamlit itself before the script runs (to
-    decide which callbacks to call): NaN, infinity or text for a whole number raised there
-    (``int(nan)``), out of this module's reach. Such a value now reads as the widget's own
-    default, as Streamlit already does for a number outside the widget's range."""
-    from streamlit.elements.widgets.number_input import NumberInputSerde
-    from streamlit.elements.widgets.slider import SliderSerde
-
-    for serde in (NumberInputSerde, SliderSerde):
-        original = serde.deserialize
-        if getattr(original, "guarded", False):
-            continue
-
-        def deserialize(self, ui_value, _original=original):
-            try:
-                return _original(self, ui_value)
-            except (TypeError, ValueError, OverflowError):  # junk from the browser: the widget's default
-                return _original(self, None)
-
-        deserialize.guarded = True
-        serde.deserialize = deserialize
-
-
-_guard_serdes()
-
-
-def _guard_wire() -> None:
-    """A value a browser sends in another kind of widget's wire shape (numbers for a select slider, which Streamlit
-    1.67 sends as its labels; an index for a selectbox from a tab of an older Streamlit) is not kept: the widget keeps
-    the value it had. Kept, Streamlit read it with the widget's own deserializer but then wrote the widget's value
-    back in that other shape, and every run of the page raised (``TypeError: must be real number, not str``)."""
-    from streamlit.runtime.state.session_state import Serialized, WStates
-
-    original = WStates.set_widget_from_proto
-    if getattr(original, "guarded", False):
-        return
-
-    def set_widget_from_proto(self, widget_state) -> None:
-        known = self.widget_metadata.get(widget_state.id)
-        if known is not None and widget_state.WhichOneof("value") != known.value_type:
-            return  # another widget's shape: dropped
-        self[widget_state.id] = Serialized(widget_state)
-
-    set_widget_from_proto.guarded = True
-    WStates.set_widget_from_proto = set_widget_from_proto
-
-
-_guard_wire()
 
 
 # ---- checks: a value for this run's options or limits, and whether it was of the right kind ----
