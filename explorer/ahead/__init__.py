@@ -123,7 +123,7 @@ def start(loading: threading.Thread, url: str | None = None, train=None, visit=N
         states = [r.state for r in STATE["runs"]]
         failed = sorted(k for k, v in visited.items() if v["error"])
         _LOG.info(
-            "%s in %.1f s: %d lessons visited (%s), %d Lab runs (%s)",
+            "%s in %.1f s: %d lesson visits (%s), %d Lab runs (%s)",
             READY,
             time.perf_counter() - t0,
             len(visited),
