@@ -145,7 +145,7 @@ def test_numbers_for_a_select_slider_are_dropped_and_the_page_keeps_drawing(url)
         try:
             assert await tab.send(page="lab") is None
             await tab.run(trigger=tab.widgets["lab_play"].id, timeout=120)
-            for _ in range(120):  # the run trains in a worker; its scrubber is drawn once it has ended
+            for _ in range(600):  # the run trains in a worker at the lowest priority; its scrubber is drawn at its end
                 if "lab_replay" in tab.widgets:
                     break
                 await asyncio.sleep(1)
