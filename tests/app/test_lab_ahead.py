@@ -2,6 +2,7 @@
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import replace
 
 import pytest
@@ -15,7 +16,9 @@ PAGE = "pages/8_lab.py"
 
 @pytest.fixture
 def started(monkeypatch):
-    """The settings of every run the page starts (recorded; nothing trains)."""
+    """The settings of every run the page starts (recorded; nothing trains), on a server with no runs yet (a run
+    another test left, finished, would be shown instead of started)."""
+    monkeypatch.setattr(RUNS, "jobs", OrderedDict())
     seen = []
 
     def start(cfg, session=""):
