@@ -26,7 +26,7 @@ def run(students: int, replicas: int, args) -> dict:
     cmd = [sys.executable, os.path.join(ROOT, "benchmarks", "class_load.py"), "--replicas", str(replicas)]
     cmd += ["--students", str(students), "--duration", str(args.duration), "--lesson", "hall"]
     cmd += ["--sweep-after", "-1", "--linger", str(args.linger), "--json", out, "--seed", str(args.seed)]
-    cmd += ["--pages", args.pages]
+    cmd += ["--pages", args.pages, "--warm", args.warm]
     load_before = os.getloadavg()
     t0 = time.time()
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
@@ -68,6 +68,7 @@ def main() -> None:
     # default: class_load.py's own, every page of the page table (the real-model pages again on the decoder); the
     # records before 2026-12-04 used a lecture's seven: steps,multihead,cross,tutorial,variants,complexity,model
     ap.add_argument("--pages", default="")
+    ap.add_argument("--warm", default="1", choices=("1", "models", "0"), help="the replicas' ATTN_EXPLORER_WARM")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "class_load", "capacity"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
