@@ -109,7 +109,7 @@ def visit(url: str, page: str, query: str = "", press: str = "", limit_s: float 
     start = time.perf_counter()
     try:
         tab = Tab(url)
-    except (OSError, TimeoutError) as err:
+    except Exception as err:  # noqa: BLE001 - refused, timed out, or a handshake another server answered (a wrong path)
         out.error = f"connect: {type(err).__name__}"
         return out
     try:

@@ -28,3 +28,8 @@ def test_a_page_that_does_not_exist_and_a_button_that_is_not_drawn_are_said(serv
 def test_a_server_that_does_not_answer_is_a_result_not_a_raise():
     v = visit("http://127.0.0.1:9", "steps", limit_s=5)  # port 9 (discard): nothing listens there
     assert v.error is not None and v.error.startswith("connect") and v.reruns == 0
+
+
+def test_an_address_that_is_not_the_apps_stream_is_a_result_not_a_raise(server):
+    v = visit(server + "/no/such/base", "steps", limit_s=5)  # the server answers, but not with its stream
+    assert v.error is not None and v.error.startswith("connect") and v.reruns == 0
