@@ -8,8 +8,8 @@ same for the tour's Lab lesson (its link, then Play).
 ``tests/app/test_lab_ahead.py`` presses every preset and plays the lesson on the page, and compares.
 
 ``train_presets`` starts them one after another, each when the one before has ended, so they take one of
-the Lab's training slots at a time and a learner's own run never waits behind them; the workers run at
-the lowest CPU priority. They are marked ``kept``: never dropped from the finished runs a server keeps,
+the Lab's two training slots at a time and leave the other to the learners; the workers run at the lowest
+CPU priority. They are marked ``kept``: never dropped from the finished runs a server keeps,
 and held for ``HOLD_S`` against the "nobody looks at it" stop while they wait and train.
 """
 
