@@ -7,7 +7,9 @@ Once every offered model is loaded and warmed (``explorer.real.load_every_offere
 - every lesson of the tour (``explorer.tour.TOUR``) is visited once over the server's own protocol, by a tab
   that stays until its page has nothing left to compute (``explorer.ahead.visit``): the page's cached traces
   and the background jobs it starts (a decoder's generation, a model's parts) are computed as for a learner,
-  one lesson at a time, and kept in the caches and the jobs' store for everyone after. Once the presets are
+  one lesson at a time, and kept for everyone after as any result is (the traces in the bounded caches, which let
+  go of what nobody asked for in three minutes and cost tens of ms to redo; the jobs' results in their stores, the
+  oldest dropped first beyond their bounds; only the Lab's runs are pinned). Once the presets are
   trained, each lesson whose question asks for a button (Play in the Lab and on Vision, the Complexity page's
   sweep) is visited again and the button pressed, one after another, the tab staying until the work is done:
   the sweep runs last, with nothing else of this start running beside it (its timings are the machine's).
