@@ -103,8 +103,8 @@ class Tab:
 
 
 def visit(url: str, page: str, query: str = "", press: str = "", limit_s: float = LIMIT_S) -> Visit:
-    """Visit ``page`` (its url path) with ``query``, press the button whose key is ``press`` (when the page draws
-    it; ``pressed`` says), and follow the page's timers until none is left or ``limit_s`` has passed."""
+    """Visit ``page`` (its url path) with ``query``, press the button whose key is ``press`` (a page that does not
+    draw it is an error: "no button <key>"), and follow the page's timers until none is left or ``limit_s`` passed."""
     out = Visit(page, query)
     start = time.perf_counter()
     try:
@@ -115,9 +115,12 @@ def visit(url: str, page: str, query: str = "", press: str = "", limit_s: float 
     try:
         tab.run(out, limit=limit_s)
         out.first_s = time.perf_counter() - start
-        if press and press in out.buttons and out.error is None:
-            tab.run(out, limit=limit_s, press=out.buttons[press])
-            out.pressed = True
+        if press and out.error is None:
+            if press not in out.buttons:
+                out.error = f"no button {press}"
+            else:
+                tab.run(out, limit=limit_s, press=out.buttons[press])
+                out.pressed = True
         while out.timers and out.error is None:
             left = limit_s - (time.perf_counter() - start)
             if left <= 0:

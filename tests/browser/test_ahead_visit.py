@@ -22,7 +22,7 @@ def test_a_visit_presses_play_and_stays_until_the_run_has_ended(server):
 def test_a_page_that_does_not_exist_and_a_button_that_is_not_drawn_are_said(server):
     assert visit(server, "no_such_page").error == "page not found"
     v = visit(server, "steps", "", press="lab_play")
-    assert v.error is None and not v.pressed
+    assert v.error == "no button lab_play" and not v.pressed and v.reruns == 1
 
 
 def test_a_server_that_does_not_answer_is_a_result_not_a_raise():

@@ -94,9 +94,9 @@ def test_a_lesson_that_fails_is_named_in_the_ready_line_and_the_others_still_run
 def test_a_button_the_page_did_not_draw_is_a_lesson_not_complete(log):
     rec = Recorder()
 
-    def no_button(url, page, query, press="", limit_s=None):
+    def no_button(url, page, query, press="", limit_s=None):  # as explorer.ahead.visit says a button not drawn
         v = rec.visit(url, page, query, press)
-        v.pressed = False
+        v.pressed, v.error = False, f"no button {press}" if press else None
         return v
 
     loading = threading.Thread(target=lambda: None)
