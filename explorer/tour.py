@@ -107,6 +107,6 @@ def banner() -> None:
 
 def overview() -> None:
     """The tour on the start page: every lesson, in order, one click each."""
-    st.caption(t("tour_intro"))
+    st.caption(t("tour_intro", n=len(TOUR)))
     for n, lesson in enumerate(TOUR):
         page_link(lesson, label=f"{n + 1}. {t(f'tour.{lesson.key}.title')}")

@@ -41,12 +41,19 @@ def status() -> str | None:
     if not STATE["started"]:
         return None
     if not STATE["ready"]:
-        done = sum(v["error"] is None for v in STATE["lessons"].values())
-        return t("ahead_preparing", done=done, total=STATE["total"])
+        return t("ahead_preparing", done=len(prepared()), total=STATE["total"])
     gaps = sorted({k.split("+")[0] for k, v in STATE["lessons"].items() if v["error"]})  # "cost+cx_run": cost's
     if gaps:
         return t("ahead_gaps", names=", ".join(t(f"tour.{key}.title") for key in gaps))
     return t("ahead_ready", total=STATE["total"], seconds=STATE["seconds"])
+
+
+def prepared() -> list[str]:
+    """The tour's lessons whose visit, and the button press it asks for, have ended without an error."""
+    from ..tour import TOUR
+
+    done = {k for k, v in STATE["lessons"].items() if v["error"] is None}
+    return [x.key for x in TOUR if x.key in done and (not x.press or f"{x.key}+{x.press}" in done)]
 
 
 def server_url() -> str:
@@ -106,7 +113,7 @@ def start(loading: threading.Thread, url: str | None = None, train=None, visit=N
 
     from ..tour import TOUR
 
-    STATE.update(started=True, total=len(TOUR) + sum(bool(x.press) for x in TOUR))
+    STATE.update(started=True, total=len(TOUR))
 
     def everything() -> None:
         t0 = time.perf_counter()

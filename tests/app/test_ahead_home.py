@@ -3,6 +3,7 @@
 import pytest
 
 from explorer import ahead
+from explorer.tour import TOUR
 
 
 def captions(at) -> str:
@@ -11,7 +12,7 @@ def captions(at) -> str:
 
 @pytest.fixture
 def state(monkeypatch):
-    s = {"lessons": {}, "runs": [], "ready": False, "started": False, "total": 18, "seconds": 0.0}
+    s = {"lessons": {}, "runs": [], "ready": False, "started": False, "total": len(TOUR), "seconds": 0.0}
     monkeypatch.setattr(ahead, "STATE", s)
     return s
 
@@ -19,8 +20,8 @@ def state(monkeypatch):
 @pytest.mark.parametrize(
     ("lang", "preparing", "ready", "gap"),
     [
-        ("en", "preparing the lessons for the class: 2 of 18 ready", "(18 in 91 s)", "except: The cost of L²."),
-        ("zh", "已就绪 2 / 18", "（18 项，用时 91 秒）", "除了：L² 的代价。"),
+        ("en", "for the class: 2 of 15 lessons ready", "(15 lessons in 91 s)", "except: The cost of L²."),
+        ("zh", "已就绪 2 / 15 课", "（15 课，用时 91 秒）", "除了：L² 的代价。"),
     ],
 )
 def test_the_start_page_says_how_far_the_lessons_are_prepared(app, state, lang, preparing, ready, gap):
@@ -28,10 +29,17 @@ def test_the_start_page_says_how_far_the_lessons_are_prepared(app, state, lang, 
     # a server that computes nothing ahead (a test's, a single user's) says nothing
     assert not any(w in captions(at) for w in ("prepar", "准备"))
     state.update(started=True)
-    state["lessons"] |= {"qkv": {"error": None}, "scores": {"error": None}, "scale": {"error": "timeout"}}
+    ok = {"error": None}  # a lesson whose question asks for a button is ready once that is pressed and done too
+    state["lessons"] |= {"qkv": ok, "scores": ok, "scale": {"error": "timeout"}, "positions": ok}
     assert preparing in captions(at.run())
     state.update(ready=True, seconds=91.2)
     state["lessons"]["scale"]["error"] = None
     assert ready in captions(at.run())
     state["lessons"]["cost+cx_run"] = {"error": "exception: ValueError"}
     assert gap in captions(at.run())
+
+
+@pytest.mark.parametrize(("lang", "words"), [("en", "15 short lessons, in order"), ("zh", "15 个简短的小课")])
+def test_the_tour_on_the_start_page_says_how_many_lessons_it_has(app, lang, words):
+    at = app(None, query={"lang": lang})
+    assert len(TOUR) == 15 and words in captions(at)
