@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything the tests need (Debian's Chromium, CJK fonts, HAProxy and redis-server, npm and axe-core, the fortunes the shipped
-# decoder's held-out perplexity is measured on, the pinned Python packages)
+# Set up everything the tests need (Debian's Chromium and its headless shell, CJK fonts, HAProxy and redis-server,
+# npm and axe-core, the fortunes the shipped decoder's held-out perplexity is measured on, the pinned Python packages)
 # and run the whole suite: lint and format checks, engine, app (AppTest) and real-browser tests.
 #   bash scripts/test.sh            the whole suite (CI runs this)
 #   bash scripts/test.sh --quick    a change's first check: lint and the engine's fast test files (tests/quick.txt)
@@ -12,6 +12,7 @@ if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
 # whose Node.js comes from elsewhere (NodeSource's nodejs bundles npm) cannot take Debian's npm beside it.
 APT=()
 command -v chromium >/dev/null 2>&1 || APT+=(chromium)
+command -v chromium-headless-shell >/dev/null 2>&1 || APT+=(chromium-headless-shell)  # the browser tests' engine
 fc-list 2>/dev/null | grep -i "noto.*cjk" >/dev/null || APT+=(fonts-noto-cjk)  # not -q: an early exit is a SIGPIPE, a failure under pipefail
 command -v haproxy >/dev/null 2>&1 || APT+=(haproxy)
 command -v redis-server >/dev/null 2>&1 || APT+=(redis-server)
