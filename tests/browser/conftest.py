@@ -54,7 +54,7 @@ def server(shared_server):
 @pytest.fixture(scope="session")
 def browser():
     if not os.path.exists(CHROMIUM):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium-headless-shell (scripts/test.sh does)")
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install chromium-headless-shell (scripts/test.sh does)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
