@@ -185,13 +185,21 @@ def test_variants_page_errors_and_bad_parameters(app):
     assert any("Set k between 1 and 6" in e.value for e in at.error)
 
 
-def test_complexity_page_tiny_sweep(app):
+def test_complexity_page_tiny_sweep(app, monkeypatch):
+    from explorer.jobs import sweeps
+
+    page_command = sweeps.command
+
+    def shorter(cfg):  # each point timed for 0.01 s, not the page's 0.3 s: this test reads the rows, not the times
+        cmd = page_command(cfg)
+        at = cmd.index("--min-run-time")
+        return cmd[: at + 1] + ["0.01"] + cmd[at + 2 :]
+
+    monkeypatch.setattr(sweeps, "command", shorter)
     at = app("pages/6_complexity.py")
     at.multiselect(key="cx_lengths").set_value([64, 128, 256]).run()
     at.button(key="cx_run").click().run()
     assert not at.exception and at.get("progress")  # the sweep runs in another process; the page polls it
-    from explorer.jobs import sweeps
-
     job = next(j for j in sweeps.RUNNER.jobs.values() if j.cfg.lengths == (64, 128, 256))
     deadline = time.time() + 300
     while job.active and time.time() < deadline:
