@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import multiprocessing
 import os
 import random
 import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -876,8 +878,9 @@ def main() -> None:
     args = ap.parse_args()
     proc = cluster = None
     timings = None
+    files = tempfile.mkdtemp(prefix="class-load-")  # this run's server log and poll timings
     if args.lesson:  # each answer's round trip to the poll's store, written by the servers (explorer/poll/)
-        timings = os.path.join(__import__("tempfile").mkdtemp(prefix="class-load-"), "poll_answers.txt")
+        timings = os.path.join(files, "poll_answers.txt")
         os.environ["ATTN_EXPLORER_POLL_TIMINGS"] = timings
     if args.url is None and args.replicas > 0:
         os.environ["ATTN_EXPLORER_WARM"] = args.warm  # the replicas' (they inherit this environment)
@@ -889,7 +892,7 @@ def main() -> None:
     elif args.url is None:
         from serve import start_server
 
-        log_path = os.path.join(__import__("tempfile").mkdtemp(prefix="class-load-"), "server.log")
+        log_path = os.path.join(files, "server.log")
         print(f"# the server's log: {log_path}", flush=True)  # an error's traceback is there
         with open(log_path, "w") as log:  # the server keeps its own copy of the file
             proc, args.url = start_server(log=log, extra=args.server_arg, warm=args.warm)
@@ -906,7 +909,7 @@ def main() -> None:
     rep["lesson"] = args.lesson
     rep["warm"], rep["arrive_early"] = args.warm, args.arrive_early
     if timings is not None:
-        with open(timings) if os.path.exists(timings) else __import__("io").StringIO() as f:
+        with open(timings) if os.path.exists(timings) else io.StringIO() as f:
             rep["poll_answer_ms"] = ms([float(x) for x in f.read().split()])
         print(f"each answer's round trip to the poll's store: {rep['poll_answer_ms']}")
     for n, one in enumerate(rep.get("classes", [rep])):
