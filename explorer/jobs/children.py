@@ -20,6 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from .forked import Forks
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
 
 
@@ -106,27 +108,50 @@ def lowest_group(pid: int) -> bool:
     return True
 
 
-def spawn(cmd: list[str], *, stdin: bool = False, own_group: bool = False) -> subprocess.Popen:
+def _launch_fork_server(cmd: list[str], fd: int) -> subprocess.Popen:
+    """The fork server (``explorer.jobs.forked``), a child like the others: ended with this process."""
+    proc = _START(lambda: subprocess.Popen(lowest_priority(cmd), cwd=ROOT, pass_fds=(fd,), start_new_session=True))
+    lowest_group(proc.pid)
+    _keep(proc)
+    return proc
+
+
+_FORKS = Forks(_launch_fork_server)
+
+
+def spawn(cmd: list[str], *, stdin: bool = False, own_group: bool = False, fork: bool = False) -> subprocess.Popen:
     """A child at the lowest priority in the project's folder, unbuffered; its stderr joins its
     stdout (one pipe, read to the end: a chatty child can never block on a full one). It is ended
     with this process (``end_children``). ``own_group``: a session of its own at the lowest weight
     (``lowest_group``), for a worker that ends itself with this process (``attn_core.lab.cli.die_with_parent``):
-    outside this process group, a signal to the group no longer reaches it."""
+    outside this process group, a signal to the group no longer reaches it. ``fork``: a worker
+    (``python -m module ...``, with stdin) forked from the fork server where it can be (``explorer.jobs.forked``),
+    without the seconds of its imports; else started afresh."""
+    if _CLOSED.is_set():
+        raise OSError("this process is ending its background jobs")
     env = dict(os.environ, PYTHONUNBUFFERED="1", ATTN_PARENT_PID=str(os.getpid()))
-    proc = _START(
-        lambda: subprocess.Popen(
-            lowest_priority(cmd),
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.PIPE if stdin else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=own_group,
+    proc = _FORKS.start(cmd, env, own_group) if fork and stdin else None
+    if proc is None:
+        proc = _START(
+            lambda: subprocess.Popen(
+                lowest_priority(cmd),
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.PIPE if stdin else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=own_group,
+            )
         )
-    )
-    if own_group:
-        lowest_group(proc.pid)
+        if own_group:
+            lowest_group(proc.pid)
+    _keep(proc)
+    return proc
+
+
+def _keep(proc) -> None:
+    """Count ``proc`` among the children ended with this process; if that end has begun, end it now."""
     with _CHILDREN_LOCK:
         closed = _CLOSED.is_set()
         if not closed:
@@ -136,7 +161,6 @@ def spawn(cmd: list[str], *, stdin: bool = False, own_group: bool = False) -> su
         proc.kill()
         proc.wait()
         raise OSError("this process is ending its background jobs")
-    return proc
 
 
 def end_children(grace: float = 2.0) -> None:

@@ -175,7 +175,7 @@ class Heavy(Jobs):
 
     def _spawn(self) -> subprocess.Popen:
         self.spawned += 1
-        return spawn(WORKER, stdin=True, own_group=True)
+        return spawn(WORKER, stdin=True, own_group=True, fork=True)
 
     def on_start(self, job: Job) -> None:
         job.started = time.time()

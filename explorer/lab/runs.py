@@ -234,7 +234,7 @@ class Runs(Jobs):
             self.stop(run)
 
     def _worker(self) -> subprocess.Popen:
-        return self.workers.take() or spawn(WORKER, stdin=True, own_group=True)
+        return self.workers.take() or spawn(WORKER, stdin=True, own_group=True, fork=True)
 
     def execute(self, run: Run) -> None:
         try:

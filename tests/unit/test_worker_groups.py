@@ -87,4 +87,5 @@ def test_the_heavy_and_lab_workers_ask_for_a_group_of_their_own(monkeypatch):
     monkeypatch.setattr(runs.RUNS.workers, "take", lambda: None)  # no idle worker kept: a new one is started
     heavy.Heavy()._spawn()
     runs.RUNS._worker()
-    assert asked == [("heavy", {"stdin": True, "own_group": True}), ("lab", {"stdin": True, "own_group": True})]
+    ask = {"stdin": True, "own_group": True, "fork": True}
+    assert asked == [("heavy", ask), ("lab", ask)]

@@ -1,0 +1,141 @@
+"""Workers forked from the fork server (``explorer.jobs.forked``, ``explorer.jobs.forkserver``) behave as
+workers started afresh: the same answers, their own session at the lowest weight, fresh random draws, their
+arguments, input, output and exit status; they end with the fork server; a command the fork server cannot
+serve (another environment, not ``python -m``) is started afresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from tolerance import assert_close
+
+from explorer.jobs import children, forked, heavy
+
+PROBE = [sys.executable, "-m", "tests.forkprobe"]
+
+
+def probe(code: int = 0, **kw):
+    proc = children.spawn([*PROBE, str(code)], stdin=True, fork=True, **kw)
+    said = json.loads(proc.stdout.readline())
+    return proc, said
+
+
+def finish(proc, line: str = "") -> list[str]:
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    rest = proc.stdout.read().splitlines()
+    proc.wait(60)
+    return rest
+
+
+def test_a_forked_child_runs_its_module_with_its_arguments_input_output_and_exit_status():
+    proc, said = probe(3)
+    assert isinstance(proc, forked.Forked)
+    server = psutil.Process(psutil.Process(proc.pid).ppid())
+    assert server.ppid() == os.getpid() and "explorer.jobs.forkserver" in " ".join(server.cmdline())
+    assert said["argv"] == ["3"] and said["name"] == "__main__" and said["pid"] == proc.pid
+    assert said["parent"] == str(server.pid) and said["unbuffered"] == "1"  # it dies with its parent: the fork server
+    assert said["test"] == os.environ["PYTEST_CURRENT_TEST"] and said["probe"] is None  # this moment's environment
+    rest = finish(proc, "生命短暂 ✓")
+    assert rest == [json.dumps({"echo": "生命短暂 ✓"}, ensure_ascii=False), "a line on stderr"]  # stderr joins stdout
+    assert proc.returncode == 3 and proc.poll() == 3
+
+
+def test_forked_children_draw_fresh_random_numbers():
+    """Each fork starts from the fork server's state: without fresh seeds, every worker would draw the same numbers."""
+    draws = []
+    for _ in range(2):
+        proc, said = probe()
+        finish(proc)
+        draws.append((said["torch"], said["random"]))
+    assert draws[0][0] != draws[1][0] and draws[0][1] != draws[1][1]
+
+
+def test_a_forked_worker_of_its_own_group_is_at_the_lowest_weight_and_ends_when_told():
+    proc, said = probe(own_group=True)
+    assert said["sid"] == proc.pid != os.getsid(0)
+    assert os.getpriority(os.PRIO_PROCESS, proc.pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 19)
+    proc.terminate()
+    with pytest.raises(subprocess.TimeoutExpired):  # a wait that times out says so, as Popen's
+        children.spawn([*PROBE, "0"], stdin=True, fork=True).wait(0.001)
+    assert proc.wait(60) == -signal.SIGTERM
+    proc.kill()  # an ended child is not signalled again (its pid may belong to another process by now)
+
+
+def test_a_forked_heavy_worker_answers_as_one_started_afresh():
+    request = {"kind": "why_weight", "args": {"sentence": "the cat sat on the mat", "layer": 1, "head": 2}, "id": 1}
+    request["args"].update(query=2, key=5)
+    answers = []
+    for fork in (True, False):
+        proc = children.spawn(heavy.WORKER, stdin=True, own_group=True, fork=fork)
+        assert isinstance(proc, forked.Forked) is fork
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        lines = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert lines[1] == {"end": "ok"}
+        answers.append(lines[0]["part"])
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    same(answers[0], answers[1])
+
+
+def same(a, b, where: str = "") -> None:
+    """Two JSON answers alike: the same keys, lists and words; numbers within the suite's tolerance."""
+    assert type(a) is type(b) or {type(a), type(b)} <= {int, float}, where
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in a + b):
+        assert_close(a, b, msg=where)
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert_close([a], [b], msg=where)
+    else:
+        assert a == b, where
+
+
+def test_a_child_under_another_environment_or_not_a_module_is_started_afresh(monkeypatch):
+    probe()[0].kill()  # the fork server is up, for this environment
+    monkeypatch.setenv("ATTN_FORK_PROBE", "another")
+    proc, said = probe()
+    assert isinstance(proc, subprocess.Popen) and psutil.Process(proc.pid).ppid() == os.getpid()
+    assert said["probe"] == "another"
+    finish(proc)
+    monkeypatch.delenv("ATTN_FORK_PROBE")
+    plain = children.spawn([sys.executable, "-c", "print('plain')"], stdin=True, fork=True)
+    assert isinstance(plain, subprocess.Popen) and plain.stdout.read() == "plain\n"
+    plain.wait(60)
+
+
+def running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_the_forked_workers_end_with_the_fork_server():
+    """A fork server of the test's own (this process's is kept for the other tests), killed."""
+    forks = forked.Forks(children._launch_fork_server)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = forks.start([*PROBE, "0"], env, own_group=True)
+    assert json.loads(proc.stdout.readline())["sid"] == proc.pid
+    server = psutil.Process(psutil.Process(proc.pid).ppid())
+    server.kill()
+    assert proc.wait(60) == -signal.SIGKILL  # told by the socket's end
+    deadline = time.time() + 30
+    while running(proc.pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not running(proc.pid), "a forked child outlived its fork server"
+    assert forks.start([*PROBE, "0"], env, own_group=True) is None  # none is forked any more: the caller starts it
