@@ -19,6 +19,7 @@ print(
             "unbuffered": os.environ.get("PYTHONUNBUFFERED"),
             "test": os.environ.get("PYTEST_CURRENT_TEST"),
             "probe": os.environ.get("ATTN_FORK_PROBE"),
+            "models": os.environ.get("ATTN_EXPLORER_MODELS"),
             "torch": torch.rand(4).tolist(),
             "random": random.random(),
             "sid": os.getsid(0),

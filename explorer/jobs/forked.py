@@ -4,10 +4,11 @@ worker's start cost 4.3-4.7 s of CPU in imports (torch, transformers' model clas
 
 ``Forks.start`` gives a ``Forked``, which a job uses as it uses a ``subprocess.Popen`` (``pid``,
 ``stdin``, ``stdout``, ``poll``, ``wait``, ``returncode``, ``send_signal``, ``terminate``, ``kill``).
-The fork server is started with the first worker and serves this process's environment as it was
-then: a command asked for under another environment (a variable the engine reads at import time may
-differ) or another interpreter is not forked, and neither is one when the fork server cannot be
-reached; the caller then starts the process afresh.
+The fork server is started with the first worker and serves the environment of that moment: its
+imports may have read any variable. A worker asked for under another environment gets a new fork
+server once none of the old one's workers lives (before that, it is started afresh), as does one
+asked for after the fork server has ended; a command that is not ``python -m`` with this interpreter
+is always started afresh (the caller's part: ``start`` answers None).
 """
 
 from __future__ import annotations
@@ -22,16 +23,16 @@ import threading
 from collections.abc import Callable
 
 START_S = 120.0  # the longest wait for the fork server's imports (seconds on a loaded machine) and a fork
-# Variables not compared: set for each child (the first two), or naming the moment, not configuring anything
-# (pytest names the test that runs; the child sees it, as every variable, in its own environment).
-OWN = ("ATTN_PARENT_PID", "PYTHONUNBUFFERED", "PYTEST_CURRENT_TEST")
+# Variables not compared: set for each child (the first two), naming the moment (pytest's running test), or read by
+# the engine when it looks a model up, never at import (``attn_core.models.locate``). A child sees every variable.
+OWN = ("ATTN_PARENT_PID", "PYTHONUNBUFFERED", "PYTEST_CURRENT_TEST", "ATTN_EXPLORER_MODELS")
 
 
 class Forked:
     """A forked worker, seen as a ``subprocess.Popen``; its end is told by the fork server, its parent."""
 
-    def __init__(self, forks: Forks, pid: int, argv: list[str], stdin, stdout) -> None:
-        self.forks, self.pid, self.args = forks, pid, argv
+    def __init__(self, server: Server, pid: int, argv: list[str], stdin, stdout) -> None:
+        self.server, self.pid, self.args = server, pid, argv
         self.stdin, self.stdout, self.stderr = stdin, stdout, None
         self.returncode: int | None = None
         self.ended = threading.Event()
@@ -50,7 +51,7 @@ class Forked:
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
-            self.forks.signal(self.pid, sig)
+            self.server.signal(self.pid, sig)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -68,45 +69,53 @@ def plain_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if k not in OWN}
 
 
-class Forks:
-    """This process's fork server (started when first needed) and the workers forked from it."""
+class Server:
+    """One fork server: its process, its socket, the starts waiting for an answer and the workers alive."""
 
-    def __init__(self, launch: Callable[[list[str], int], subprocess.Popen]) -> None:
-        self.launch = launch  # starts the fork server's command, passing it the socket's fd
-        self.lock = threading.Lock()
-        self.sock: socket.socket | None = None
-        self.server: subprocess.Popen | None = None
-        self.env: dict = {}
+    def __init__(self, launch: Callable[[list[str], int], subprocess.Popen], env: dict) -> None:
+        self.env, self.lock, self.ready = env, threading.Lock(), threading.Event()
         self.ids = 0
-        self.waiting: dict[int, tuple] = {}  # a start's id: its argv, pipes, event and the Forked (once started)
+        self.waiting: dict[int, list] = {}  # a start's id: [argv, stdin, stdout, event, the Forked once started]
         self.procs: dict[int, Forked] = {}  # the live workers by pid
-        self.ready = threading.Event()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            command = [sys.executable, "-m", "explorer.jobs.forkserver", str(theirs.fileno())]
+            self.process = launch(command, theirs.fileno())
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock: socket.socket | None = ours
+        threading.Thread(target=self._read, name="fork-server", daemon=True).start()
+
+    @property
+    def live(self) -> bool:
+        return self.sock is not None
 
     def start(self, cmd: list[str], env: dict, own_group: bool) -> Forked | None:
-        """``cmd`` forked with ``env``, or None where it cannot be (the caller starts it afresh)."""
-        if not forkable(cmd) or not self._serving(plain_env(env)):
+        if not self.ready.wait(START_S):
+            self.close()  # it never came up: none waits for it again
+        if self.sock is None:
             return None
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
-        stdin = open(in_w, "w", encoding="utf-8", closefd=True)  # noqa: SIM115 (the worker's, closed with it)
-        stdout = open(out_r, encoding="utf-8", closefd=True)  # noqa: SIM115
-        done = threading.Event()
+        box = [cmd, open(in_w, "w", encoding="utf-8"), open(out_r, encoding="utf-8"), threading.Event(), None]  # noqa: SIM115
         with self.lock:
             self.ids += 1
             key = self.ids
-            box = [cmd, stdin, stdout, done, None]
             self.waiting[key] = box
             request = {"op": "start", "id": key, "argv": cmd[2:], "env": env, "own_group": own_group}
             try:
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [in_r, out_w])
-            except (OSError, AttributeError):  # the fork server has ended (no socket any more)
+            except (OSError, AttributeError):  # it has ended (no socket any more)
                 self.waiting.pop(key, None)
-                done.set()
+                box[3].set()
         os.close(in_r)
         os.close(out_w)
-        if not done.wait(START_S) or box[4] is None:
-            stdin.close()
-            stdout.close()
+        if not box[3].wait(START_S) or box[4] is None:
+            box[1].close()
+            box[2].close()
             return None
         return box[4]
 
@@ -118,26 +127,20 @@ class Forks:
                 except OSError:
                     pass
 
-    def _serving(self, env: dict) -> bool:
-        """The fork server is up for ``env`` (started now if none was)."""
+    def close(self) -> None:
+        """End the fork server (its workers with it): the reader sees the socket's end and lets every start go."""
         with self.lock:
-            if self.sock is None and self.server is None:
-                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-                try:
-                    command = [sys.executable, "-m", "explorer.jobs.forkserver", str(theirs.fileno())]
-                    self.server = self.launch(command, theirs.fileno())
-                except OSError:
-                    ours.close()
-                    return False
-                finally:
-                    theirs.close()
-                self.sock, self.env = ours, env
-                threading.Thread(target=self._read, name="fork-server", daemon=True).start()
-            same = self.env == env and self.sock is not None
-        return same and self.ready.wait(START_S) and self.sock is not None
+            sock = self.sock
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        if self.process.poll() is None:
+            self.process.kill()
 
     def _read(self) -> None:
-        """The fork server's answers: a worker started, a worker ended; at its end, every worker ended."""
+        """The fork server's answers: ready, a worker started, a worker ended; at its end, every worker ended."""
         sock = self.sock
         while True:
             try:
@@ -148,7 +151,7 @@ class Forks:
                 break
             self._answer(json.loads(message))
         with self.lock:
-            self.sock = None  # no new start is sent; the server stays set, so none is started again
+            self.sock = None
             waiting, procs = list(self.waiting.values()), list(self.procs.values())
             self.waiting.clear()
             self.procs.clear()
@@ -176,3 +179,37 @@ class Forks:
                 proc = self.procs.pop(item["pid"], None)
             if proc is not None:
                 proc.end(int(item["code"]))
+
+
+class Forks:
+    """This process's fork server, started when first needed, and again for another environment once the
+    last one's workers have all ended (see the module's docstring)."""
+
+    def __init__(self, launch: Callable[[list[str], int], subprocess.Popen]) -> None:
+        self.launch = launch  # starts the fork server's command, passing it the socket's fd
+        self.lock = threading.Lock()
+        self.server: Server | None = None
+
+    def start(self, cmd: list[str], env: dict, own_group: bool) -> Forked | None:
+        """``cmd`` forked with ``env``, or None where it cannot be (the caller starts it afresh)."""
+        if not forkable(cmd):
+            return None
+        server = self._serving(plain_env(env))
+        return server.start(cmd, env, own_group) if server is not None else None
+
+    def _serving(self, env: dict) -> Server | None:
+        """The fork server for ``env``: the running one, or a new one where none runs or none of the
+        running one's workers lives (None: another environment's workers still live)."""
+        with self.lock:
+            old = self.server
+            if old is not None and old.live and old.env == env:
+                return old
+            if old is not None and old.live and old.procs:
+                return None
+            if old is not None:
+                old.close()
+            try:
+                self.server = Server(self.launch, env)
+            except OSError:
+                self.server = None
+            return self.server

@@ -52,6 +52,7 @@ PRELOAD = (
     "attn_core.interpret.decoder",
     "attn_core.why",
     "attn_core.nexttoken.plain",
+    "attn_core.vision.model",
 )
 MAX_MESSAGE = 1 << 20
 

@@ -91,6 +91,7 @@ class Heavy(Jobs):
         super().__init__(SLOTS, "heavy")
         self.workers = Idle(lambda: IDLE_S, "heavy-reaper")
         self.spawned = 0  # workers started, for the tests
+        self.warming = False  # a thread is starting workers (``warm``)
 
     def keep(self) -> tuple[int, int]:
         return KEEP, KEEP_BYTES
@@ -157,21 +158,30 @@ class Heavy(Jobs):
                 except (OSError, ValueError):
                     pass
 
-    def warm(self) -> None:
-        """Start workers now if fewer than ``SLOTS`` wait and none computes: their imports and the model's
+    def warm(self) -> threading.Thread | None:
+        """Start workers if fewer than ``SLOTS`` wait and none computes: their imports and the model's
         load (seconds) are then behind them when the first request comes (two waiting: an Explain
-        request can use both cores)."""
+        request can use both cores). In a thread of its own (returned; None when there is nothing to
+        do): a page's rerun never waits for a start (the first one waits for the fork server's imports)."""
         with self.lock:
-            busy = any(j.state == "running" for j in self.jobs.values())
-        if busy:
-            return
-        with self.workers.lock:
-            missing = SLOTS - sum(1 for p, _ in self.workers.waiting if p.poll() is None)
-        for _ in range(max(0, missing)):
-            try:
+            if self.warming or any(j.state == "running" for j in self.jobs.values()):
+                return None
+            self.warming = True
+        thread = threading.Thread(target=self._warm, name="heavy-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def _warm(self) -> None:
+        try:
+            with self.workers.lock:
+                missing = SLOTS - sum(1 for p, _ in self.workers.waiting if p.poll() is None)
+            for _ in range(max(0, missing)):
                 self.workers.give(self._spawn())
-            except OSError:
-                return
+        except OSError:
+            return
+        finally:
+            with self.lock:
+                self.warming = False
 
     def _spawn(self) -> subprocess.Popen:
         self.spawned += 1

@@ -63,8 +63,10 @@ def test_a_forked_worker_of_its_own_group_is_at_the_lowest_weight_and_ends_when_
     assert said["sid"] == proc.pid != os.getsid(0)
     assert os.getpriority(os.PRIO_PROCESS, proc.pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 19)
     proc.terminate()
+    waiting, _ = probe()
     with pytest.raises(subprocess.TimeoutExpired):  # a wait that times out says so, as Popen's
-        children.spawn([*PROBE, "0"], stdin=True, fork=True).wait(0.001)
+        waiting.wait(0.001)
+    finish(waiting)
     assert proc.wait(60) == -signal.SIGTERM
     proc.kill()  # an ended child is not signalled again (its pid may belong to another process by now)
 
@@ -105,14 +107,31 @@ def same(a, b, where: str = "") -> None:
         assert a == b, where
 
 
-def test_a_child_under_another_environment_or_not_a_module_is_started_afresh(monkeypatch):
-    probe()[0].kill()  # the fork server is up, for this environment
-    monkeypatch.setenv("ATTN_FORK_PROBE", "another")
-    proc, said = probe()
-    assert isinstance(proc, subprocess.Popen) and psutil.Process(proc.pid).ppid() == os.getpid()
+def fork_server_of(proc) -> int:
+    return psutil.Process(proc.pid).ppid()
+
+
+def test_another_environment_gets_a_fork_server_of_its_own_once_the_old_ones_workers_have_ended(monkeypatch):
+    first, _ = probe()
+    monkeypatch.setenv("ATTN_EXPLORER_MODELS", "tiny=/a/folder")  # read when a model is looked up: the same server
+    same, said = probe()
+    assert isinstance(same, forked.Forked) and fork_server_of(same) == fork_server_of(first)
+    assert said["models"] == "tiny=/a/folder"
+    finish(same)
+    monkeypatch.setenv("ATTN_FORK_PROBE", "another")  # any other variable may have been read by the imports
+    afresh, said = probe()
+    assert isinstance(afresh, subprocess.Popen) and psutil.Process(afresh.pid).ppid() == os.getpid()  # first lives
     assert said["probe"] == "another"
-    finish(proc)
-    monkeypatch.delenv("ATTN_FORK_PROBE")
+    finish(afresh)
+    old = fork_server_of(first)
+    finish(first)
+    new, said = probe()  # the old server's workers have ended: a new one for this environment
+    assert isinstance(new, forked.Forked) and fork_server_of(new) != old and said["probe"] == "another"
+    assert wait_gone(old), "the old fork server was left running"
+    finish(new)
+
+
+def test_a_command_that_is_not_a_module_is_started_afresh():
     plain = children.spawn([sys.executable, "-c", "print('plain')"], stdin=True, fork=True)
     assert isinstance(plain, subprocess.Popen) and plain.stdout.read() == "plain\n"
     plain.wait(60)
@@ -125,6 +144,13 @@ def running(pid: int) -> bool:
         return False
 
 
+def wait_gone(pid: int) -> bool:
+    deadline = time.time() + 30
+    while running(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    return not running(pid)
+
+
 def test_the_forked_workers_end_with_the_fork_server():
     """A fork server of the test's own (this process's is kept for the other tests), killed."""
     forks = forked.Forks(children._launch_fork_server)
@@ -134,8 +160,10 @@ def test_the_forked_workers_end_with_the_fork_server():
     server = psutil.Process(psutil.Process(proc.pid).ppid())
     server.kill()
     assert proc.wait(60) == -signal.SIGKILL  # told by the socket's end
-    deadline = time.time() + 30
-    while running(proc.pid) and time.time() < deadline:
-        time.sleep(0.1)
-    assert not running(proc.pid), "a forked child outlived its fork server"
-    assert forks.start([*PROBE, "0"], env, own_group=True) is None  # none is forked any more: the caller starts it
+    assert wait_gone(proc.pid), "a forked child outlived its fork server"
+    again = forks.start([*PROBE, "0"], env, own_group=True)  # the next start has a new fork server
+    try:
+        assert json.loads(again.stdout.readline())["parent"] == str(fork_server_of(again)) != str(server.pid)
+    finally:
+        forks.server.close()
+    assert again.wait(60) == -signal.SIGKILL and wait_gone(again.pid)

@@ -4,6 +4,7 @@ equals the engine's direct, in-process computation."""
 
 import io
 import json
+import threading
 import time
 
 import numpy as np
@@ -76,7 +77,7 @@ def test_the_two_halves_joined_are_explain_in_its_order(pre):
 
 def test_an_explain_job_on_an_idle_server_uses_both_workers(pre):
     jobs = heavy.Heavy()
-    jobs.warm()  # two workers wait: the job takes both slots
+    jobs.warm().join()  # two workers wait: the job takes both slots
     assert len(jobs.workers.waiting) == heavy.SLOTS == 2
     job = wait(jobs.ask("explain", {"sentence": SENTENCE, "removal": "attention", "steps": 16}, "me"))
     assert job.split and jobs.spawned == 2
@@ -197,3 +198,34 @@ def test_a_page_looks_at_a_queued_job_less_often_than_at_one_that_computes(monke
         assert waiting.status(heavy.Job("explain", {"sentence": "x"}, state=state)) is False
     assert drawn == [("queued", waiting.QUEUED_POLL_S), ("running", waiting.POLL_S)]
     assert waiting.POLL_S < waiting.QUEUED_POLL_S <= 1.0
+
+
+class _Waiting:
+    """A stand-in for a worker that waits to be used (``Idle`` asks only whether it lives)."""
+
+    def poll(self):
+        return None
+
+    def terminate(self):
+        pass
+
+
+def test_warming_never_holds_the_pages_thread(monkeypatch):
+    """A page asks for warm workers on its rerun; the first start waits for the fork server's imports
+    (seconds): the rerun must not wait with it."""
+    jobs = heavy.Heavy()
+    gate, started = threading.Event(), []
+
+    def start():
+        assert gate.wait(60)
+        started.append(1)
+        return _Waiting()
+
+    monkeypatch.setattr(jobs, "_spawn", start)
+    thread = jobs.warm()
+    assert thread is not None and thread.is_alive() and not started  # back while the start waits
+    assert jobs.warm() is None  # one warming at a time
+    gate.set()
+    thread.join(60)
+    assert len(started) == heavy.SLOTS and len(jobs.workers.waiting) == heavy.SLOTS
+    assert jobs.warm().join(60) is None and len(started) == heavy.SLOTS  # enough wait: none more starts
