@@ -23,9 +23,21 @@ import threading
 from collections.abc import Callable
 
 START_S = 120.0  # the longest wait for the fork server's imports (seconds on a loaded machine) and a fork
-# Variables not compared: set for each child (the first two), naming the moment (pytest's running test), or read by
-# the engine when it looks a model up, never at import (``attn_core.models.locate``). A child sees every variable.
-OWN = ("ATTN_PARENT_PID", "PYTHONUNBUFFERED", "PYTEST_CURRENT_TEST", "ATTN_EXPLORER_MODELS")
+# Variables not compared (a child sees every variable, as it is at its start): set for each child (the first two);
+# naming the moment (pytest's running test); read by the engine when it looks a model up, never at import
+# (``attn_core.models.locate``); or set by a library's import in the asking process, to the value that library's
+# import in the fork server takes too (torch's compiler cache, Streamlit's plotting backend, scikit-learn's and
+# joblib's OpenMP settings). Any other that differs makes a new fork server.
+OWN = (
+    "ATTN_PARENT_PID",
+    "PYTHONUNBUFFERED",
+    "PYTEST_CURRENT_TEST",
+    "ATTN_EXPLORER_MODELS",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "MPLBACKEND",
+    "KMP_DUPLICATE_LIB_OK",
+    "KMP_INIT_AT_FORK",
+)
 
 
 class Forked:

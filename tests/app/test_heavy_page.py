@@ -2,7 +2,8 @@
 the Real model's "Why this weight?" (jobs why_weight and atlas).
 
 The gated worker is the real one (``python -m attn_core.heavy``) that waits, before it reads its first request,
-until the test creates a file; so the page is seen while its job is certainly still computing, without timing.
+until the test creates a file (``tests/gated_heavy.py``); so the page is seen while its job is certainly still
+computing, without timing.
 """
 
 from __future__ import annotations
@@ -20,12 +21,7 @@ from explorer.jobs import heavy, waiting
 PAGE = "pages/7_model.py"
 QUERY = {"sentence": "Otters hold hands while they sleep", "rm_why": "1", "rm_layer": "1", "rm_head": "2"}
 QUERY["rm_query"] = "2"
-GATED = (
-    "import os, runpy, sys, time\n"
-    "while not os.path.exists(sys.argv[1]): time.sleep(0.05)\n"
-    "sys.argv = ['attn_core.heavy']\n"
-    "runpy.run_module('attn_core.heavy', run_name='__main__')\n"
-)
+GATED = [sys.executable, "-m", "tests.gated_heavy"]  # the real worker, held back until a file exists
 DIES = "import sys; sys.stdin.readline(); sys.exit(3)\n"  # reads the request, then dies without an answer
 
 
@@ -36,7 +32,7 @@ def jobs(monkeypatch, tmp_path):
     fresh = heavy.Heavy()
     monkeypatch.setattr(heavy, "HEAVY", fresh)
     monkeypatch.setattr(waiting, "HEAVY", fresh)
-    monkeypatch.setattr(heavy, "WORKER", [sys.executable, "-c", GATED, str(gate)])
+    monkeypatch.setattr(heavy, "WORKER", [*GATED, str(gate)])
     real.wait_for(real.pt.BUNDLED, timeout=300)
     yield fresh, gate
     gate.touch()

@@ -21,6 +21,22 @@ from explorer.jobs import children, forked, heavy
 PROBE = [sys.executable, "-m", "tests.forkprobe"]
 
 
+@pytest.fixture(scope="module")
+def module_forks():
+    """A fork server for this module's tests alone: what other tests in this process left alive (idle workers of
+    another environment) cannot decide whether a start here is forked."""
+    forks = forked.Forks(children._launch_fork_server)
+    yield forks
+    if forks.server is not None:
+        forks.server.close()
+
+
+@pytest.fixture(autouse=True)
+def own_forks(module_forks, monkeypatch):
+    monkeypatch.setattr(children, "_FORKS", module_forks)
+    return module_forks
+
+
 def probe(code: int = 0, **kw):
     proc = children.spawn([*PROBE, str(code)], stdin=True, fork=True, **kw)
     said = json.loads(proc.stdout.readline())
@@ -41,6 +57,7 @@ def test_a_forked_child_runs_its_module_with_its_arguments_input_output_and_exit
     server = psutil.Process(psutil.Process(proc.pid).ppid())
     assert server.ppid() == os.getpid() and "explorer.jobs.forkserver" in " ".join(server.cmdline())
     assert said["argv"] == ["3"] and said["name"] == "__main__" and said["pid"] == proc.pid
+    assert psutil.Process(proc.pid).name() == "tests.forkprobe"  # as ps shows it (15 bytes of what it runs)
     assert said["parent"] == str(server.pid) and said["unbuffered"] == "1"  # it dies with its parent: the fork server
     assert said["test"] == os.environ["PYTEST_CURRENT_TEST"] and said["probe"] is None  # this moment's environment
     rest = finish(proc, "生命短暂 ✓")
@@ -153,7 +170,7 @@ def wait_gone(pid: int) -> bool:
 
 def test_the_forked_workers_end_with_the_fork_server():
     """A fork server of the test's own (this process's is kept for the other tests), killed."""
-    forks = forked.Forks(children._launch_fork_server)
+    forks = forked.Forks(children._launch_fork_server)  # not the module's: this one is killed
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = forks.start([*PROBE, "0"], env, own_group=True)
     assert json.loads(proc.stdout.readline())["sid"] == proc.pid
