@@ -1,7 +1,8 @@
 """What starting a background worker costs, forked from the fork server (``explorer.jobs.forked``) against started
 afresh (``python -m ...``), alternated in one run: the worker's own CPU seconds and the wall time from the start to
 its first answer, and its memory once it has answered (resident, and proportional: a page shared with N processes
-counts 1/N). The fork server's own start (its imports) is measured once, as the first forked start's wait.
+counts 1/N). The fork server's start, and each kind's imports in it, are measured once: the first forked start of
+each kind (a Lab worker, then a heavy one) waits for them.
 
     python benchmarks/worker_start.py --runs 5 [--out benchmarks/results/worker_start_cpu.txt]
 
@@ -54,9 +55,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    first = one("heavy", True)  # starts the fork server: its imports are this start's wait
-    server = psutil.Process(children._FORKS.server.process.pid)
-    server_cpu = sum(server.cpu_times()[:2]) + sum(c.cpu_times()[:2] for c in server.children() if c.pid)
+    firsts = []
+    for name in ("lab", "heavy"):  # the fork server starts with the first; each kind's imports come with its first
+        wall = one(name, True)["wall"]
+        server = psutil.Process(children._FORKS.server.process.pid)
+        firsts.append(f"{name} {wall:.2f} s, the fork server's CPU then {sum(server.cpu_times()[:2]):.2f} s")
     seen: dict[tuple[str, str], list[dict]] = {}
     for _ in range(args.runs):
         for name in WORKERS:
@@ -65,8 +68,9 @@ def main() -> None:
     lines = [
         f"# worker_start.py --runs {args.runs}: {time.strftime('%Y-%m-%d %H:%M')} UTC, "
         + f"{os.cpu_count()} cores, Python {platform.python_version()}",
-        f"fork server's start (its imports, then the first fork): wall {first['wall']:.2f} s; "
-        + f"its own CPU {server_cpu:.2f} s; resident {server.memory_info().rss / 2**20:.0f} MiB",
+        "first forked start of each kind, wall (the fork server's start and that kind's imports): "
+        + "; ".join(firsts),
+        f"the fork server's resident memory then: {server.memory_info().rss / 2**20:.0f} MiB",
     ]
     for (name, how), rows in seen.items():
         parts = []

@@ -1,6 +1,7 @@
 """``python -m explorer.jobs.forkserver FD``: the process the heavy and Lab workers are forked from.
 
-It imports torch, transformers' model classes and the engine once (``PRELOAD``), then waits on the
+It imports torch and the engine (``BASE``), and before the first worker of a kind what that kind imports
+(``NEEDS``: transformers' model classes for the heavy worker), once; it waits on the
 socket ``FD`` (a Unix socketpair with the server, one JSON message a request): ``{"op": "start",
 "id", "argv", "env", "own_group"}`` with the child's stdin and stdout ends attached forks a child that
 runs ``python -m argv[0] argv[1:]`` as if freshly started (its own session at the lowest weight when
@@ -32,34 +33,35 @@ from attn_core.lab.cli import die_with_parent
 
 from .children import lowest_group
 
-PRELOAD = (
-    "torch",
-    "transformers",
-    "transformers.models.auto.modeling_auto",
-    "transformers.models.auto.tokenization_auto",
-    "transformers.models.bert.modeling_bert",
-    "transformers.models.gpt2.modeling_gpt2",
-    "transformers.models.llama.modeling_llama",
-    "attn_core.cli",
-    "attn_core.heavy",
-    "attn_core.models",
-    "attn_core.lab.cli",
-    "attn_core.lab.training",
-    "attn_core.explain.staged",
-    "attn_core.explain.pair",
-    "attn_core.interpret.ablate",
-    "attn_core.interpret.patch",
-    "attn_core.interpret.decoder",
-    "attn_core.why",
-    "attn_core.nexttoken.plain",
-    "attn_core.vision.model",
-)
+BASE = ("torch", "attn_core")  # imported at the start: every worker needs them
+# What a worker of each module imports, imported by the fork server before it forks the first one (then kept): a
+# server that never starts a heavy worker never pays for transformers. Another module's children import their own.
+NEEDS = {
+    "attn_core.heavy": (
+        "transformers",
+        "transformers.models.auto.modeling_auto",
+        "transformers.models.auto.tokenization_auto",
+        "transformers.models.bert.modeling_bert",
+        "transformers.models.gpt2.modeling_gpt2",
+        "transformers.models.llama.modeling_llama",
+        "attn_core.heavy",
+        "attn_core.models",
+        "attn_core.explain.staged",
+        "attn_core.explain.pair",
+        "attn_core.interpret.ablate",
+        "attn_core.interpret.patch",
+        "attn_core.interpret.decoder",
+        "attn_core.why",
+        "attn_core.nexttoken.plain",
+    ),
+    "attn_core": ("attn_core.cli", "attn_core.lab.cli", "attn_core.lab.training", "attn_core.vision.model"),
+}
 MAX_MESSAGE = 1 << 20
 
 
-def preload() -> None:
-    """Import what the workers import; a module that fails here is imported (and fails) in the worker."""
-    for name in PRELOAD:
+def preload(names) -> None:
+    """Import what a worker imports; a module that fails here is imported (and fails) in the worker."""
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001, S112 (the worker says why, where it is needed)
@@ -204,6 +206,7 @@ def serve(sock: socket.socket) -> int:
             break
         request = json.loads(message)
         if request.get("op") == "start":
+            preload(NEEDS.get(request["argv"][0], ()))
             pid = fork(request, fds, [sock.fileno(), wake_r, wake_w])
             kids.add(pid)
             send(sock, {"op": "started", "id": request["id"], "pid": pid})
@@ -217,7 +220,7 @@ def main(argv: list[str]) -> int:
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the server's to handle
     sock = socket.socket(fileno=int(argv[0]))
-    preload()
+    preload(BASE)
     send(sock, {"op": "ready", "pid": os.getpid()})
     return serve(sock)
 
