@@ -24,20 +24,21 @@ from collections.abc import Callable
 
 START_S = 120.0  # the longest wait for the fork server's imports (seconds on a loaded machine) and a fork
 # Variables not compared (a child sees every variable, as it is at its start): set for each child (the first two);
-# naming the moment (pytest's running test); read by the engine when it looks a model up, never at import
-# (``attn_core.models.locate``); or set by a library's import in the asking process, to the value that library's
-# import in the fork server takes too (torch's compiler cache, Streamlit's plotting backend, scikit-learn's and
-# joblib's OpenMP settings). Any other that differs makes a new fork server.
+# naming the moment (pytest's running test); set by a library's import in the asking process, to the value that
+# library's import in the fork server takes too (torch's compiler cache, Streamlit's plotting backend, scikit-learn's
+# and joblib's OpenMP settings); and the app's own settings (``ATTN_EXPLORER_*``: the server reads them; of the engine
+# a worker runs, only the model lookup reads one, ATTN_EXPLORER_MODELS, when it looks, never at import). Any other
+# that differs makes a new fork server, once the old one's workers have ended.
 OWN = (
     "ATTN_PARENT_PID",
     "PYTHONUNBUFFERED",
     "PYTEST_CURRENT_TEST",
-    "ATTN_EXPLORER_MODELS",
     "TORCHINDUCTOR_CACHE_DIR",
     "MPLBACKEND",
     "KMP_DUPLICATE_LIB_OK",
     "KMP_INIT_AT_FORK",
 )
+APP = "ATTN_EXPLORER_"
 
 
 class Forked:
@@ -78,7 +79,7 @@ def forkable(cmd: list[str]) -> bool:
 
 
 def plain_env(env: dict) -> dict:
-    return {k: v for k, v in env.items() if k not in OWN}
+    return {k: v for k, v in env.items() if k not in OWN and not k.startswith(APP)}
 
 
 class Server:
