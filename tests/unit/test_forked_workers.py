@@ -37,8 +37,8 @@ def own_forks(module_forks, monkeypatch):
     return module_forks
 
 
-def probe(code: int = 0, **kw):
-    proc = children.spawn([*PROBE, str(code)], stdin=True, fork=True, **kw)
+def probe(code: int = 0, own_group: bool = True):
+    proc = children.spawn([*PROBE, str(code)], stdin=True, fork=True, own_group=own_group)
     said = json.loads(proc.stdout.readline())
     return proc, said
 
@@ -76,7 +76,7 @@ def test_forked_children_draw_fresh_random_numbers():
 
 
 def test_a_forked_worker_of_its_own_group_is_at_the_lowest_weight_and_ends_when_told():
-    proc, said = probe(own_group=True)
+    proc, said = probe()
     assert said["sid"] == proc.pid != os.getsid(0)
     assert os.getpriority(os.PRIO_PROCESS, proc.pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 19)
     proc.terminate()
@@ -148,10 +148,13 @@ def test_another_environment_gets_a_fork_server_of_its_own_once_the_old_ones_wor
     finish(new)
 
 
-def test_a_command_that_is_not_a_module_is_started_afresh():
-    plain = children.spawn([sys.executable, "-c", "print('plain')"], stdin=True, fork=True)
+def test_a_command_that_is_not_a_module_or_stays_in_this_session_is_started_afresh():
+    plain = children.spawn([sys.executable, "-c", "print('plain')"], stdin=True, own_group=True, fork=True)
     assert isinstance(plain, subprocess.Popen) and plain.stdout.read() == "plain\n"
     plain.wait(60)
+    proc, said = probe(own_group=False)  # a fork server's child cannot join this process's session
+    assert isinstance(proc, subprocess.Popen) and said["sid"] == os.getsid(0)
+    finish(proc)
 
 
 def running(pid: int) -> bool:
