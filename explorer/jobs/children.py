@@ -109,7 +109,7 @@ def lowest_group(pid: int) -> bool:
 
 
 def _launch_fork_server(cmd: list[str], fd: int) -> subprocess.Popen:
-    """The fork server (``explorer.jobs.forked``), a child like the others: ended with this process."""
+    """The fork server (``explorer.jobs.forkserver``), a child like the others: ended with this process."""
     proc = _START(lambda: subprocess.Popen(lowest_priority(cmd), cwd=ROOT, pass_fds=(fd,), start_new_session=True))
     lowest_group(proc.pid)
     _keep(proc)
