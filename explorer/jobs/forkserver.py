@@ -57,6 +57,7 @@ NEEDS = {
     "attn_core": ("attn_core.cli", "attn_core.lab.cli", "attn_core.lab.training", "attn_core.vision.model"),
 }
 MAX_MESSAGE = 1 << 20
+AHEAD = ".*found in sys.modules after import of package"  # runpy's warning for a module imported ahead, on purpose
 
 
 def preload(names) -> None:
@@ -109,12 +110,11 @@ def child(request: dict, fds: list[int], closing: list[int]) -> int:
     module, *args = request["argv"]
     sys.argv = [module, *args]
     name(" ".join(request["argv"]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # runpy's "found in sys.modules": imported ahead on purpose
-        try:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-        except SystemExit as exited:
-            return exit_code(exited.code)
+    warnings.filterwarnings("ignore", message=AHEAD, category=RuntimeWarning)
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exited:
+        return exit_code(exited.code)
     return 0
 
 
