@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 START_S = 120.0  # the longest wait for the fork server's imports (seconds on a loaded machine) and a fork
 # Variables not compared (a child sees every variable, as it is at its start): set for each child (the first two);
@@ -82,13 +83,24 @@ def plain_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if k not in OWN and not k.startswith(APP)}
 
 
+@dataclass
+class _Start:
+    """A start asked of the fork server: the worker's argv and this side's pipe ends, until it is answered."""
+
+    argv: list[str]
+    stdin: object
+    stdout: object
+    answered: threading.Event = field(default_factory=threading.Event)
+    forked: Forked | None = None  # once started
+
+
 class Server:
     """One fork server: its process, its socket, the starts waiting for an answer and the workers alive."""
 
     def __init__(self, launch: Callable[[list[str], int], subprocess.Popen], env: dict) -> None:
         self.env, self.lock, self.ready = env, threading.Lock(), threading.Event()
         self.ids = 0
-        self.waiting: dict[int, list] = {}  # a start's id: [argv, stdin, stdout, event, the Forked once started]
+        self.waiting: dict[int, _Start] = {}  # the starts asked for and not yet answered, by id
         self.procs: dict[int, Forked] = {}  # the live workers by pid
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -113,7 +125,7 @@ class Server:
             return None
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
-        box = [cmd, open(in_w, "w", encoding="utf-8"), open(out_r, encoding="utf-8"), threading.Event(), None]  # noqa: SIM115
+        box = _Start(cmd, open(in_w, "w", encoding="utf-8"), open(out_r, encoding="utf-8"))  # noqa: SIM115
         with self.lock:
             self.ids += 1
             key = self.ids
@@ -123,14 +135,14 @@ class Server:
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [in_r, out_w])
             except (OSError, AttributeError):  # it has ended (no socket any more)
                 self.waiting.pop(key, None)
-                box[3].set()
+                box.answered.set()
         os.close(in_r)
         os.close(out_w)
-        if not box[3].wait(START_S) or box[4] is None:
-            box[1].close()
-            box[2].close()
+        if not box.answered.wait(START_S) or box.forked is None:
+            box.stdin.close()
+            box.stdout.close()
             return None
-        return box[4]
+        return box.forked
 
     def signal(self, pid: int, sig: int) -> None:
         with self.lock:
@@ -170,7 +182,7 @@ class Server:
             self.procs.clear()
         self.ready.set()
         for box in waiting:
-            box[3].set()
+            box.answered.set()
         for proc in procs:  # its children die with it (their parent-death signal)
             proc.end(-signal.SIGKILL)
         sock.close()
@@ -183,10 +195,10 @@ class Server:
             with self.lock:
                 box = self.waiting.pop(item["id"], None)
                 if box is not None:
-                    box[4] = Forked(self, item["pid"], box[0], box[1], box[2])
-                    self.procs[item["pid"]] = box[4]
+                    box.forked = Forked(self, item["pid"], box.argv, box.stdin, box.stdout)
+                    self.procs[item["pid"]] = box.forked
             if box is not None:
-                box[3].set()
+                box.answered.set()
         elif op == "exit":
             with self.lock:
                 proc = self.procs.pop(item["pid"], None)
