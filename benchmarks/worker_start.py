@@ -8,7 +8,8 @@ each kind (a Lab worker, then a heavy one) waits for them.
 
 The heavy worker (``attn_core.heavy``) is asked for an unknown kind, which it refuses at once after loading the
 model; the Lab worker (``attn_core train --serve``) is asked for a run of an unknown task, which it refuses at
-once too: each answer comes right after the worker is ready."""
+once too: each answer comes right after the worker is ready. A sweep's child (``attn_core bench --jsonl``, no input)
+times one small point for 0.01 s: its answer is that point's row."""
 
 from __future__ import annotations
 
@@ -24,22 +25,30 @@ import psutil
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from attn_core import bench
 from benchmarks.record import emit
-from explorer.jobs import children, forked, heavy
+from explorer.jobs import children, forked, heavy, sweeps
 from explorer.lab import runs
 
-WORKERS = {"heavy": (heavy.WORKER, {"kind": "unknown", "args": {}, "id": 1}), "lab": (runs.WORKER, {"task": "none"})}
+SMALL = bench.Shape(batch=1, heads=2, d_head=16)
+TINY = bench.SweepConfig(kernels=("full",), lengths=(32,), min_run_time=0.01, shape=SMALL)
+WORKERS = {  # name: (command, its request or None for no input, what its answer's line holds)
+    "heavy": (heavy.WORKER, {"kind": "unknown", "args": {}, "id": 1}, '"end"'),
+    "lab": (runs.WORKER, {"task": "none"}, '"end"'),
+    "sweep": (sweeps.command(TINY), None, '"row"'),
+}
 
 
 def one(name: str, fork: bool) -> dict:
-    cmd, request = WORKERS[name]
+    cmd, request, answer = WORKERS[name]
     start = time.perf_counter()
-    proc = children.spawn(cmd, stdin=True, own_group=True, fork=fork)
+    proc = children.spawn(cmd, stdin=request is not None, own_group=True, fork=fork)
     assert isinstance(proc, forked.Forked) is fork, "the fork server did not serve a forked start"
-    proc.stdin.write(json.dumps(request) + "\n")
-    proc.stdin.flush()
+    if request is not None:
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
     for line in proc.stdout:
-        if line.startswith("{") and '"end"' in line:
+        if line.startswith("{") and answer in line:
             break
     wall = time.perf_counter() - start
     p = psutil.Process(proc.pid)

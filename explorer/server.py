@@ -71,12 +71,15 @@ def prepare() -> None:
 
 def start_models() -> None:
     """A server: every offered model loaded and warmed in the background, then the tour's lessons and the Lab's
-    presets computed ahead (``explorer.ahead``). ``ATTN_EXPLORER_WARM=models``: the models only; ``0``: neither.
-    A test's process, or a server told not to warm: the bundled model, cold (each page asks only what it shows)."""
+    presets computed ahead (``explorer.ahead``). ``ATTN_EXPLORER_WARM=models``: the models only; ``0``: neither, and
+    no model is loaded before a page asks for one (a server that lives a few seconds and opens no model page pays no
+    import of transformers). A test's process: the bundled model, cold (each page asks only what it shows)."""
     from . import real
 
     warm = os.environ.get(WARM_ENV, "1")
-    if not serving() or warm == "0":
+    if serving() and warm == "0":
+        return  # real.model() starts a model's load on its first request
+    if not serving():
         real.start_loading()
         return
     loading = real.load_every_offered()

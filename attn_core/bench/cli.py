@@ -149,7 +149,13 @@ def _check_writable(path: str) -> None:
 
 
 def _sweep_jsonl(cfg: SweepConfig) -> int:
-    """One JSON line per row as it is measured, then ``{"matmul_gflops": ...}``."""
+    """One JSON line per row as it is measured, then ``{"matmul_gflops": ...}``. Started by a server (which names
+    itself in ``ATTN_PARENT_PID``), it ends with that server: in a session of its own, its server's end would not
+    reach it otherwise."""
+    if os.environ.get("ATTN_PARENT_PID"):
+        from ..lab.cli import die_with_parent
+
+        die_with_parent()
     with SWEEP_LOCK:
         for row in sweep(cfg):
             print(json.dumps({"row": asdict(row)}), flush=True)

@@ -124,14 +124,14 @@ def spawn(cmd: list[str], *, stdin: bool = False, own_group: bool = False, fork:
     stdout (one pipe, read to the end: a chatty child can never block on a full one). It is ended
     with this process (``end_children``). ``own_group``: a session of its own at the lowest weight
     (``lowest_group``), for a worker that ends itself with this process (``attn_core.lab.cli.die_with_parent``):
-    outside this process group, a signal to the group no longer reaches it. ``fork``: such a worker
-    (``python -m module ...``, with stdin, in a group of its own: a forked child cannot join this process's session)
-    forked from the fork server where it can be (``explorer.jobs.forked``), without the seconds of its imports; else
-    started afresh."""
+    outside this process group, a signal to the group no longer reaches it. ``fork``: such a child
+    (``python -m module ...`` in a group of its own: a forked child cannot join this process's session) forked from
+    the fork server where it can be (``explorer.jobs.forked``), without the seconds of its imports; else started
+    afresh."""
     if _CLOSED.is_set():
         raise OSError("this process is ending its background jobs")
     env = dict(os.environ, PYTHONUNBUFFERED="1", ATTN_PARENT_PID=str(os.getpid()))
-    proc = _FORKS.start(cmd, env, own_group) if fork and stdin and own_group else None
+    proc = _FORKS.start(cmd, env, own_group, stdin) if fork and own_group else None
     if proc is None:
         proc = _START(
             lambda: subprocess.Popen(

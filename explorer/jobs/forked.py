@@ -118,14 +118,16 @@ class Server:
     def live(self) -> bool:
         return self.sock is not None
 
-    def start(self, cmd: list[str], env: dict, own_group: bool) -> Forked | None:
+    def start(self, cmd: list[str], env: dict, own_group: bool, stdin: bool = True) -> Forked | None:
+        """``cmd`` forked; its input a pipe, or nothing (``/dev/null``) without ``stdin``."""
         if not self.ready.wait(START_S):
             self.close()  # it never came up: none waits for it again
         if self.sock is None:
             return None
-        in_r, in_w = os.pipe()
+        in_r, in_w = os.pipe() if stdin else (os.open(os.devnull, os.O_RDONLY), None)
         out_r, out_w = os.pipe()
-        box = _Start(cmd, open(in_w, "w", encoding="utf-8"), open(out_r, encoding="utf-8"))  # noqa: SIM115
+        writer = open(in_w, "w", encoding="utf-8") if stdin else None  # noqa: SIM115
+        box = _Start(cmd, writer, open(out_r, encoding="utf-8"))  # noqa: SIM115
         with self.lock:
             self.ids += 1
             key = self.ids
@@ -139,7 +141,8 @@ class Server:
         os.close(in_r)
         os.close(out_w)
         if not box.answered.wait(START_S) or box.forked is None:
-            box.stdin.close()
+            if box.stdin is not None:
+                box.stdin.close()
             box.stdout.close()
             return None
         return box.forked
@@ -215,12 +218,12 @@ class Forks:
         self.lock = threading.Lock()
         self.server: Server | None = None
 
-    def start(self, cmd: list[str], env: dict, own_group: bool) -> Forked | None:
+    def start(self, cmd: list[str], env: dict, own_group: bool, stdin: bool = True) -> Forked | None:
         """``cmd`` forked with ``env``, or None where it cannot be (the caller starts it afresh)."""
         if not forkable(cmd):
             return None
         server = self._serving(plain_env(env))
-        return server.start(cmd, env, own_group) if server is not None else None
+        return server.start(cmd, env, own_group, stdin) if server is not None else None
 
     def _serving(self, env: dict) -> Server | None:
         """The fork server for ``env``: the running one, or a new one where none runs or none of the

@@ -1,4 +1,4 @@
-"""``python -m explorer.jobs.forkserver FD``: the process the heavy and Lab workers are forked from.
+"""``python -m explorer.jobs.forkserver FD``: the process the heavy and Lab workers and the sweeps are forked from.
 
 It imports torch and the engine (``BASE``), and before the first worker of a kind what that kind imports
 (``NEEDS``: transformers' model classes for the heavy worker), once; it waits on the
@@ -54,7 +54,13 @@ NEEDS = {
         "attn_core.why",
         "attn_core.nexttoken.plain",
     ),
-    "attn_core": ("attn_core.cli", "attn_core.lab.cli", "attn_core.lab.training", "attn_core.vision.model"),
+    "attn_core": (
+        "attn_core.cli",
+        "attn_core.bench",
+        "attn_core.lab.cli",
+        "attn_core.lab.training",
+        "attn_core.vision.model",
+    ),
 }
 MAX_MESSAGE = 1 << 20
 AHEAD = ".*found in sys.modules after import of package"  # runpy's warning for a module imported ahead, on purpose

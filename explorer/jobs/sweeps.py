@@ -2,9 +2,10 @@
 
 A sweep times kernels for a minute or more. Run inside the server it would hold the GIL and
 both cores away from every student, and the students' reruns would corrupt its timings. So each
-sweep runs as ``python -m attn_core bench --jsonl`` in a child process at the lowest CPU priority
-(the server's reruns come first), one at a time per server (the rest wait in a queue, with their
-position shown), and a finished sweep is shared: every session that asks for the same
+sweep runs as ``python -m attn_core bench --jsonl`` in a child process at the lowest CPU priority, in a
+session of its own at the lowest weight as the job workers are (the server's reruns come first; forked from the
+fork server, without the seconds of its imports, where it can be), one at a time per server (the rest wait in
+a queue, with their position shown), and a finished sweep is shared: every session that asks for the same
 configuration gets the same rows. Beside each sweep we record how many other sessions the server
 had while it ran, since timings taken under load are not comparable with a quiet machine's.
 """
@@ -126,7 +127,7 @@ class Runner(Jobs):
 
     def execute(self, job: Job) -> None:
         try:
-            proc = spawn(command(job.cfg))
+            proc = spawn(command(job.cfg), own_group=True, fork=True)
         except OSError as err:
             job.state, job.message, job.ended = "failed", str(err), time.time()
             return

@@ -97,15 +97,16 @@ def test_a_model_first_asked_for_on_a_server_is_warmed_before_it_is_offered(monk
         (True, "1", ["warm", "ahead"]),
         (True, "yes", ["warm", "ahead"]),  # a value it does not know keeps a class server's default
         (True, "models", ["warm"]),
-        (True, "0", ["cold"]),
+        (True, "0", []),  # nothing until a page asks (real.model starts the load)
         (False, "1", ["cold"]),
         (False, None, ["cold"]),
     ],
 )
 def test_a_server_warms_every_model_and_the_lessons_unless_told_not_to(monkeypatch, serving, setting, started):
     """A server warms every offered model at its start, then computes the lessons ahead (after the models: it is
-    handed their warm-up's thread); ATTN_EXPLORER_WARM=models stops after the models, 0 (a server for one person,
-    the test suite's short-lived ones) and a test's process load the bundled model cold."""
+    handed their warm-up's thread); ATTN_EXPLORER_WARM=models stops after the models; 0 (a server for one person,
+    the test suite's short-lived ones) loads nothing before a page asks; a test's process loads the bundled model
+    cold."""
     from explorer import ahead, server
 
     calls = []

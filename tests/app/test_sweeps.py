@@ -134,3 +134,80 @@ def test_a_childs_lines_that_are_not_json_objects_are_kept_as_its_last_words():
     lines = JsonLines(io.StringIO('{"row": 1}\nwarning: slow\n3\n{"end": "ok"}\n\n[1, 2]\n'))
     assert list(lines) == [{"row": 1}, {"end": "ok"}]  # a bare number or list is no result
     assert lines.last_other == "[1, 2]"
+
+
+SERVER = r"""
+import json, time
+from attn_core import bench
+from explorer.jobs import children, forked, sweeps
+
+shape = bench.Shape(batch=1, heads=2, d_head=16)
+seen = {}
+for how in ("forked", "afresh"):
+    if how == "afresh":  # as when the fork server cannot serve it: a child started afresh
+        children._FORKS.start = lambda *args, **kw: None
+    cfg = bench.SweepConfig(kernels=("full",), lengths=(32, 64), min_run_time=60, shape=shape)
+    job = sweeps.Runner().submit(cfg)  # a runner each: both sweeps run at once
+    deadline = time.time() + 300
+    while job.proc is None:
+        assert time.time() < deadline and job.active, (job.state, job.message)
+        time.sleep(0.05)
+    seen[how] = {"pid": job.proc.pid, "forked": isinstance(job.proc, forked.Forked)}
+print(json.dumps(seen), flush=True)
+time.sleep(1000)
+"""
+
+
+def test_a_sweeps_child_has_a_session_of_its_own_at_the_lowest_priority_and_dies_with_its_server():
+    """Killed, a server ends nothing itself: its sweeps' children, outside the server's session, end with it whether
+    forked (through their fork server) or started afresh (their own parent-death signal)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from explorer.jobs import children
+
+    server = subprocess.Popen([sys.executable, "-c", SERVER], cwd=children.ROOT, stdout=subprocess.PIPE, text=True)
+    kids = {}
+    try:
+        kids = json.loads(server.stdout.readline())
+        for how, child in kids.items():
+            assert child["forked"] is (how == "forked"), how
+            pid = child["pid"]
+            assert os.getsid(pid) == pid != os.getsid(server.pid), how  # a session of its own
+            assert psutil.Process(pid).nice() == 19, how
+            assert group_nice(pid) in (None, 19), how  # with autogroup, its group at the lowest weight
+        server.kill()
+        server.wait(60)
+        # a parent-death signal ends a child at once; 20 s is well before its first row (each point is timed for 60 s),
+        # whose write to the closed pipe would end it anyway
+        deadline = time.time() + 20
+        while any(alive(c["pid"]) for c in kids.values()) and time.time() < deadline:
+            time.sleep(0.1)
+        left = [how for how, c in kids.items() if alive(c["pid"])]
+        assert not left, f"the sweeps' children outlived their server: {left}"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        for child in kids.values():
+            if alive(child["pid"]):
+                os.kill(child["pid"], signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def group_nice(pid: int) -> int | None:
+    """The nice value of ``pid``'s autogroup ("/autogroup-42 nice 19"); None without one."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            words = f.read().split()
+    except OSError:
+        return None
+    return int(words[-1]) if words else None

@@ -65,6 +65,17 @@ def test_a_forked_child_runs_its_module_with_its_arguments_input_output_and_exit
     assert proc.returncode == 3 and proc.poll() == 3
 
 
+def test_a_forked_child_without_input_reads_an_empty_one():
+    """A child asked for without ``stdin`` (a sweep's) reads nothing, as one started afresh does: its input is
+    /dev/null, and there is no pipe to write to."""
+    proc = children.spawn([*PROBE, "0"], own_group=True, fork=True)
+    assert isinstance(proc, forked.Forked) and proc.stdin is None
+    said = json.loads(proc.stdout.readline())
+    assert said["sid"] == proc.pid
+    assert proc.stdout.read().splitlines() == [json.dumps({"echo": ""}), "a line on stderr"]
+    assert proc.wait(60) == 0
+
+
 def test_forked_children_draw_fresh_random_numbers():
     """Each fork starts from the fork server's state: without fresh seeds, every worker would draw the same numbers."""
     draws = []
