@@ -1,0 +1,90 @@
+"""What opening a page of the app costs the machine in Chromium's headless shell, as the browser tests open theirs
+(a new page in a shared browser context, the page closed after): the machine's busy CPU seconds (/proc/stat) from
+the new page to its first chart drawn, plus one second. Four settings alternated in one run, each in a browser of its
+own: Chromium's default (a renderer process per page), ``--process-per-site`` (one renderer for every page of a
+site), a page kept open on another port of 127.0.0.1 (a port is not part of a site), and both.
+
+    python benchmarks/page_open_cpu.py --runs 6 [--out benchmarks/results/page_open_cpu.txt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))
+sys.path.insert(0, ROOT)
+
+import serve
+
+from benchmarks.record import emit
+
+SETTINGS = {  # name: (extra switches, a page kept open on another server)
+    "default": ([], False),
+    "kept page": ([], True),
+    "process-per-site": (["--process-per-site"], False),
+    "process-per-site, kept page": (["--process-per-site"], True),
+}
+
+
+def busy_s() -> float:
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=6)
+    ap.add_argument("--page", default="steps")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    exe = os.environ.get("CHROMIUM") or shutil.which("chromium-headless-shell") or shutil.which("chromium")
+    proc, url = serve.start_server(warm=False)
+    other, other_url = serve.start_server(warm=False)
+    seen: dict[str, list[float]] = {name: [] for name in SETTINGS}
+    try:
+        with sync_playwright() as pw:
+            contexts = {}
+            for name, (extra, kept) in SETTINGS.items():
+                browser = pw.chromium.launch(executable_path=exe, args=[*serve.CHROMIUM_ARGS, *extra])
+                contexts[name] = browser.new_context(viewport={"width": 1400, "height": 1000})
+                if kept:
+                    contexts[name].new_page().goto(f"{other_url}/_stcore/health")
+
+            def open_one(ctx) -> None:
+                page = ctx.new_page()
+                page.goto(f"{url}/{args.page}")
+                page.wait_for_selector("[data-testid='stPlotlyChart'], .stPlotlyChart", timeout=120_000)
+                time.sleep(1.0)
+                page.close()
+                time.sleep(0.3)
+
+            for ctx in contexts.values():  # the HTTP cache filled, the server's first runs behind
+                open_one(ctx)
+                open_one(ctx)
+            for _ in range(args.runs):
+                for name, ctx in contexts.items():
+                    before = busy_s()
+                    open_one(ctx)
+                    seen[name].append(busy_s() - before)
+    finally:
+        serve.stop_server(proc)
+        serve.stop_server(other)
+    head = f"# page_open_cpu.py --runs {args.runs} --page {args.page}: {time.strftime('%Y-%m-%d %H:%M')} UTC, "
+    lines = [head + f"{os.cpu_count()} cores, {os.path.basename(exe)}"]
+    for name, values in seen.items():
+        spread = ", ".join(f"{v:.2f}" for v in values)
+        lines.append(f"{name:28} median {statistics.median(values):.2f} s of the machine's CPU a page ({spread})")
+    emit(lines, args.out)
+
+
+if __name__ == "__main__":
+    main()
