@@ -64,3 +64,37 @@ def run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) 
     except OSError as err:  # a file that cannot be written, a directory that is missing
         where = f" '{err.filename}'" if getattr(err, "filename", None) else ""
         return _fail(f"cannot use{where}: {err.strerror or err}")
+
+
+def die_with_parent() -> None:
+    """End this process when the one that started it ends, whatever this one is doing: Linux's parent-death signal
+    (SIGKILL), and wherever that is missing, a thread that looks every second for a new parent. Called at the start
+    of every background child (the Lab's and the heavy jobs' workers, a sweep's child, the fork server and each
+    child it forks). The parent is ``ATTN_PARENT_PID`` (set by the server's ``explorer.jobs.children.spawn``) or
+    else whichever started this process."""
+    import ctypes
+    import os
+    import signal
+    import sys
+    import threading
+    import time
+
+    try:
+        parent = int(os.environ.get("ATTN_PARENT_PID", ""))
+    except ValueError:
+        parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it ended before the signal was asked for
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

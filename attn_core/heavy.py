@@ -269,7 +269,7 @@ def serve(inp, out, load: Callable[[], object] | None = None) -> int:
 def main() -> int:
     import torch
 
-    from .lab.cli import die_with_parent
+    from .command import die_with_parent
 
     die_with_parent()  # never outlive the server (parent-death signal, else a thread watching the parent)
     torch.set_num_threads(1)  # one core per worker: the server and the other worker keep the rest

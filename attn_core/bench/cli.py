@@ -153,7 +153,7 @@ def _sweep_jsonl(cfg: SweepConfig) -> int:
     itself in ``ATTN_PARENT_PID``), it ends with that server: in a session of its own, its server's end would not
     reach it otherwise."""
     if os.environ.get("ATTN_PARENT_PID"):
-        from ..lab.cli import die_with_parent
+        from ..command import die_with_parent
 
         die_with_parent()
     with SWEEP_LOCK:

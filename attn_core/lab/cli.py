@@ -7,6 +7,7 @@ from dataclasses import fields, replace
 
 import torch
 
+from ..command import die_with_parent
 from ..dimensions import DIMENSIONS, given
 from ..dimensions import add_flags as dimension_flags
 from ..errors import AttentionConfigError
@@ -132,39 +133,6 @@ def _train_out(cfg: LabConfig, args) -> int:
     where = f"reached at step {reached}" if reached else "not reached"
     print(f"held-out accuracy {final['val_acc']:.3f}; 99 % {where}")
     return 0
-
-
-def die_with_parent() -> None:
-    """End this process when the one that started it ends, whatever this one is doing: Linux's
-    parent-death signal (SIGKILL), and wherever that is missing, a thread that looks every second
-    for a new parent. The parent is ``ATTN_PARENT_PID`` (set by the server's ``explorer.jobs.children.spawn``)
-    or else whichever started this process."""
-    import ctypes
-    import os
-    import signal
-    import sys
-    import threading
-    import time
-
-    try:
-        parent = int(os.environ.get("ATTN_PARENT_PID", ""))
-    except ValueError:
-        parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # it ended before the signal was asked for
-        os._exit(1)
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 class _Closed(Exception):

@@ -123,7 +123,7 @@ def spawn(cmd: list[str], *, stdin: bool = False, own_group: bool = False, fork:
     """A child at the lowest priority in the project's folder, unbuffered; its stderr joins its
     stdout (one pipe, read to the end: a chatty child can never block on a full one). It is ended
     with this process (``end_children``). ``own_group``: a session of its own at the lowest weight
-    (``lowest_group``), for a worker that ends itself with this process (``attn_core.lab.cli.die_with_parent``):
+    (``lowest_group``), for a worker that ends itself with this process (``attn_core.command.die_with_parent``):
     outside this process group, a signal to the group no longer reaches it. ``fork``: such a child
     (``python -m module ...`` in a group of its own: a forked child cannot join this process's session) forked from
     the fork server where it can be (``explorer.jobs.forked``), without the seconds of its imports; else started

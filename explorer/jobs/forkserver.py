@@ -13,7 +13,7 @@ fork instead of seconds of imports, and the workers share the imported code's me
 
 It never computes with torch itself: a fork would copy an OpenMP thread pool's state without its
 threads. It ends when the server closes the socket (its children are ended first), and dies with the
-server (``attn_core.lab.cli.die_with_parent``); each child dies with it in turn.
+server (``attn_core.command.die_with_parent``); each child dies with it in turn.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import sys
 import time
 import traceback
 
-from attn_core.lab.cli import die_with_parent
+from attn_core.command import die_with_parent
 
 from .children import lowest_group
 

@@ -153,7 +153,7 @@ def test_a_worker_outlives_the_thread_that_started_it():
     the reused workers must not go with them."""
     box = []
     code = (
-        "import sys; from attn_core.lab import cli; cli.die_with_parent(); print('ready', flush=True); "
+        "import sys; from attn_core import command; command.die_with_parent(); print('ready', flush=True); "
         "sys.stdin.read()"
     )
     starter = threading.Thread(target=lambda: box.append(children.spawn([sys.executable, "-c", code], stdin=True)))
