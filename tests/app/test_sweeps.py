@@ -5,6 +5,7 @@ import os
 import time
 
 import psutil
+from procs import gone, group_nice
 
 from attn_core import bench
 from explorer.jobs import sweeps
@@ -186,31 +187,14 @@ def test_a_sweeps_child_has_a_session_of_its_own_at_the_lowest_priority_and_dies
         # a parent-death signal ends a child at once; 20 s is well before its first row (each point is timed for 60 s),
         # whose write to the closed pipe would end it anyway
         deadline = time.time() + 20
-        while any(alive(c["pid"]) for c in kids.values()) and time.time() < deadline:
+        while not all(gone(c["pid"]) for c in kids.values()) and time.time() < deadline:
             time.sleep(0.1)
-        left = [how for how, c in kids.items() if alive(c["pid"])]
+        left = [how for how, c in kids.items() if not gone(c["pid"])]
         assert not left, f"the sweeps' children outlived their server: {left}"
     finally:
         if server.poll() is None:
             server.kill()
             server.wait()
         for child in kids.values():
-            if alive(child["pid"]):
+            if not gone(child["pid"]):
                 os.kill(child["pid"], signal.SIGKILL)
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def group_nice(pid: int) -> int | None:
-    """The nice value of ``pid``'s autogroup ("/autogroup-42 nice 19"); None without one."""
-    try:
-        with open(f"/proc/{pid}/autogroup") as f:
-            words = f.read().split()
-    except OSError:
-        return None
-    return int(words[-1]) if words else None

@@ -10,10 +10,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
+from procs import wait_gone
 from tolerance import assert_close
 
 from explorer.jobs import children, forked, heavy
@@ -166,20 +166,6 @@ def test_a_command_that_is_not_a_module_or_stays_in_this_session_is_started_afre
     proc, said = probe(own_group=False)  # a fork server's child cannot join this process's session
     assert isinstance(proc, subprocess.Popen) and said["sid"] == os.getsid(0)
     finish(proc)
-
-
-def running(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def wait_gone(pid: int) -> bool:
-    deadline = time.time() + 30
-    while running(pid) and time.time() < deadline:
-        time.sleep(0.1)
-    return not running(pid)
 
 
 def test_the_forked_workers_end_with_the_fork_server():

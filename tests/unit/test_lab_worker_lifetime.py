@@ -16,6 +16,7 @@ import time
 
 import psutil
 import pytest
+from procs import gone, wait_gone
 
 from explorer.jobs import children
 
@@ -38,21 +39,6 @@ if sys.stdin.readline().strip() == "exit":
     sys.exit(0)
 time.sleep(1000)
 """
-
-
-def gone(pid: int) -> bool:
-    """No such process, or only its exit status is left (a zombie no one has reaped yet)."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def wait_gone(pid: int, timeout: float = 60.0) -> bool:
-    deadline = time.time() + timeout
-    while not gone(pid) and time.time() < deadline:
-        time.sleep(0.2)
-    return gone(pid)
 
 
 def read_line(proc: subprocess.Popen, timeout: float) -> str:

@@ -8,6 +8,7 @@ import os
 import sys
 
 import pytest
+from procs import group_nice, nice_of
 
 from explorer.jobs import children
 
@@ -20,23 +21,6 @@ def autogroup_on() -> bool:
             return f.read().strip() == "1"
     except OSError:
         return False
-
-
-def nice_of(text: str) -> int | None:
-    """The nice value in a ``/proc/<pid>/autogroup`` file ("/autogroup-42 nice 19"); None for an empty one: a
-    session the kernel gave no group (the first session of a container, whose init never started one, as on CI's
-    machines)."""
-    words = text.split()
-    return int(words[-1]) if words else None
-
-
-def group_nice(pid: int) -> int | None:
-    """The nice value of ``pid``'s autogroup; None where it is in none (no file: a kernel without autogroup)."""
-    try:
-        with open(f"/proc/{pid}/autogroup") as f:
-            return nice_of(f.read())
-    except OSError:
-        return None
 
 
 def test_a_session_in_no_group_reads_as_none():
