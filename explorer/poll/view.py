@@ -197,7 +197,7 @@ def teacher_tools(code: str) -> None:
             st.rerun()
 
 
-def ask(state: dict, code: str | None, question: tuple, tok: str, labels: list[str], texts: dict) -> None:
+def ask(state: dict, code: str | None, question: tuple, tok: str, labels: list[str], texts: dict, slot: str = "") -> None:
     """The question and the keys to pick from; Reveal records the answer (and sends it to the lesson's poll)."""
     st.info(t(texts["ask"], tok=tok), icon=":material/psychology_alt:")
     pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked
@@ -207,23 +207,29 @@ def ask(state: dict, code: str | None, question: tuple, tok: str, labels: list[s
         format_func=lambda j: labels[j],
         horizontal=True,
         default=None,
-        key="predict_pick",
+        key="predict_pick" + slot,
     )
-    if st.button(t("predict_reveal"), type="primary", disabled=pick is None, key="predict_reveal", shortcut="Enter"):
+    reveal = st.button(
+        t("predict_reveal"), type="primary", disabled=pick is None, key="predict_reveal" + slot, shortcut="Enter"
+    )
+    if reveal:
         state["answer"] = int(pick)
         if code:
             submit(code, question, int(pick), tok, labels)
         st.rerun()
 
 
-def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str], *, texts: dict = TEXTS) -> None:
+def predict_then_reveal(
+    row, question: tuple, tok: str, k_words: list[str], *, texts: dict = TEXTS, slot: str = ""
+) -> None:
     """Predict mode: the learner picks the key that ``tok`` will attend to most (``row``: its
     weights), then reveals the truth with the answer marked. ``question``: plain values naming what
     is asked (the page, its settings, the head, the focus); the same question on every session is
     one tally. With ``?lesson=CODE`` the answers of every session that opened the lesson are
     tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
     the answer is in. ``texts``: the catalogue keys of its question, answers and truth (``TEXTS``; the Next token
-    page asks "which token comes next?", ``row`` then the candidates' probabilities)."""
+    page asks "which token comes next?", ``row`` then the candidates' probabilities). ``slot``: a second question
+    on the same page keeps its own answer (and its own widgets) under this suffix."""
     code = poll.lesson()  # checked and carried by poll.check_url before the page ran
     teacher = poll.teacher()
     row = [float(w) for w in row]
@@ -232,12 +238,12 @@ def predict_then_reveal(row, question: tuple, tok: str, k_words: list[str], *, t
     if teacher and code:
         teacher_view(code, question, truth, labels, tok, texts)
         return
-    state = session.get("_predict")
+    state = session.get("_predict" + slot)
     if not state or state.get("q") != question:
         state = {"q": question, "answer": None}
-        session.put("_predict", state)
+        session.put("_predict" + slot, state)
     if state["answer"] is None:
-        ask(state, code, question, tok, labels, texts)
+        ask(state, code, question, tok, labels, texts, slot)
         st.stop()  # the weights stay hidden until the answer is in
     right = state["answer"] == truth
     (st.success if right else st.warning)(
