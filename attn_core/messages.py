@@ -288,4 +288,8 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "'{spec}' is an encoder: it reads the whole text at once and does not predict the next token.",
         "Pick a decoder: {options}.",
     ),
+    "copy_short": (
+        "Copying needs at least 3 tokens, and this prompt has {n}.",
+        "Type a longer prompt, or pick random tokens repeated.",
+    ),
 }

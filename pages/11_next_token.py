@@ -9,7 +9,7 @@ from explorer import real, takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
-from explorer.nexttoken import generation, heads, runs, settings, views
+from explorer.nexttoken import copying, generation, heads, runs, settings, views
 from explorer.safe import md
 from explorer.state import current_settings
 
@@ -57,9 +57,11 @@ if p["cut"]:
     st.warning(t("nt_cut", **cut), icon=":material/content_cut:")
 st.caption(t("nt_tokens", n=len(p["pieces"])) + " " + " · ".join(md(x) for x in p["pieces"]))
 
-views.distribution_ui(p, choice, draw(PAGE["predict"], st))
+predicting = draw(PAGE["predict"], st)
+views.distribution_ui(p, choice, predicting)
 views.positions_ui(p)
 st.fragment(generation.generation_ui)(choice, int(max_new), limit)
 views.lens_ui(choice)
 st.fragment(heads.heads_ui)(choice, m.layers, m.heads, p["chosen"]["id"], p["chosen"]["piece"])
+st.fragment(copying.copying_ui)(choice, predicting)
 takehome.offer_next_token(choice)

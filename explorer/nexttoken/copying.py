@@ -1,0 +1,133 @@
+"""Copying what came before, on the Next token page: a prompt that repeats (random tokens twice, the prompt twice,
+or the prompt as it is), each copied token's loss the first time and in the copy, the induction head's map with
+its stripe (each query on the key after the earlier occurrence of its token) marked, and the causal check: every
+head ablated in turn, the copy's loss with it gone (``attn_core.interpret.copying``).
+
+One batched forward of the small decoder (1 + layers × heads rows), cached server-wide on plain values: a class
+opening the same link computes it once."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from attn_core import models
+from attn_core.interpret import copying as cp
+
+from .. import figures as fig
+from .. import tables
+from ..cache import bounded
+from ..controls import Control, draw
+from ..figures.base import CHECKED
+from ..i18n import t
+from ..poll.view import predict_then_reveal
+from ..views import chart
+from . import runs
+from .settings import Choice
+from .views import narrate
+
+KIND = Control("copy", "radio", "random", options=cp.KINDS, title="nt_copy_kind")
+PREDICT_TEXTS = {"ask": "nt_copy_ask", "right": "nt_copy_right", "wrong": "nt_copy_wrong", "truth": "nt_copy_truth"}
+
+
+@bounded(max_mib=8)
+def found(model: str, kind: str, prompt: str, seed: int) -> dict:
+    """The copying view's numbers as plain values, and each token's text as the model pages show it."""
+    m = runs.decoder(model)
+    ids = cp.repeated_prompt(m, kind, text=prompt, seed=seed)
+    out = cp.copying(m, ids)
+    return out | {"pieces": list(models.display_pieces(m.tokenizer, ids)[0])}
+
+
+def names(pieces: list[str]) -> list[str]:
+    """'3 ␣cat': the position first (a token may repeat: that is the point here), whitespace visible."""
+    return [f"{i} {p.replace(' ', '␣').replace(chr(10), '↵')}" for i, p in enumerate(pieces)]
+
+
+def losses_chart(f: dict, labels: list[str]):
+    """The copied tokens' loss the first time and in the copy, side by side."""
+    copied = [labels[t + 1] for t, _ in f["copies"]]
+    series = {t("nt_copy_first"): f["first"], t("nt_copy_second"): f["second"]}
+    return fig.grouped_bars(series, copied, style=fig.run_style(), title=t("nt_copy_losses"))
+
+
+def map_chart(f: dict, labels: list[str]):
+    """The induction head's weights, its stripe's keys ringed."""
+    layer, head = f["head"]
+    figure = fig.heatmap(
+        f["weights"],
+        labels,
+        labels,
+        title=t("nt_copy_map", l=layer, h=head),
+        x_title=t("nt_copy_key"),
+        y_title=t("nt_copy_query"),
+        colorscale="Blues",
+        style=fig.run_style(),
+        weights=True,
+        zrange=(0.0, 1.0),
+    )
+    if len(labels) <= fig.MAX_SIDE:
+        qs = [q for q, _ in f["copies"]]
+        ring = go.Scatter(
+            **CHECKED,
+            x=[labels[f["sources"][q]] for q in qs],
+            y=[labels[q] for q in qs],
+            mode="markers",
+            marker=dict(symbol="circle-open", size=12, line=dict(width=2, color=fig.run_style().colour("accent"))),
+            name=t("nt_copy_stripe"),
+            hoverinfo="skip",
+        )
+        figure.add_trace(ring)
+    return figure
+
+
+def ablation_rows(f: dict) -> dict:
+    """Every head: its stripe weight, the copy's loss with it ablated and the change, the induction head first."""
+    cells = [(lay, h) for lay in range(len(f["stripe"])) for h in range(len(f["stripe"][0]))]
+    cells.sort(key=lambda c: -f["stripe"][c[0]][c[1]])
+    base = f["second_mean"]
+    return {
+        t("nt_copy_head"): [f"L{lay} H{h}" for lay, h in cells],
+        t("nt_copy_stripe_w"): [round(f["stripe"][lay][h], 3) for lay, h in cells],
+        t("nt_copy_ablated"): [round(f["ablated"][lay][h], 3) for lay, h in cells],
+        t("nt_copy_rise"): [round(f["ablated"][lay][h] - base, 3) for lay, h in cells],
+    }
+
+
+def ask(f: dict, labels: list[str], choice: Choice, kind: str) -> None:
+    """Predict, then reveal: which earlier token will the induction head look at from the last copying query?"""
+    q = f["copies"][-1][0]
+    question = ("next_token_copy", choice.model, kind, choice.prompt if kind != "random" else "", choice.seed, q)
+    row = f["weights"][q][: q + 1]
+    predict_then_reveal(row, question, labels[q], labels[: q + 1], texts=PREDICT_TEXTS, slot="_copy")
+
+
+def copying_ui(choice: Choice, predicting: bool) -> None:
+    """The section (a fragment of the page: a new kind of prompt reruns only it)."""
+    st.subheader(t("nt_copy"))
+    st.caption(t("nt_copy_intro"))
+    kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kind_{k}"), horizontal=True)
+    f = found(choice.model, kind, choice.prompt, int(choice.seed))
+    labels = names(f["pieces"])
+    if not f["copies"]:
+        st.info(t("nt_copy_none"), icon=":material/info:")
+        return
+    layer, head = f["head"]
+    first, second = f["first_mean"], f["second_mean"]
+    facts = dict(n=len(f["copies"]), first=f"{first:.2f}", second=f"{second:.2f}", ratio=f"{second / first:.2f}")
+    narrate("copy", **facts)
+    st.markdown(t("nt_copy_loss_sentence", **facts))
+    chart(losses_chart(f, labels), "nt_copy_losses")
+    if predicting:
+        ask(f, labels, choice, kind)
+    stripe = f["stripe"][layer][head]
+    st.markdown(t("nt_copy_head_sentence", l=layer, h=head, w=f"{stripe:.2f}"))
+    chart(map_chart(f, labels), "nt_copy_map")
+    ablated = f["ablated"][layer][head]
+    cells = [(lay, h) for lay in range(len(f["stripe"])) for h in range(len(f["stripe"][0]))]
+    low = min(cells, key=lambda c: f["stripe"][c[0]][c[1]])
+    other = f["ablated"][low[0]][low[1]]
+    check = dict(l=layer, h=head, before=f"{second:.2f}", after=f"{ablated:.2f}", first=f"{first:.2f}")
+    check |= dict(ol=low[0], oh=low[1], other=f"{other:.2f}")
+    st.markdown(t("nt_copy_ablate_sentence", **check))
+    tables.dataframe(ablation_rows(f), hide_index=True)
