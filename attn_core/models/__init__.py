@@ -6,6 +6,8 @@ Mistral). Callers (pages, CLI, notebook, interpret, explain) read this interface
     load(name) -> Model                  once per process per directory; eval mode, never written to
     offered() -> list[dict]              what this server offers (``python -m attn_core models --json``)
     encode(m, text) -> Encoding          token ids, the text to show for each (never "�"), how many were cut
+    token_labels(tok, ids), token_label  one display rule for a token wherever a page names one: ␣ ↵ seen,
+                                         a character split over byte tokens marked 床 (1/2), numbered from 1
     forward(m, ids) -> Run               attentions (layers, H, L, L), resid (layers + 1, L, d_model) before any
                                          final norm, attn_in, context (layers, L, H, d), attn_out and mlp_out
                                          (decoders: resid[l + 1] = resid[l] + attn_out[l] + mlp_out[l]), logits
@@ -28,6 +30,7 @@ from .base import (
     check_layer_head,
 )
 from .heads import head_mask, head_weights, overview, random_weights, recompute_all, row_entropy, take_apart, to_dict
+from .labels import numbered, token_bytes, token_label, token_labels, visible
 from .locate import (
     BUNDLED,
     BUNDLED_DIR,
@@ -80,6 +83,7 @@ __all__ = [
     "head_writes",
     "install",
     "load",
+    "numbered",
     "offered",
     "offered_paths",
     "out_proj",
@@ -89,6 +93,10 @@ __all__ = [
     "row_entropy",
     "take_apart",
     "to_dict",
+    "token_bytes",
+    "token_label",
+    "token_labels",
     "token_text",
     "unembed",
+    "visible",
 ]

@@ -39,21 +39,31 @@ def token_text(tok, token_id: int) -> str:
     return _raw(tok, [int(token_id)]) if BAD in text else text
 
 
-def display_pieces(tok, ids: list[int]) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """(what to show for each token, the first token of each token's group)."""
-    pieces: list[str] = []
-    group: list[int] = []
+def groups(tok, ids: list[int]) -> list[tuple[int, int, str | None]]:
+    """(first, end, text) of each group of tokens, in order: the shortest run from ``first`` that decodes whole (at
+    most ``MAX_GROUP`` tokens), its text; a token that never does stands alone, its text None."""
+    out: list[tuple[int, int, str | None]] = []
     i = 0
     while i < len(ids):
         for j in range(i + 1, min(len(ids), i + MAX_GROUP) + 1):  # the shortest group that decodes whole
             text = _decode(tok, ids[i:j])
             if BAD not in text:
+                out.append((i, j, text))
                 break
         else:
-            j, text = i + 1, _raw(tok, ids[i : i + 1])
-        pieces += [text] * (j - i)
-        group += [i] * (j - i)
+            j = i + 1
+            out.append((i, j, None))
         i = j
+    return out
+
+
+def display_pieces(tok, ids: list[int]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """(what to show for each token, the first token of each token's group)."""
+    pieces: list[str] = []
+    group: list[int] = []
+    for i, j, text in groups(tok, ids):
+        pieces += [_raw(tok, ids[i:j]) if text is None else text] * (j - i)
+        group += [i] * (j - i)
     return tuple(pieces), tuple(group)
 
 
