@@ -87,14 +87,29 @@ def download_ui() -> None:
         st.fragment(_control)(charts)
 
 
+def unique(names: list[str]) -> list[str]:
+    """The names, a repeated one numbered from its second use ("steps_Head", "steps_Head_2"): each names one chart."""
+    out: list[str] = []
+    for name in names:
+        n, new = 1, name
+        while new in out:
+            n += 1
+            new = f"{name}_{n}"
+        out.append(new)
+    return out
+
+
 def _control(charts: list[tuple[str, object]]) -> None:
     with st.expander(t("png.title"), icon=":material/image:"):
         if chromium() is None:
             st.info(t("png.no_chromium"), icon=":material/info:")
             return
-        names = [name for name, _ in charts]
-        i = widgets.selectbox(st, t("png.chart"), range(len(charts)), key="png_chart", format_func=names.__getitem__)
-        name, figure = charts[i]
+        # chosen by name: each run draws its own charts (another step, another head), and the browser sends back
+        # the name it last showed, often a chart this run did not draw. That is no mistake of the learner's: a
+        # name not drawn goes quietly to the first chart (a value not even a name is still named, as anywhere)
+        named = dict(zip(unique([name for name, _ in charts]), (figure for _, figure in charts), strict=True))
+        name = widgets.selectbox(st, t("png.chart"), list(named), key="png_chart")
+        figure = named[name]
         width, height = size(figure)
         st.download_button(
             t("png.download", width=width, height=height),

@@ -72,7 +72,7 @@ def test_the_button_renders_the_chart_chosen(app, monkeypatch):
     at = app("pages/2_multihead.py", QUERY)
     names, specs = svg_names(at), [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     for i in (1, len(names) - 1, 0):
-        at.selectbox(key="png_chart").set_value(i).run()
+        at.selectbox(key="png_chart").set_value(names[i]).run()
         assert not at.exception
         file_name, data = buttons["png_download"]
         figure, width, height = data()
@@ -116,3 +116,11 @@ def test_no_chromium_is_said_in_the_ui_language(app, monkeypatch, tmp_path, lang
     assert [i.value for i in at.info if i.value == t("png.no_chromium", language=lang)]
     assert not png_names(at)
     assert not [d for d in at.get("download_button") if d.proto.id.endswith("png_download")]
+
+
+def test_each_chart_has_a_name_of_its_own_in_the_choice():
+    """Two charts of one title (one file name) are both offered, the second numbered; a name that already ends in a
+    number is not taken twice."""
+    assert png.unique(["a", "b", "a"]) == ["a", "b", "a_2"]
+    names = png.unique(["a", "a_2", "a", "a"])
+    assert len(set(names)) == 4 and names[:2] == ["a", "a_2"], names
