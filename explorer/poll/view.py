@@ -17,6 +17,7 @@ import streamlit as st
 from .. import figures as fig
 from .. import session, widgets
 from ..i18n import t
+from ..safe import plot
 from ..views import chart
 from . import store as poll
 from .base import PollUnavailable
@@ -26,6 +27,7 @@ PENDING = "_poll_pending"
 QUESTION_PAGES = ("steps", "multihead", "cross", "model", "next_token")
 # the question, the answers and the truth in words (a page may ask another question: ``predict_then_reveal``)
 TEXTS = {"ask": "predict_ask", "right": "predict_right", "wrong": "predict_wrong", "truth": "predict_truth"}
+QUESTIONS = ("lesson_questions_one", "lesson_questions")  # "1 question", "{n} questions"
 
 
 def describe(question: tuple, tok: str) -> str:
@@ -78,6 +80,16 @@ def plural(n: int, one: str, many: str, **fmt) -> str:
     return t(one if n == 1 else many, n=n, **fmt)
 
 
+def whole_step(most: int, marks: int = 6) -> int:
+    """The count axis's step: a whole number of answers (1, 2, 5, 10, 20, ...) that marks 0 to ``most`` with at
+    most ``marks`` steps. Left to Plotly, 3 answers were marked at half-steps, and written as whole numbers they read
+    "0, 1, 1, 2, 2"."""
+    step = 1
+    while most > step * marks:
+        step = step * 5 // 2 if str(step).startswith("2") else step * 2
+    return step
+
+
 def class_figure(counts: list[int], labels: list[str], *, truth: int | None, title: str | None = None):
     """The class's answers as bars: whole numbers on the bars, the count in the title in the
     singular or the plural, and a text alternative that names a tie as a tie."""
@@ -91,7 +103,9 @@ def class_figure(counts: list[int], labels: list[str], *, truth: int | None, tit
         style=fig.run_style(),
     )
     f.update_traces(text=[str(c) for c in counts], hovertemplate="%{x}<br>%{y:d}<extra></extra>")
-    f.update_layout(yaxis=dict(tickformat="d", rangemode="tozero"), meta={"alt": class_alt(counts, labels)})
+    step = whole_step(max(counts, default=0))
+    yaxis = dict(tickformat="d", rangemode="tozero", tick0=0, dtick=step)
+    f.update_layout(yaxis=yaxis, meta={"alt": class_alt(counts, labels)})
     return f
 
 
@@ -151,6 +165,24 @@ def lesson_questions(code: str) -> list[tuple[str, list[str], list[int]]]:
     return [(label, names, counts) for label, (names, counts) in questions.items()]
 
 
+SHORT = 60  # characters of a question's sentence in its chart's title
+
+
+def question_title(label: str) -> str:
+    """A question of the lesson as its chart's title, in the UI's language: the page's name, the question asked and
+    its sentence (shortened), from the description a student's answer stored (``describe``: the page's key, the
+    sentence and the token, in no language). A description of another form is shown as it is. Escaped for Plotly:
+    the sentence and the token are what the learner typed."""
+    page, _, rest = label.partition(" · ")
+    sentence, _, quoted = rest.rpartition(" · ")
+    if page not in QUESTION_PAGES or len(quoted) < 2 or quoted[0] != "'" or quoted[-1] != "'":
+        return plot(label)
+    if len(sentence) > SHORT:
+        sentence = sentence[: SHORT - 1].rstrip() + "…"
+    asked = t("lesson_q_next" if page == "next_token" else "lesson_q_attend", tok=quoted[1:-1])
+    return t("lesson_q_title", page=plot(t(f"page.{page}")), question=plot(asked), sentence=plot(sentence))
+
+
 def lesson_view(code: str) -> None:
     """The teacher's link on a page without a question (the start page): the lesson's tally, every
     question asked so far with the class's answers, live; the lesson's CSV and its end."""
@@ -168,10 +200,12 @@ def lesson_view(code: str) -> None:
             pages = t("list_join").join(t(f"page.{key}") for key in QUESTION_PAGES)
             st.caption(t("lesson_tally_empty", pages=pages))
         else:
-            st.caption(plural(n, "lesson_tally_count_one", "lesson_tally_count", q=len(questions)))
+            answers = plural(n, "lesson_answers_one", "lesson_answers")
+            st.caption(t("lesson_tally_count", answers=answers, questions=plural(len(questions), *QUESTIONS)))
         for i, (label, names, counts) in enumerate(questions):
-            title = html.escape(label)  # the question names the learner's sentence: data
-            chart(class_figure(counts, names, truth=None, title=title), f"lesson_tally_{i}")
+            figure = class_figure(counts, names, truth=None, title=question_title(label))
+            figure.update_layout(margin=dict(t=70))  # the title's two lines: the question, then its sentence
+            chart(figure, f"lesson_tally_{i}")
 
     live()
     teacher_tools(code)
@@ -197,7 +231,9 @@ def teacher_tools(code: str) -> None:
             st.rerun()
 
 
-def ask(state: dict, code: str | None, question: tuple, tok: str, labels: list[str], texts: dict, slot: str = "") -> None:
+def ask(
+    state: dict, code: str | None, question: tuple, tok: str, labels: list[str], texts: dict, slot: str = ""
+) -> None:
     """The question and the keys to pick from; Reveal records the answer (and sends it to the lesson's poll)."""
     st.info(t(texts["ask"], tok=tok), icon=":material/psychology_alt:")
     pick = widgets.radio(  # a stale label (another sentence's) is dropped: nothing picked

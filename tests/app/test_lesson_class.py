@@ -159,6 +159,49 @@ def test_the_teachers_link_on_the_start_page_shows_the_lessons_tally(app):
     assert not POLLS.lessons.get("room-9") or not POLLS.lessons["room-9"].questions
 
 
+@pytest.mark.parametrize(
+    "lang,page,asked,said",
+    [
+        ("en", "Step by step", "Which key does 'is' attend to most?", "3 answers to 1 question so far."),
+        ("zh", "逐步", "'is' 最关注哪个键？", "目前共有 3 个回答，涉及 1 个问题。"),
+    ],
+    ids=["en", "zh"],
+)
+def test_the_lessons_tally_names_each_question_in_words_with_whole_counts(app, lang, page, asked, said):
+    """A question's chart is titled with the page's name in the UI's language, the question asked and the sentence
+    (as the learner typed it: no entities, no internal key), the count is said in the singular or plural, and the
+    count axis marks whole answers only (3 answers once read "0, 1, 1, 2, 2": rounded half-steps)."""
+    from explorer.poll.view import describe
+
+    POLLS.end("room-6")
+    sentence = "Life is short, eat dessert first"
+    question = ("steps", (("sentence", sentence),), 0, 1)
+    meta = {"label": describe(question, "is"), "tokens": ["0 a", "1 b", "2 c"]}
+    for session_id, token in (("s1", 2), ("s2", 2), ("s3", 0)):
+        POLLS.answer("room-6", question, session_id, token, meta)
+    at = app(HOME, query={"teacher": "1", "lesson": "room-6", "lang": lang})
+    (spec,) = charts(at)
+    title = spec["layout"]["title"]["text"]
+    assert page in title and asked in title and sentence in title, title
+    assert "&#" not in title and "steps ·" not in title, title
+    assert said in [c.value for c in at.caption]
+    axis = spec["layout"]["yaxis"]
+    assert axis.get("tick0", 0) == 0 and isinstance(axis.get("dtick"), int) and axis["dtick"] >= 1, axis
+    assert spec["data"][0]["y"] == [1, 0, 2]
+    POLLS.end("room-6")
+
+
+@pytest.mark.parametrize("most,most_ticks", [(0, 2), (1, 2), (3, 4), (7, 8), (30, 8), (1000, 8)])
+def test_the_count_axis_steps_by_whole_answers_and_stays_readable(most, most_ticks):
+    """However many answered, the axis steps by a whole number of answers (1, 2, 5, 10, ...) and draws a few marks."""
+    from explorer.poll.view import class_figure
+
+    f = class_figure([most, 0], ["0 a", "1 b"], truth=None)
+    step = f.layout.yaxis.dtick
+    assert isinstance(step, int) and step >= 1 and f.layout.yaxis.tick0 == 0
+    assert most // step + 1 <= most_ticks, (most, step)  # the marks from 0 to the tallest bar
+
+
 def test_the_teachers_link_on_a_page_shows_the_histogram_without_predict(app):
     POLLS.end("room-8")
     at = app(query={"teacher": "1", "lesson": "room-8", "focus": "1"})
