@@ -6,12 +6,12 @@ switches), the language switch, and st.navigation over the scripts in pages/.
 
 import streamlit as st
 
-from explorer import present
+from explorer import FAVICON, present
 
 presenting = present.read()  # ?present=1: the sidebar starts collapsed, the type is large
 st.set_page_config(
     page_title="Attention Explorer",
-    page_icon=":material/visibility:",
+    page_icon=FAVICON,  # a file of the app's (sent inline): a material icon here is fetched from a font host
     layout="wide",
     initial_sidebar_state="collapsed" if presenting else "auto",
 )
