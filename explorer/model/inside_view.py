@@ -149,8 +149,9 @@ def roles_ui(name: str, pre) -> None:
     st.subheader(t("in_roles"))
     st.caption(t("dec.roles_note"))
     found = trained_induction(name)
-    if found and not found["formed"]:  # the record's finding, quoted: the lesson a teacher would look for
-        st.info(t("dec.no_induction", best=f"{found['best']:.3f}", init=f"{found['init']:.3f}", steps=found["steps"]))
+    if found:  # the record's finding, quoted: the lesson a teacher would look for
+        key = "dec.induction_formed" if found["formed"] else "dec.no_induction"
+        st.info(t(key, best=f"{found['best']:.3f}", init=f"{found['init']:.3f}", steps=found["steps"]))
     job = None
     if widgets.toggle(st, t("in_roles_go"), key="in_roles_go"):
         job = waiting.ask("inside_roles", {"head_stats": nt.roles(name)})["head_stats"]
@@ -178,6 +179,34 @@ def roles_ui(name: str, pre) -> None:
         with (a, b)[i % 2]:
             heads_map(r["scores"][k], t(f"dec.role.{k}"), f"in_role_{k}", pre, zrange=(0.0, 1.0))
     st.caption(t("dec.roles_set", texts=r["texts"], n=r["repeats"], T=r["repeat_len"], seed=r["seed"]))
+    composition_ui(r)
+
+
+def composition_ui(r: dict) -> None:
+    """Which earlier head the best induction head reads: K-composition beside the causal check (its induction
+    score with each earlier head zeroed), the head that matters most first."""
+    c = r.get("composition")
+    if not c or not c["rows"]:
+        return
+    st.markdown(f"**{t('dec.comp_title', l=c['layer'], h=c['head'])}**")
+    prev = r["scores"]["previous_token"]
+    rows = c["rows"]
+    tables.dataframe(
+        {
+            t("in_col_head"): [f"{x['layer']}:{x['head']}" for x in rows],
+            t("dec.role.previous_token"): [round(prev[x["layer"]][x["head"]], 3) for x in rows],
+            t("dec.comp_k"): [round(x["k_composition"], 3) for x in rows],
+            t("dec.comp_without"): [round(x["induction_without"], 3) for x in rows],
+            t("dec.comp_drop"): [round(x["drop"], 3) for x in rows],
+        },
+        hide_index=True,
+    )
+    top = rows[0]
+    facts = dict(l=c["layer"], h=c["head"], pl=top["layer"], ph=top["head"], score=f"{c['induction']:.2f}")
+    facts |= dict(without=f"{top['induction_without']:.2f}", k=f"{top['k_composition']:.2f}")
+    facts |= dict(base=f"{c['baseline']:.2f}", prev=f"{prev[top['layer']][top['head']]:.2f}")
+    st.markdown(t("dec.comp_sentence", **facts))
+    st.caption(t("dec.comp_note"))
 
 
 def page(name: str, pre, sentence: str, enc) -> None:

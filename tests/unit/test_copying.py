@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tolerance import close
+from tolerance import assert_close
 
 from attn_core import models
 from attn_core.interpret import copying as cp
@@ -66,15 +66,15 @@ def test_numbers_against_transformers_own_forward(tiny):
     t = torch.tensor([p[0] for p in pairs])
     j = torch.tensor([p[1] for p in pairs])
     keys = torch.tensor([ids.index(ids[q]) + 1 for q in t.tolist()])  # random halves: the one earlier occurrence
-    close(torch.tensor(f["stripe"]), att[:, :, t, keys].mean(-1))
-    close(torch.tensor(f["second"]), loss[t])
-    close(torch.tensor(f["first"]), loss[j])
+    assert_close(torch.tensor(f["stripe"]), att[:, :, t, keys].mean(-1))
+    assert_close(torch.tensor(f["second"]), loss[t])
+    assert_close(torch.tensor(f["first"]), loss[j])
     layer, head = f["head"]
-    close(torch.tensor(f["weights"]), att[layer, head])
+    assert_close(torch.tensor(f["weights"]), att[layer, head])
     for lay in range(m.layers):
         for h in range(m.heads):
             own = _own_losses(_zeroed(m, lay, h), ids)[t].mean()
-            close(torch.tensor(f["ablated"][lay][h]), own)
+            assert_close(torch.tensor(f["ablated"][lay][h]), own)
 
 
 def test_a_broken_ablation_is_caught(tiny):
