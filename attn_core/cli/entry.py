@@ -8,17 +8,29 @@ from __future__ import annotations
 
 from ..command import DESCRIPTION, PROG, Parser, run
 
-SUBCOMMANDS = ("trace", "bench", "pretrained", "lab", "interpret", "notebook", "explain", "nexttoken", "why", "vision")
+SUBCOMMANDS = (
+    "trace",
+    "bench",
+    "pretrained",
+    "lab",
+    "interpret",
+    "notebook",
+    "explain",
+    "nexttoken",
+    "why",
+    "vision",
+    "check",
+)
 
 
 def build_parser() -> tuple[Parser, dict]:
     """The parser with every subcommand, and {command name: its function}."""
     # imported here: --help lists them all
-    from . import bench, explain, interpret, lab, nexttoken, notebook, pretrained, trace, vision, why
+    from . import bench, check, explain, interpret, lab, nexttoken, notebook, pretrained, trace, vision, why
 
     modules = {"trace": trace, "bench": bench, "pretrained": pretrained, "lab": lab}
     modules |= {"interpret": interpret, "notebook": notebook, "explain": explain, "nexttoken": nexttoken}
-    modules |= {"why": why, "vision": vision}
+    modules |= {"why": why, "vision": vision, "check": check}
     parser = Parser(prog=PROG, description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     commands: dict = {}

@@ -27,6 +27,12 @@ def _fmt(values, digits: int = 4) -> str:
 
 def add_trace(sub) -> None:
     p = sub.add_parser("trace", help="compute one attention layer and print every step (or --json)")
+    add_settings_flags(p)
+    p.add_argument("--json", action="store_true", help="print the whole trace as one JSON object")
+
+
+def add_settings_flags(p: argparse.ArgumentParser) -> None:
+    """The layer's settings as flags (what ``settings_from_args`` reads): ``trace``'s and ``items``'."""
     p.add_argument("sentence", nargs="?", help="the query-side sentence (self-attention when --source is absent)")
     p.add_argument("--source", help="the key/value sentence: cross-attention")
     p.add_argument("--preset", choices=["tutorial"], help="start from the tutorial's settings")
@@ -34,7 +40,6 @@ def add_trace(sub) -> None:
     dimension_flags(p)  # every model dimension (attn_core.dimensions), any registered later too
     add_flags(p, strict=False)  # every kernel option (attn_core.options), any registered later too; validate() checks
     p.add_argument("--focus", type=int, help="the query position to follow (default: the second token)")
-    p.add_argument("--json", action="store_true", help="print the whole trace as one JSON object")
     p.add_argument(
         "--max-mib",
         type=float,
