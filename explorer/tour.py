@@ -43,6 +43,7 @@ def _lessons() -> tuple[Lesson, ...]:
         Lesson("approx", "variants", {}),
         Lesson("real", "model", {"rm_layer": "4", "rm_head": "9"}),
         Lesson("next_token", "next_token", {"seed": "7"}),
+        Lesson("copying", "next_token", {"copy": "random", "seed": "3"}),
         Lesson(
             "vision", "vision", {"vi_model": "swin", "vi_patch": "1", "vi_window": "4", "vi_query": "9"}, "vi_play"
         ),

@@ -20,8 +20,8 @@ def state(monkeypatch):
 @pytest.mark.parametrize(
     ("lang", "preparing", "ready", "gap"),
     [
-        ("en", "for the class: 2 of 15 lessons ready", "(15 lessons in 91 s)", "except: The cost of L²."),
-        ("zh", "已就绪 2 / 15 课", "（15 课，用时 91 秒）", "除了：L² 的代价。"),
+        ("en", "for the class: 2 of 16 lessons ready", "(16 lessons in 91 s)", "except: The cost of L²."),
+        ("zh", "已就绪 2 / 16 课", "（16 课，用时 91 秒）", "除了：L² 的代价。"),
     ],
 )
 def test_the_start_page_says_how_far_the_lessons_are_prepared(app, state, lang, preparing, ready, gap):
@@ -39,7 +39,7 @@ def test_the_start_page_says_how_far_the_lessons_are_prepared(app, state, lang, 
     assert gap in captions(at.run())
 
 
-@pytest.mark.parametrize(("lang", "words"), [("en", "15 short lessons, in order"), ("zh", "15 个简短的小课")])
+@pytest.mark.parametrize(("lang", "words"), [("en", "16 short lessons, in order"), ("zh", "16 个简短的小课")])
 def test_the_tour_on_the_start_page_says_how_many_lessons_it_has(app, lang, words):
     at = app(None, query={"lang": lang})
-    assert len(TOUR) == 15 and words in captions(at)
+    assert len(TOUR) == 16 and words in captions(at)
