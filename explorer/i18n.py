@@ -53,7 +53,33 @@ def error_text(err) -> tuple[str, str]:
 
 def tex(formula: str) -> str:
     """A LaTeX formula with the words of its ``\\text{...}`` in the UI's language (the catalogue's ``tex.``
-    table: the engine writes them in English, the UI shows them translated)."""
+    table: the engine writes them in English, the UI shows them translated), each definition after a top-level
+    ``,\\ `` on a line of its own (``stacked``)."""
+    return stacked(_translated_tex(formula))
+
+
+def stacked(formula: str) -> str:
+    """``formula`` with what follows each ``,\\ `` outside every brace and bracket on a line of its own (a
+    ``gathered`` block): a formula with its definition after it (linear attention's φ(x) = elu(x) + 1) was one
+    line, and a narrow column (Variants' side by side, presenter mode's half) cut it at its edge."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(formula):
+        c = formula[i]
+        if c == "\\":  # a command or an escaped character (\{, \ ): never a brace that counts
+            i += 2
+            continue
+        depth += (c in "{([") - (c in "})]")
+        if depth == 0 and formula.startswith(",\\ ", i):
+            parts.append(formula[start : i + 1])
+            i = start = i + 3
+            continue
+        i += 1
+    if not parts:
+        return formula
+    return "\\begin{gathered}" + " \\\\ ".join([*parts, formula[start:]]) + "\\end{gathered}"
+
+
+def _translated_tex(formula: str) -> str:
     if lang() == "en" or "\\text{" not in formula:
         return formula
     words = {en.strip(): zh.strip() for key, (en, zh) in STRINGS.items() if key.startswith("tex.")}
