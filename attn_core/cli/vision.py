@@ -5,6 +5,8 @@ vision --model vit|swin --patch P --window M [--shift] [--size S] [--dim C] --js
     shifted by ⌊M/2⌋ with --shift), flops {global, windowed} (one layer, Swin's accounting, C = --dim)
 ... --train --steps N --seed S --json
     and the tiny model of that kind trained on the 8 × 8 digits: curve [{step, loss, val_acc}], final.val_acc
+
+Every number is checked against ``LIMITS`` before anything is computed (a bad one: exit status 2, one line).
 """
 
 from __future__ import annotations
@@ -12,7 +14,24 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..config import LIMITS as TRACE_LIMITS
+from ..dimensions import Live
+from ..lab import LAB_LIMITS
+
 MAX_MASK_TOKENS = 1024  # the mask is printed whole: 1024² booleans at most
+MAX_SIDE = 1024  # an image side in pixels, for the grid and the cost
+# flag: (low, high), inclusive. --steps and --seed are the Lab's (``train``'s), --dim the trace's d_model (the
+# token width); with --train the model's own limits apply on top (``VisionConfig.check``: a patch of 8 at most).
+LIMITS = Live(
+    lambda: {
+        "size": (1, MAX_SIDE),
+        "patch": (1, MAX_SIDE),
+        "window": (1, MAX_SIDE),
+        "dim": TRACE_LIMITS["d_model"],
+        "steps": LAB_LIMITS["steps"],
+        "seed": LAB_LIMITS["seed"],
+    }
+)
 
 
 def add(sub) -> dict:
@@ -24,8 +43,8 @@ def add(sub) -> dict:
     p.add_argument("--size", type=int, default=8, help="image side in pixels (the digits: 8)")
     p.add_argument("--dim", type=int, default=32, help="token width C, for the cost")
     p.add_argument("--train", action="store_true", help="train the tiny model on the digits (size 8)")
-    p.add_argument("--steps", type=int, default=600)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=600, help="training steps, {}..{}".format(*LAB_LIMITS["steps"]))
+    p.add_argument("--seed", type=int, default=0, help="the seed of the split and the weights")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return {"vision": cmd_vision}
 
@@ -35,7 +54,9 @@ def cmd_vision(args: argparse.Namespace) -> int:
 
     from .. import vision as V
     from ..errors import AttentionConfigError
+    from ..vision.model import check_limits
 
+    check_limits({name: getattr(args, name) for name in LIMITS}, LIMITS)
     _, grid = V.patchify(torch.zeros(1, args.size, args.size), args.patch)
     L = grid[0] * grid[1]
     if L > MAX_MASK_TOKENS:
@@ -68,5 +89,6 @@ def _trained(args: argparse.Namespace) -> dict:
     cfg = VisionConfig(
         model=args.model, patch=args.patch, window=args.window, shift=args.shift, steps=args.steps, seed=args.seed
     )
+    cfg.check()
     r = train(cfg)
     return {"curve": r["curve"], "final": r["final"], "config": vars(cfg)}

@@ -20,10 +20,40 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import steps
+from ..dimensions import Live
 from ..errors import AttentionConfigError
+from ..lab.config import LAB_LIMITS
 from .windows import check_window, window_mask
 
 SIDE = 8  # the digits' images are 8 × 8
+# field: (low, high), inclusive. What a vision run shares with a Lab run (it trains in the Lab's workers) has the
+# Lab's limits: steps, batch, seed, heads, and the width as the Lab's d_model; the rest is the image's own.
+VISION_LIMITS = Live(
+    lambda: {
+        "patch": (1, SIDE),
+        "window": (1, SIDE),
+        "dim": LAB_LIMITS["d_model"],
+        "heads": LAB_LIMITS["heads"],
+        "layers": (1, 4),
+        "steps": LAB_LIMITS["steps"],
+        "batch": LAB_LIMITS["batch"],
+        "seed": LAB_LIMITS["seed"],
+    }
+)
+LR = (1e-5, 1.0)  # the Lab's learning rates (its lab_lr check)
+
+
+def check_limits(values: dict, limits) -> None:
+    """Each of ``values`` that ``limits`` names, a whole number in its (low, high), else an AttentionConfigError
+    naming it (whole_number, out_of_range: what every command and page says)."""
+    for name, (low, high) in limits.items():
+        if name not in values:
+            continue
+        value = values[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise AttentionConfigError(name, "whole_number", low=low, high=high)
+        if not low <= value <= high:
+            raise AttentionConfigError(name, "out_of_range", value=value, low=low, high=high)
 
 
 @dataclass(frozen=True)
@@ -47,6 +77,14 @@ class VisionConfig:
     def check(self) -> None:
         if self.model not in ("vit", "swin"):
             raise AttentionConfigError("model", "unknown_choice", value=self.model, options="vit, swin")
+        if not isinstance(self.shift, bool):
+            raise AttentionConfigError("shift", "unknown_choice", value=self.shift, options="true, false")
+        check_limits({name: getattr(self, name) for name in VISION_LIMITS}, VISION_LIMITS)
+        lr = self.lr
+        if isinstance(lr, bool) or not (isinstance(lr, float | int) and math.isfinite(lr) and LR[0] <= lr <= LR[1]):
+            raise AttentionConfigError("lr", "lab_lr", value=self.lr)
+        if self.dim % self.heads:
+            raise AttentionConfigError("heads", "heads_divide", heads=self.heads, d_model=self.dim)
         if self.patch < 1 or SIDE % self.patch:
             raise AttentionConfigError("patch", "vision_patch", patch=self.patch, h=SIDE, w=SIDE)
         if self.model == "swin":

@@ -186,3 +186,71 @@ def test_the_one_line_check_can_fail():
     )
     with pytest.raises(AssertionError):
         one_clear_line(proc.returncode, proc.stderr)
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """A refused flag must be refused before the tiny model trains: training here fails the test at once (a
+    value let through, such as 1,000,000 steps, would otherwise run for hours)."""
+    from attn_core.vision import model
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the vision command started training")
+
+    monkeypatch.setattr(model, "training", refused)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--size", "-8", "--json"],
+        ["--size", "0"],
+        ["--size", "99999999999"],
+        ["--patch", "-2"],
+        ["--window", "-2", "--model", "swin"],
+        ["--dim", "0"],
+        ["--dim", "-32"],
+        ["--dim", "9" * 40],
+        ["--train", "--steps", "0"],
+        ["--train", "--steps", "-1"],
+        ["--train", "--steps", "1000000"],
+        ["--train", "--seed", "18446744073709551616"],
+        ["--train", "--seed", "-1"],
+        ["--seed", "18446744073709551616"],
+    ],
+)
+def test_bad_vision_flags_are_one_line(args, capsys, no_training):
+    code = main(["vision", *args])
+    captured = capsys.readouterr()
+    one_clear_line(code, captured.err)
+    assert code == 2 and captured.out == ""
+
+
+def test_the_vision_flags_are_checked_against_one_table_of_limits(capsys, no_training):
+    """Every limit of the command's table is where it refuses: one past either end is refused in one line naming
+    the flag, the ends themselves are not refused (``--train`` stops at the training, which fails here)."""
+    from attn_core.cli.vision import LIMITS
+    from attn_core.lab import LAB_LIMITS
+
+    assert LIMITS["steps"] == LAB_LIMITS["steps"] and LIMITS["seed"] == LAB_LIMITS["seed"]  # the Lab's, as train's
+    for name, (low, high) in LIMITS.items():
+        train = ["--train"] if name in ("steps", "seed") else []
+        for bad in (low - 1, high + 1):
+            code = main(["vision", f"--{name}", str(bad), *train])
+            err = capsys.readouterr().err
+            one_clear_line(code, err)
+            assert code == 2 and name in err and f"{low}..{high}" in err, (name, bad, err)
+    for name in ("steps", "seed"):
+        for good in LIMITS[name]:
+            with pytest.raises(AssertionError, match="started training"):
+                main(["vision", f"--{name}", str(good), "--train"])
+
+
+@pytest.mark.parametrize("command", [["generate", "hi"], ["heads"], ["lens", "hi"], ["atlas", "hi"]])
+def test_a_long_model_name_is_shortened_in_the_error(command, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no hub to ask: a name neither offered nor a directory
+    name = "m" * 4990 + "n" * 10  # 5,000 characters
+    code = main([*command, "--model", name])
+    err = capsys.readouterr().err
+    one_clear_line(code, err)
+    assert len(err) < 400 and "mmmm" in err and "…" in err and err.count("m") < 100, err[:300]
