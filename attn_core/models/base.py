@@ -21,10 +21,26 @@ FAMILY_NAMES = ("bert", "gpt2", "llama")
 SUPPORTED = "BERT-style encoders (BERT, RoBERTa, ELECTRA, MiniLM), GPT-2, Llama-style decoders (Llama, Qwen2, Mistral)"
 
 
+SPEC_SHOWN = 80  # characters of a model's name a message echoes: its start and its end, "…" between
+
+
+def shown(spec: str) -> str:
+    """A model's name as a message echoes it: whole up to SPEC_SHOWN characters, else its start and its end (a
+    5,000-character --model or link is not printed back whole)."""
+    text = str(spec)
+    if len(text) <= SPEC_SHOWN:
+        return text
+    tail = SPEC_SHOWN // 4
+    return f"{text[: SPEC_SHOWN - tail - 1]}…{text[-tail:]}"
+
+
 class ModelUnavailable(AttentionConfigError):
-    """The model (or the library to run it) cannot be loaded; the message says how to fix it."""
+    """The model (or the library to run it) cannot be loaded; the message says how to fix it (naming the model
+    shortened: ``shown``)."""
 
     def __init__(self, code: str, /, **params) -> None:
+        if "spec" in params:
+            params["spec"] = shown(params["spec"])
         super().__init__("model", code, **params)
 
 
