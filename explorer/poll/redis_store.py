@@ -224,11 +224,13 @@ class RedisStore:
                 counts[t] += 1
         return counts
 
+    def questions(self, code: str) -> list[tuple[dict, list[int]]]:
+        return [
+            (json.loads(meta) if meta else {}, [int(t) for t in tokens]) for meta, tokens in self._run("export", code)
+        ]
+
     def export(self, code: str) -> list[tuple[str, str, int]]:
-        questions = []
-        for meta, tokens in self._run("export", code):
-            questions.append((json.loads(meta) if meta else {}, [int(t) for t in tokens]))
-        return export_rows(questions)
+        return export_rows(self.questions(code))
 
     def end(self, code: str) -> None:
         self._run("end", code)
@@ -246,4 +248,4 @@ class Unusable:
     def _fail(self, *_args, **_kw):
         raise PollUnavailable(self.last_error)
 
-    answer = tally = export = end = _fail
+    answer = tally = export = questions = end = _fail

@@ -102,26 +102,31 @@ class Polls:
                     counts[token] += 1
             return counts
 
-    def export(self, code: str) -> list[tuple[str, str, int]]:
-        """Every question of the lesson: (question, key token, count) rows, no session ids."""
+    def questions(self, code: str) -> list[tuple[dict, list[int]]]:
+        """Every question of the lesson, oldest use first: (its description, its answers), no session ids."""
         with self.lock:
             lesson = self._lesson(code, create=False)
-            return export_rows([(lesson.meta.get(q, {}), list(a.values())) for q, a in lesson.questions.items()])
+            return [(dict(lesson.meta.get(q, {})), list(a.values())) for q, a in lesson.questions.items()]
+
+    def export(self, code: str) -> list[tuple[str, str, int]]:
+        """Every question of the lesson: (question, key token, count) rows, no session ids."""
+        return export_rows(self.questions(code))
 
     def end(self, code: str) -> None:
         with self.lock:
             self.lessons.pop(code, None)
 
 
-def make_store(url: str | None = None):
-    """The store ``ATTN_EXPLORER_REDIS`` names (a Redis URL), else the in-memory one."""
+def make_store(url: str | None = None, *, prefix: str | None = None, **limits):
+    """The store ``ATTN_EXPLORER_REDIS`` names (a Redis URL), else the in-memory one. ``prefix``: its Redis keys'
+    (another store beside the poll's, such as the concept check's); ``limits``: ``Polls``'s keywords."""
     url = os.environ.get(ENV, "").strip() if url is None else url
     if not url:
-        return Polls()
-    from .redis_store import RedisStore
+        return Polls(**limits)
+    from .redis_store import PREFIX, RedisStore
 
     try:
-        return RedisStore(url)
+        return RedisStore(url, prefix=prefix or PREFIX, **limits)
     except ValueError as err:  # the operator's URL: said once on the server's console, the page says unavailable
         print(f"{ENV}={url!r} cannot be used ({err}): the class poll is unavailable", file=sys.stderr)
         from .redis_store import Unusable
