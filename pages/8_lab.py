@@ -42,8 +42,8 @@ def apply_preset(name: str) -> None:
 
 
 def measured(name: str) -> str:
-    """The preset's claim as measured, quoted from its record (benchmarks/results/lab_presets_cpu.txt)."""
-    record, presets = lab_record.read()
+    """The preset's claim as measured, quoted from its record (lab_record.RECORD), dated in words."""
+    date, presets = lab_record.read()
     item = presets.get(name)
     if item is None:
         return t("lab_no_record")
@@ -56,7 +56,7 @@ def measured(name: str) -> str:
     text = t(
         "lab_measured",
         seeds=", ".join(str(s) for s in a["seeds"]),
-        record=record,
+        when=t("lab_record_when", date=date) if date else t("lab_record_undated"),
         n=len(a["seeds"]),
         a_acc=lab_record.span(a["acc"], percent=True),
         a_n=a["reached"],
@@ -136,8 +136,7 @@ configs = {"A": cfg}
 if b_choice != "off":
     b_own = engine.PRESETS[b_choice][2]
     configs["B"] = replace(cfg, **b_own)
-    changes = ", ".join(f"{k} = {v}" for k, v in b_own.items())
-    st.caption(t("lab_b_is", changes=changes))
+    st.caption(t("lab_b_is", changes=md(lab_config.in_words(b_own))))
 try:
     configs = {k: engine.validate(v) for k, v in configs.items()}
     need = {k: engine.check_memory(v) for k, v in configs.items()}  # refused before anything starts

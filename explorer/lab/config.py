@@ -51,3 +51,22 @@ def to_controls(cfg: LabConfig) -> dict:
     else:
         values["lab_pos"] = cfg.pos
     return values
+
+
+def in_words(values: dict) -> str:
+    """Settings of a config (a preset's B against its A) named as the controls that hold them name them, in the UI's
+    language ("Positional encoding = Sinusoidal"), never by the config's own field names ("pos = sinusoidal")."""
+    from ..controls import BY_NAME
+    from ..controls import PAGE as CONTROLS
+    from ..i18n import label, t
+
+    said = []
+    for field, value in values.items():
+        own = field == "pos" and value not in SIDEBAR_POS  # RoPE, ALiBi: the Lab's own control
+        c = CONTROLS["lab_pos"] if own else CONTROLS.get(PAGE.get(field, "")) or BY_NAME.get(field)
+        if c is None:  # a field no control holds: its own name
+            said.append(t("lab_setting_is", name=field, value=value))
+            continue
+        shown = label(c.fmt)(value) if c.kind in ("choice", "radio") else value
+        said.append(t("lab_setting_is", name=t(c.title or c.name), value=shown))
+    return t("list_join").join(said)

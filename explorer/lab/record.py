@@ -14,7 +14,8 @@ _cache: dict = {}
 
 
 def read(path: str = RECORD) -> tuple[str, dict[str, dict]]:
-    """(the record's name and date, preset name -> its measured summary); empty when there is none."""
+    """(the day it was measured, "" when its header does not say; preset name -> its measured summary); empty when
+    there is none. The page says when in words: a file name means nothing to a learner, who cannot open it."""
     try:
         stamp = os.stat(path).st_mtime_ns
     except OSError:
@@ -32,7 +33,7 @@ def read(path: str = RECORD) -> tuple[str, dict[str, dict]]:
                         continue
                     if isinstance(item, dict) and "preset" in item:
                         presets[item["preset"]] = item
-        _cache.update(key=(path, stamp), value=(f"{os.path.basename(path)}, {date}".strip(", "), presets))
+        _cache.update(key=(path, stamp), value=(date, presets))
     return _cache["value"]
 
 
