@@ -17,7 +17,7 @@ st.set_page_config(
 )
 
 from attn_core import AttentionConfigError
-from explorer import contrast, history, png, server, session
+from explorer import check_view, contrast, history, png, server, session
 from explorer import figures as fig
 from explorer.home import home
 from explorer.i18n import begin_run, t
@@ -56,8 +56,10 @@ lesson_builder(hidden, locked)
 tour_banner()  # a lesson of the guided tour: its question above the page
 if poll.teacher() and nav.url_path not in QUESTION_PAGES:  # the teacher's link, wherever it is opened
     lesson_view(poll.lesson())
+    check_view.teacher_if_asked(poll.lesson())  # the lesson's check, before and after, when the link has one
 history.one_entry_per_page()  # the browser's Back goes to the page before, not to the last rerun
 show_notices(notice)  # what the sidebar rejected; a page that stops early (st.stop) draws nothing after it
+check_view.gate(settings, notice)  # ?check=pre|post&items=…: the check this session owes comes before the page
 nav.run()
 show_notices(notice)  # again, with what the page's own controls rejected
 png.download_ui()  # the charts the page drew, one of them as PNG (the modebar's own button gives SVG)

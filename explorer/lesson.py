@@ -47,16 +47,23 @@ def read() -> tuple[frozenset[str], frozenset[str]]:
 
 
 CLASS = ("lesson", "predict", "teacher")  # a class's own parameters: the builder composes them
+CHECK = ("check", "items")  # the lesson's concept check (explorer.check_view): the builder composes them too
 
 
 def link(
-    hide: list[str], lock: list[str], *, code: str | None = None, predict: bool | None = None, teacher: bool = False
+    hide: list[str],
+    lock: list[str],
+    *,
+    code: str | None = None,
+    predict: bool | None = None,
+    teacher: bool = False,
+    check: dict | None = None,
 ) -> str:
     """This view's link with these settings hidden and locked; with ``code``, the lesson's link
     (``teacher``: the teacher's, which shows the class's answers live); ``predict``: predict, then
-    reveal (None: as this view has it)."""
+    reveal (None: as this view has it); ``check``: the lesson's check (``{"check": "pre", "items": "ID,…"}``)."""
     mine = PARAMS + CLASS if predict is not None else PARAMS + ("lesson", "teacher")
-    params = {k: v for k, v in session.url_params().items() if k not in mine}
+    params = {k: v for k, v in session.url_params().items() if k not in mine + CHECK}
     if hide:
         params["hide"] = ",".join(hide)
     if lock:
@@ -67,6 +74,8 @@ def link(
         params["predict"] = "1"
     if code and teacher:
         params["teacher"] = "1"
+    if code and check:
+        params.update(check)
     base = (getattr(st.context, "url", None) or "").split("?")[0]
     return f"{base}?{urlencode(params, safe=',')}" if params else base or "?"
 
@@ -113,7 +122,14 @@ def builder(hidden: frozenset[str], locked: frozenset[str]) -> None:
         if not code:
             st.code(link(hide, lock, predict=predict), language=None, wrap_lines=True)
             return
+        from .check_view import builder_ui, post_caption
+
+        ids = ",".join(builder_ui())  # the lesson's check: items picked, or a tour lesson's ready set
+        pre, post = ({"check": phase, "items": ids} if ids else None for phase in ("pre", "post"))
         st.caption(t("lesson_student_link"))
-        st.code(link(hide, lock, code=code, predict=predict), language=None, wrap_lines=True)
+        st.code(link(hide, lock, code=code, predict=predict, check=pre), language=None, wrap_lines=True)
         st.caption(t("lesson_teacher_link"))
-        st.code(link(hide, lock, code=code, predict=predict, teacher=True), language=None, wrap_lines=True)
+        st.code(link(hide, lock, code=code, predict=predict, teacher=True, check=pre), language=None, wrap_lines=True)
+        if post:
+            st.caption(post_caption())
+            st.code(link(hide, lock, code=code, predict=predict, check=post), language=None, wrap_lines=True)

@@ -154,8 +154,8 @@ def by_id() -> dict[str, Item]:
     return {item.id: item for item in load()}
 
 
-def message(code: str, lang: str, **params) -> str:
-    texts = _data()["messages"][code]
+def message(key: str, lang: str, /, **params) -> str:
+    texts = _data()["messages"][key]
     return texts.get(lang, texts["en"]).format(**params)
 
 

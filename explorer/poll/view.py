@@ -223,8 +223,11 @@ def teacher_tools(code: str) -> None:
         key="poll_download",
     )
     if c2.button(t("predict_end"), key="predict_end"):
+        from ..check_view import end as check_end
+
         try:
             poll.POLLS.end(code)
+            check_end(code)  # the lesson's concept check ends with it
         except PollUnavailable:
             unavailable(teacher=True)
         else:
