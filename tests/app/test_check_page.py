@@ -114,3 +114,20 @@ def test_the_teachers_table_and_csv(app, store):
     assert rows[1][:10] == ["qkv-shape", "qkv", "1", "4", "2", "50.0000", "4", "3", "75.0000", "0.5000"]
     assert rows[1][10:] == ["1 2 1", "1 3 0"] and rows[-1][0] == "class"
     assert not any(f"s{k}" in cell for row in rows for cell in row for k in range(4))
+
+
+def test_the_lesson_link_box_puts_a_tour_lessons_ready_set_in_the_links(app, store):
+    from urllib.parse import parse_qs, urlsplit
+
+    at = app()
+    at.session_state["lesson_open"] = True  # the sidebar's Lesson link box, opened
+    at.run()
+    at.text_input(key="lesson_code").input("chk-2").run()
+    at.selectbox(key="check_set").set_value("mask").run()
+    links = [{k: v[0] for k, v in parse_qs(urlsplit(c.value).query).items()} for c in at.sidebar.code]
+    masks = [i.id for i in bank.load() if i.concept == "masks"]
+    student, teacher, post = links
+    assert student["check"] == "pre" and student["items"].split(",") == masks and student["lesson"] == "chk-2"
+    assert post == student | {"check": "post"} and teacher == student | {"teacher": "1"}
+    opened = app(query=student, page=None)
+    assert radios(opened) == [f"check_{i}" for i in masks]
