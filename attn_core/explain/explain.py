@@ -91,7 +91,7 @@ def notices(item: Item) -> list[dict]:
     if item.n > methods.FLOW_MAX:
         found.append({"code": "flow_capped", "n": item.n, "limit": methods.FLOW_MAX})
     if item.n_words > references.SHAPLEY_MAX:
-        words = word_texts(item)  # the players: the tokenizer's words, punctuation apart ("didn't" is three)
+        words = word_texts(item)  # the players: the words a reader counts, punctuation apart ("didn't" is one)
         found.append({"code": "shapley_words", "n": len(words), "limit": references.SHAPLEY_MAX, "words": words})
     return found
 
