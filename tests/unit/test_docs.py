@@ -124,6 +124,70 @@ def test_the_readme_names_every_page_by_its_path():
     assert not missing, f"README.md never names /{', /'.join(missing)}"
 
 
+NUMBERS = [
+    *[
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+    ],
+    *[
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "twenty-one",
+        "twenty-two",
+        "twenty-three",
+        "twenty-four",
+        "twenty-five",
+    ],
+]
+LESSONS = re.compile(r"\b([A-Za-z-]+|\d+)\s+(?:short\s+)?lessons\b", re.IGNORECASE)
+
+
+def tour_counts(text: str) -> list[int]:
+    """The number of lessons each line that speaks of the tour gives ("a guided tour of sixteen lessons"), in
+    digits or in words ("the lessons" gives none)."""
+    found: list[int] = []
+    for line in FENCE.sub("", text).splitlines():
+        if "tour" not in line.lower():
+            continue
+        for word in LESSONS.findall(line):
+            w = word.lower()
+            if w.isdigit() or w in NUMBERS:
+                found.append(int(w) if w.isdigit() else NUMBERS.index(w) + 1)
+    return found
+
+
+def test_the_docs_count_the_tours_lessons_as_the_code_does():
+    from explorer.tour import TOUR
+
+    counted = {doc.relative_to(ROOT).as_posix(): tour_counts(doc.read_text(encoding="utf-8")) for doc in DOC_FILES}
+    assert any(counted.values()), "no document says how many lessons the tour has"
+    wrong = {doc: n for doc, n in counted.items() if any(c != len(TOUR) for c in n)}
+    assert not wrong, f"the tour has {len(TOUR)} lessons; the docs say {wrong}"
+
+
+def test_the_lesson_count_is_read_from_the_words():
+    assert tour_counts("- **A guided tour.** Fourteen lessons on the start page") == [14]
+    assert tour_counts("a guided tour of 15 short lessons, and 64 lessons of 32 questions") == [15, 64]
+    assert tour_counts("keeps at most 64 lessons of 32 questions") == []  # no tour on the line: the poll's limit
+    assert tour_counts("the tour: the lessons ask for it") == []
+
+
 def test_slugs_follow_githubs_rules():
     assert slug("Is attention an explanation?") == "is-attention-an-explanation"
     engine = "The engine: `attn_core` (pure PyTorch, no Streamlit)"
