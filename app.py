@@ -34,7 +34,8 @@ from explorer.urlcheck import show_notices
 
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
-nav = st.navigation(navigation(home, (t("page_home"), *(t(f"page.{p.key}") for p in PAGES))))
+# expanded: every page listed; folded, Streamlit's own "View 3 more" button showed in English on the Chinese page
+nav = st.navigation(navigation(home, (t("page_home"), *(t(f"page.{p.key}") for p in PAGES))), expanded=True)
 session.put("_page", nav.url_path)  # what a downloaded chart's file is named after (explorer/views.py)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()
