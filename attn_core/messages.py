@@ -194,6 +194,10 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
     "vision_upload_size": ("The picture is larger than {mib} MiB.", "Upload a smaller PNG or JPEG."),
     "vision_upload_pixels": ("The picture is {w} × {h} pixels, too many to decode here.", "Upload a smaller one."),
     "vision_upload_bad": ("This file is not a PNG or JPEG picture that can be read whole.", "Upload another file."),
+    "vision_upload_blank": (
+        "The picture is one even shade: there is no digit on it to read.",
+        "Upload a digit written dark on light paper (or light on dark).",
+    ),
     "vision_shift": ("A shift of {shift} is outside 0..{window} - 1.", "Use 0 or half the window."),
     "no_position": ("{field} {index} is not a token of this text: it has {n}.", "Pick 0 to {last}."),
     "no_split": (

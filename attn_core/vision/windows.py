@@ -26,6 +26,14 @@ def patchify(image: torch.Tensor, patch: int) -> tuple[torch.Tensor, tuple[int, 
     return x.reshape(rows * cols, C * patch * patch), (rows, cols)
 
 
+def cell(token: int, grid: tuple[int, int]) -> tuple[int, int]:
+    """The (row, column) of ``token`` in the row-major grid (rows, cols)."""
+    rows, cols = grid
+    if not 0 <= token < rows * cols:
+        raise ValueError(f"token {token} is not in a grid of {rows} × {cols}")
+    return token // cols, token % cols
+
+
 def check_window(grid: tuple[int, int], window: int) -> None:
     rows, cols = grid
     if window < 1 or rows % window or cols % window:
