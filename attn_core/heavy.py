@@ -108,9 +108,13 @@ def _next_token_patching(pre, a: dict) -> Steps:
 
 
 def _decoder_roles(pre, a: dict) -> Steps:
-    from .interpret import decoder
+    from .interpret import composition, decoder
 
-    return _once(lambda: decoder.head_roles(pre))
+    def run() -> dict:
+        roles = decoder.head_roles(pre)
+        return roles | {"composition": composition.of_roles(pre, roles)}
+
+    return _once(run)
 
 
 def _next_token_generation(m, a: dict) -> Steps:

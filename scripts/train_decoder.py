@@ -1,26 +1,31 @@
-"""Train the small GPT-style decoder that ships with the app, offline, on text a registry installs.
+"""Train the small decoder that ships with the app, offline, on text a registry installs.
 
     apt-get install fortunes fortunes-zh          # the corpus (Debian main: BSD-style and GPL-3+)
     python scripts/train_decoder.py --out DIR      # seeded, resumable (DIR/checkpoint.pt), prints progress
     python scripts/train_decoder.py --out DIR --steps 0   # only evaluate what DIR holds
 
-The model is transformers' own GPT-2 (``GPT2LMHeadModel``: fused ``c_attn``, learned absolute
-positions, causal), saved as ``config.json`` + ``model.safetensors`` + ``tokenizer.json`` so that
-``AutoModelForCausalLM.from_pretrained(DIR)`` loads it like any other. The tokenizer is a
-byte-level BPE trained here on the same text (English and Chinese), so any text can be encoded and
-the common Chinese characters are single tokens.
+The model is transformers' own Llama (``LlamaForCausalLM``: rotary positions, RMSNorm, SwiGLU, causal; tied
+embeddings) or, with ``--family gpt2``, GPT-2 (``GPT2LMHeadModel``), saved as ``config.json`` +
+``model.safetensors`` + ``tokenizer.json`` so that ``AutoModelForCausalLM.from_pretrained(DIR)`` loads it like any
+other. The tokenizer is the shipped byte-level BPE (English and Chinese; ``--tokenizer``), trained afresh only when
+none is given.
 
-Induction: natural text alone makes an induction head form late (a byte-level model trained 7 minutes
-showed none). A share of the training sequences (``--repeat``) carries a repeated span: half of them a span of
-the text itself copied later in the window, half a span of random tokens repeated (the setting TransformerLens
-measures induction on; ``--span-vocab K`` draws those from the K most frequent tokens). The record follows the
-induction score against the loss curve. The shipped run (3,000 steps, 6.1M tokens) still formed none: see
-attn_core/models/bundled/fortune-gpt/README.md.
+The recipe, in two stages, is the defaults (see attn_core/models/bundled/fortune-gpt/README.md and
+benchmarks/results/decoder_train.json for what it gave):
 
-Everything measured is written to ``DIR/record.json`` and printed: the loss curve, held-out
-perplexity beside unigram and bigram baselines on the same held-out tokens, seeded samples, the
-induction, previous-token, duplicate-token and first-token scores per head, trained and at
-initialisation.
+1. **Copy** (the Lab's induction task over the whole vocabulary): a first token, distinct random tokens, then a
+   segment of them copied at a random place; the loss on the copy only. When the copy loss falls below
+   ``--copy-exit`` (checked every ``--every`` steps) the window grows (``--copy-lengths``: 16, 32, 64, 128). With
+   rotary positions the induction head forms here in a few thousand steps; with learned positions it did not.
+2. **Text**: fortunes windows of ``--length`` tokens, a share of them (``--repeat`` annealed linearly to
+   ``--repeat-end``, never 0) carrying a repeated span (half a span of the text, half random tokens of the whole
+   vocabulary whose first copy is not scored), so the head is kept while the model learns language.
+
+Every ``--every`` steps the induction, previous-token and copy-loss probe (random tokens of the whole vocabulary,
+a first token, a span repeated; seed ``PROBE_SEED``, which no training batch uses) is logged; the step where the head
+formed (induction >= 0.4 and the second copy's loss <= 0.3x the first's) is marked. Everything measured is written to
+``DIR/record.json`` and printed: the loss curve, held-out perplexity beside unigram and bigram baselines on the same
+held-out tokens, seeded samples, the per-head scores trained and at initialisation.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import json
 import math
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -93,38 +99,48 @@ def stream(tokenizer, texts: list[str]) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.long)
 
 
-def common_tokens(train: torch.Tensor, vocab: int, k: int) -> torch.Tensor:
-    """The ``k`` most frequent tokens of the training stream (the end-of-text token left out); k = 0: all but it."""
-    if k <= 0:
-        return torch.arange(1, vocab)
-    counts = torch.bincount(train, minlength=vocab)
-    counts[0] = -1
-    return counts.argsort(descending=True)[:k].sort().values
-
-
 def batch(
     data: torch.Tensor, n: int, length: int, repeat: float, pool: torch.Tensor, g: torch.Generator
-) -> torch.Tensor:
-    """n windows of ``length`` tokens; a share ``repeat`` of them carries a repeated span (half of those a span of
-    random tokens drawn from ``pool``)."""
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """n windows of ``length`` tokens and their labels; a share ``repeat`` of them carries a repeated span (half of
+    those a span of random tokens drawn from ``pool``, whose first copy is not scored: nothing predicts it)."""
     starts = torch.randint(0, len(data) - length - 1, (n,), generator=g)
     x = torch.stack([data[s : s + length] for s in starts.tolist()])
+    labels = x.clone()
     for i in range(n):
         if torch.rand((), generator=g) >= repeat:
             continue
         span = int(torch.randint(8, length // 3, (), generator=g))
-        a = int(torch.randint(0, length - 2 * span, (), generator=g))
+        a = int(torch.randint(1, length - 2 * span, (), generator=g))
         b = int(torch.randint(a + span, length - span + 1, (), generator=g))
         if torch.rand((), generator=g) < 0.5:  # random tokens, repeated
             x[i, a : a + span] = pool[torch.randint(0, len(pool), (span,), generator=g)]
+            labels[i, a : a + span] = -100
         x[i, b : b + span] = x[i, a : a + span]
-    return x
+        labels[i, b : b + span] = x[i, b : b + span]
+    return x, labels
 
 
-def lr_at(step: int, steps: int, peak: float, warmup: int = 200) -> float:
+def copy_batch(n: int, length: int, vocab: int, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """The Lab's induction task over the whole vocabulary: token 0, then ``length - m`` distinct random tokens, then
+    a copy of a segment of ``m = length // 3`` of them that starts at a random place; labels only in the copy (where
+    the earlier occurrence of the current token says what comes next)."""
+    m = max(2, length // 3)
+    first = length - m
+    tokens = torch.stack([torch.randperm(vocab - 1, generator=g)[:first] + 1 for _ in range(n)])
+    start = torch.randint(0, first - m + 1, (n,), generator=g)
+    segment = torch.gather(tokens, 1, start.view(-1, 1) + torch.arange(m).view(1, -1))
+    x = torch.cat([torch.zeros(n, 1, dtype=torch.long), tokens, segment], dim=1)
+    labels = torch.full_like(x, -100)
+    labels[:, first + 2 :] = x[:, first + 2 :]  # the copy's tokens after its first, each predictable
+    return x, labels
+
+
+def lr_at(step: int, steps: int, peak: float, warmup: int = 100, floor: float = 0.1) -> float:
+    """Linear warm-up, then cosine to ``floor`` x the peak."""
     if step < warmup:
         return peak * (step + 1) / warmup
-    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup))))
+    return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup))))
 
 
 @torch.no_grad()
@@ -185,140 +201,298 @@ def ngram_baselines(train: torch.Tensor, test: torch.Tensor, vocab: int, count: 
     return {"unigram": uni_nll, "bigram": nll / (len(test) - 1)}
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--steps", type=int, default=3000)
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--length", type=int, default=128)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--d-model", type=int, default=128)
-    ap.add_argument("--vocab", type=int, default=4096)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--repeat", type=float, default=0.4, help="share of sequences with a repeated span")
-    ap.add_argument("--span-vocab", type=int, default=0, help="random spans from the K most frequent tokens (0: all)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--every", type=int, default=100, help="log and checkpoint every N steps")
-    ap.add_argument("--threads", type=int, default=0)
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+PROBE_SEED = 4242  # the logged probe's seed; training batches draw from --seed's generator, tests use others
 
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(args.seed)
-    entries = corpus()
-    train_texts = [t for _, t in entries if not held_out(t)]
-    test_texts = [t for _, t in entries if held_out(t)]
-    if (out / "tokenizer.json").exists():
-        tok = PreTrainedTokenizerFast.from_pretrained(out)
-    else:
-        tok = train_tokenizer(train_texts, args.vocab, out)
-    vocab = len(tok)
-    train, test = stream(tok, train_texts), stream(tok, test_texts)
-    pool = common_tokens(train, vocab, args.span_vocab)
+
+@torch.no_grad()
+def copy_probe(model, vocab: int, *, seed: int = PROBE_SEED, n: int = 16, half: int = 24) -> dict:
+    """On ``n`` sequences of token 0 then ``half`` random tokens of the whole vocabulary repeated twice: the loss
+    (nats) on the first copy and on the second (each copy's tokens after its first, the same tokens), their ratio,
+    and the best induction and previous-token scores of any head."""
+    g = torch.Generator().manual_seed(seed)
+    rand = torch.randint(1, vocab, (n, half), generator=g)
+    x = torch.cat([torch.zeros(n, 1, dtype=torch.long), rand, rand], dim=1)
+    out = model(x, output_attentions=True)
+    nll = torch.nn.functional.cross_entropy(out.logits[:, :-1].transpose(1, 2), x[:, 1:], reduction="none")
+    first = nll[:, 1:half].mean()  # targets 2..half: the first copy's tokens after its first
+    second = nll[:, half + 1 :].mean()  # targets half+2..2 half: the same tokens, copied
+    att = torch.stack(out.attentions)  # (layers, n, H, T, T)
+    t = torch.arange(half + 1, 2 * half + 1)
+    rows = torch.arange(1, 2 * half + 1)
+    ind = att[..., t, t - half + 1].mean(dim=(1, 3))
+    prev = att[..., rows, rows - 1].mean(dim=(1, 3))
+    return {
+        "first_copy_nats": round(float(first), 4),
+        "second_copy_nats": round(float(second), 4),
+        "copy_ratio": round(float(second / first), 4),
+        "induction_max": round(float(ind.max()), 4),
+        "previous_token_max": round(float(prev.max()), 4),
+    }
+
+
+FORMED = {"induction_max": 0.4, "copy_ratio": 0.3}  # the shipped decoder's bar (its record and data card)
+
+
+def formed(probe: dict) -> bool:
+    return probe["induction_max"] >= FORMED["induction_max"] and probe["copy_ratio"] <= FORMED["copy_ratio"]
+
+
+def build(family: str, vocab: int, args, tok):
+    """A fresh model of ``family`` with transformers' own classes (eager attention, so weights can be read)."""
+    if family == "llama":
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        cfg = LlamaConfig(
+            vocab_size=vocab,
+            hidden_size=args.d_model,
+            intermediate_size=args.d_ff or 11 * args.d_model // 4,
+            num_hidden_layers=args.layers,
+            num_attention_heads=args.heads,
+            num_key_value_heads=args.heads,
+            max_position_embeddings=256,
+            rope_theta=10000.0,
+            tie_word_embeddings=True,
+            attention_dropout=0.0,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            attn_implementation="eager",
+        )
+        return LlamaForCausalLM(cfg)
+    from transformers import GPT2Config, GPT2LMHeadModel
+
     cfg = GPT2Config(
         vocab_size=vocab,
         n_positions=256,
         n_embd=args.d_model,
         n_layer=args.layers,
         n_head=args.heads,
+        attn_pdrop=0.0,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         attn_implementation="eager",
     )
-    model = GPT2LMHeadModel(cfg)
-    init_scores = head_scores(model.eval(), vocab)
-    init_common = head_scores(model, pool)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1, betas=(0.9, 0.95))
-    g = torch.Generator().manual_seed(args.seed)
-    curve: list[dict] = []
-    step, spent = 0, 0.0
-    ckpt = out / "checkpoint.pt"
-    if ckpt.exists():  # resume where a stopped run left off
-        state = torch.load(ckpt, weights_only=False)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        g.set_state(state["rng"])
-        step, spent, curve, init_scores = state["step"], state["spent"], state["curve"], state["init_scores"]
-        init_common = state.get("init_common", init_common)
-    model.train()
-    started = time.perf_counter() - spent
-    while step < args.steps:
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, args.steps, args.lr)
-        x = batch(train, args.batch, args.length, args.repeat, pool, g)
-        loss = model(x, labels=x).loss
-        opt.zero_grad(set_to_none=True)
+    return GPT2LMHeadModel(cfg)
+
+
+def optimiser(model, lr: float) -> torch.optim.AdamW:
+    """AdamW, weight decay 0.1 on matrices only (not on norms' gains or biases)."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    rest = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95))
+
+
+def save(path: Path, state: dict) -> None:
+    torch.save(state, path.with_suffix(".tmp"))
+    os.replace(path.with_suffix(".tmp"), path)
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--family", choices=("llama", "gpt2"), default="llama")
+    ap.add_argument("--copy-steps", type=int, default=5000, help="at most this many copy steps (stage 1)")
+    ap.add_argument("--copy-batch", type=int, default=32)
+    ap.add_argument("--copy-lengths", default="16,32,64,128", help="the copy window's lengths, grown in turn")
+    ap.add_argument("--copy-exit", type=float, default=0.3, help="grow the window when the copy loss is below this")
+    ap.add_argument("--steps", type=int, default=7000, help="text steps (stage 2)")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--length", type=int, default=128)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--d-model", type=int, default=128)
+    ap.add_argument("--d-ff", type=int, default=0, help="Llama's MLP width (0: 11/4 d_model, GPT-2's parameters)")
+    ap.add_argument("--vocab", type=int, default=4096)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--repeat", type=float, default=0.25, help="share of text windows with a repeated span, at first")
+    ap.add_argument("--repeat-end", type=float, default=0.10, help="... and at the end (annealed linearly)")
+    ap.add_argument("--tokenizer", type=Path, default=Path(__file__).resolve().parent.parent / BUNDLED)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--every", type=int, default=50, help="log, probe and checkpoint every N steps")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--name", default="fortune-gpt", help="the name the record gives the model")
+    return ap.parse_args(argv)
+
+
+def tokenizer_for(out: Path, given: Path, train_texts: list[str], vocab: int):
+    """The tokenizer in ``out``: copied from ``given`` (the shipped one) when it has none, trained when neither has."""
+    from transformers import PreTrainedTokenizerFast
+
+    if not (out / "tokenizer.json").exists() and (given / "tokenizer.json").exists():
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copyfile(given / name, out / name)
+    if (out / "tokenizer.json").exists():
+        return PreTrainedTokenizerFast.from_pretrained(out)
+    return train_tokenizer(train_texts, vocab, out)
+
+
+class Run:
+    """One training run: the model, its optimiser, the batches' generator and ``st`` (the stage, the step
+    counters, the curve and events), all saved in ``checkpoint.pt`` every ``--every`` steps."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args, self.out = args, args.out
+        self.out.mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(args.seed)
+        entries = corpus()
+        self.train_texts = [t for _, t in entries if not held_out(t)]
+        self.test_texts = [t for _, t in entries if held_out(t)]
+        self.tok = tokenizer_for(self.out, args.tokenizer, self.train_texts, args.vocab)
+        self.vocab = len(self.tok)
+        self.train, self.test = stream(self.tok, self.train_texts), stream(self.tok, self.test_texts)
+        self.pool = torch.arange(1, self.vocab)  # random spans: the whole vocabulary (the probe's)
+        self.model = build(args.family, self.vocab, args, self.tok).eval()
+        self.opt = optimiser(self.model, args.lr)
+        self.g = torch.Generator().manual_seed(args.seed)
+        self.lengths = [int(v) for v in args.copy_lengths.split(",") if v.strip()]
+        self.st = {"stage": "copy", "step": 0, "copy_step": 0, "text_step": 0, "length_index": 0, "spent": 0.0}
+        self.st.update(curve=[], events=[])
+        self.st.update(init_scores=head_scores(self.model, self.vocab), init_probe=copy_probe(self.model, self.vocab))
+        self.ckpt = self.out / "checkpoint.pt"
+        if self.ckpt.exists():  # resume where a stopped run left off
+            saved = torch.load(self.ckpt, weights_only=False)
+            self.model.load_state_dict(saved.pop("model"))
+            self.opt.load_state_dict(saved.pop("opt"))
+            self.g.set_state(saved.pop("rng"))
+            self.st.update(saved)
+            self.st["events"].append({"step": self.st["step"], "event": "resumed"})
+        self.started = time.perf_counter() - self.st["spent"]
+
+    def step(self, x: torch.Tensor, labels: torch.Tensor) -> float:
+        self.model.train()
+        loss = self.model(x, labels=labels).loss
+        self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        step += 1
-        if step % args.every == 0 or step == args.steps:
-            model.eval()
-            scores = head_scores(model, vocab)
-            common = head_scores(model, pool)
-            model.train()
-            point = {
-                "step": step,
-                "tokens": step * args.batch * args.length,
-                "loss": round(loss.item(), 4),
-                "induction_max": round(max(max(r) for r in scores["induction"]), 4),
-                "induction_max_common": round(max(max(r) for r in common["induction"]), 4),
-                "seconds": round(time.perf_counter() - started, 1),
-            }
-            curve.append(point)
-            print(json.dumps(point), flush=True)
-            state = dict(model=model.state_dict(), opt=opt.state_dict(), rng=g.get_state(), step=step)
-            state.update(spent=time.perf_counter() - started, curve=curve, init_scores=init_scores)
-            state.update(init_common=init_common)
-            torch.save(state, ckpt.with_suffix(".tmp"))
-            os.replace(ckpt.with_suffix(".tmp"), ckpt)
-    model.eval()
-    model.save_pretrained(out, safe_serialization=True)
-    nll, count = held_out_loss(model, test, args.length)
-    base = ngram_baselines(train, test, vocab, count)
-    test_bytes = sum(len(t.encode()) + 1 for t in test_texts)
-    test_tokens = len(test)
-    samples = {}
-    for i, prompt in enumerate(["The meaning of life is", "A computer", "人生", "床前明月光，"]):
-        torch.manual_seed(args.seed + i)
-        ids = tok(prompt, return_tensors="pt")["input_ids"]
-        gen = model.generate(
-            ids, max_new_tokens=30, do_sample=True, temperature=0.8, top_k=40, pad_token_id=tok.eos_token_id
-        )
-        samples[prompt] = tok.decode(gen[0])
-    record = {
-        "config": {
-            k: getattr(args, k.replace("-", "_"))
-            for k in ("steps", "batch", "length", "layers", "heads", "d_model", "vocab", "lr", "repeat", "span_vocab")
-            + ("seed",)
-        },
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "train_tokens": len(train),
-        "held_out_tokens": count,
-        "held_out_bytes_per_token": test_bytes / test_tokens,
-        "held_out": {
-            "model_nats": nll,
-            "model_perplexity": math.exp(nll),
-            "unigram_perplexity": math.exp(base["unigram"]),
-            "bigram_perplexity": math.exp(base["bigram"]),
-            "model_bits_per_byte": nll / math.log(2) / (test_bytes / test_tokens),
-        },
-        "curve": curve,
-        "scores": head_scores(model, vocab),
-        "scores_common": head_scores(model, pool),
-        "common_tokens": len(pool),
-        "scores_at_init": init_scores,
-        "scores_common_at_init": init_common,
-        "samples": samples,
-        "train_seconds": curve[-1]["seconds"] if curve else 0.0,
-        "torch_threads": torch.get_num_threads(),
-    }
-    (out / "record.json").write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
-    print(json.dumps({k: record[k] for k in ("parameters", "held_out", "samples")}, ensure_ascii=False, indent=1))
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.opt.step()
+        self.st["step"] += 1
+        return loss.item()
+
+    def log(self, loss: float) -> None:
+        st = self.st
+        self.model.eval()
+        probe = copy_probe(self.model, self.vocab)
+        point = {"step": st["step"], "stage": st["stage"], "loss": round(loss, 4), **probe}
+        if st["stage"] == "copy":
+            point["copy_length"] = self.lengths[st["length_index"]]
+        point["seconds"] = round(time.perf_counter() - self.started, 1)
+        st["curve"].append(point)
+        if formed(probe) and not any(e["event"] == "formed" for e in st["events"]):
+            st["events"].append({"step": st["step"], "event": "formed", **probe})
+        print(json.dumps(point), flush=True)
+
+    def checkpoint(self) -> None:
+        self.st["spent"] = time.perf_counter() - self.started
+        state = dict(self.st, model=self.model.state_dict(), opt=self.opt.state_dict(), rng=self.g.get_state())
+        save(self.ckpt, state)
+
+    def copy_stage(self) -> None:
+        """Stage 1: the copy task, its window grown each time the copy loss is below ``--copy-exit``."""
+        st, args = self.st, self.args
+        while st["stage"] == "copy":
+            if st["copy_step"] >= args.copy_steps:
+                st["events"].append({"step": st["step"], "event": "copy stage ended by its step limit"})
+                st["stage"] = "text"
+                break
+            length = self.lengths[st["length_index"]]
+            for group in self.opt.param_groups:
+                group["lr"] = args.lr * min(1.0, (st["copy_step"] + 1) / 100)
+            loss = self.step(*copy_batch(args.copy_batch, length, self.vocab, self.g))
+            st["copy_step"] += 1
+            if st["step"] % args.every == 0:
+                self.log(loss)
+                if loss < args.copy_exit:
+                    st["events"].append({"step": st["step"], "event": f"copy learned at length {length}"})
+                    st["length_index"] += 1
+                    if st["length_index"] == len(self.lengths):
+                        st["stage"] = "text"
+                self.checkpoint()
+
+    def text_stage(self) -> None:
+        """Stage 2: fortunes with a share of repeated spans that falls from ``--repeat`` to ``--repeat-end``."""
+        st, args = self.st, self.args
+        while st["text_step"] < args.steps:
+            for group in self.opt.param_groups:
+                group["lr"] = lr_at(st["text_step"], args.steps, args.lr)
+            share = args.repeat + (args.repeat_end - args.repeat) * st["text_step"] / max(1, args.steps - 1)
+            loss = self.step(*batch(self.train, args.batch, args.length, share, self.pool, self.g))
+            st["text_step"] += 1
+            if st["step"] % args.every == 0 or st["text_step"] == args.steps:
+                self.log(loss)
+                self.checkpoint()
+
+    def samples(self) -> dict:
+        model, tok, out = self.model, self.tok, {}
+        for i, prompt in enumerate(SAMPLE_PROMPTS):
+            torch.manual_seed(self.args.seed + i)
+            ids = tok(prompt, return_tensors="pt")["input_ids"]
+            pad = tok.eos_token_id
+            gen = model.generate(ids, max_new_tokens=30, do_sample=True, temperature=0.8, top_k=40, pad_token_id=pad)
+            greedy = model.generate(ids, max_new_tokens=20, do_sample=False, pad_token_id=pad)
+            out[prompt] = {"sampled": tok.decode(gen[0]), "greedy": tok.decode(greedy[0])}
+        return out
+
+    def record(self) -> dict:
+        """Everything measured on the trained model (see the module)."""
+        args, model, vocab, st = self.args, self.model.eval(), self.vocab, self.st
+        nll, count = held_out_loss(model, self.test, args.length)
+        base = ngram_baselines(self.train, self.test, vocab, count)
+        per_token = sum(len(t.encode()) + 1 for t in self.test_texts) / len(self.test)
+        final = copy_probe(model, vocab)
+        keys = ("family", "copy_steps", "copy_batch", "copy_lengths", "copy_exit", "steps", "batch", "length")
+        keys += ("layers", "heads", "d_model", "d_ff", "vocab", "lr", "repeat", "repeat_end", "seed")
+        return {
+            "name": args.name,
+            "config": {k: getattr(args, k) for k in keys},
+            "architecture": type(model).__name__,
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "train_tokens": len(self.train),
+            "held_out_tokens": count,
+            "held_out_bytes_per_token": per_token,
+            "held_out": {
+                "model_nats": nll,
+                "model_perplexity": math.exp(nll),
+                "unigram_perplexity": math.exp(base["unigram"]),
+                "bigram_perplexity": math.exp(base["bigram"]),
+                "model_bits_per_byte": nll / math.log(2) / per_token,
+            },
+            "curve": st["curve"],
+            "events": st["events"],
+            "probe": final,
+            "induction_formed": formed(final),
+            "formed_at_step": next((e["step"] for e in st["events"] if e["event"] == "formed"), None),
+            "probe_at_init": st["init_probe"],
+            "probe_seed": PROBE_SEED,
+            "formed_bar": FORMED,
+            "scores": head_scores(model, vocab),
+            "scores_at_init": st["init_scores"],
+            "samples": self.samples(),
+            "train_seconds": round(st["spent"], 1),
+            "torch_threads": torch.get_num_threads(),
+        }
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    run = Run(args)
+    run.copy_stage()
+    run.text_stage()
+    run.checkpoint()
+    run.model.eval()
+    run.model.save_pretrained(args.out, safe_serialization=True)
+    run.tok.save_pretrained(args.out)
+    record = run.record()
+    (args.out / "record.json").write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
+    shown = {k: record[k] for k in ("parameters", "held_out", "probe", "samples")}
+    print(json.dumps(shown, ensure_ascii=False, indent=1))
+
+
+BUNDLED = "attn_core/models/bundled/fortune-gpt"
+SAMPLE_PROMPTS = ("The cat sat on the", "Q: What is the meaning of life?\nA:", "A computer", "人生", "床前明月光，")
 
 
 if __name__ == "__main__":

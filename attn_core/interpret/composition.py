@@ -13,6 +13,7 @@ previous-token head of an earlier layer, what came before each token. Two measur
                     head's output zeroed: what the induction head loses without it (a causal measure).
 
     composition(m, layer, head) -> dict    rows sorted by ``drop`` (largest first), as plain values
+    of_roles(m, roles) -> dict | None      the same for the best induction head of ``decoder.head_roles``
 """
 
 from __future__ import annotations
@@ -100,3 +101,12 @@ def composition(m, layer: int, head: int, *, seed: int = HELD_OUT_SEED) -> dict:
     ]
     out.sort(key=lambda row: -row["drop"])
     return {"layer": layer, "head": head, "induction": float(ind[0]), "rows": out, "baseline": baseline(m)}
+
+
+def of_roles(m, roles: dict) -> dict | None:
+    """``composition`` for the best induction head that ``decoder.head_roles`` found (None in the first layer: it
+    has no earlier head to read)."""
+    best = roles["best"]["induction"]
+    if best["layer"] == 0:
+        return None
+    return composition(m, best["layer"], best["head"], seed=roles["seed"])

@@ -10,8 +10,7 @@ patch_next_token(pre, clean, corrupted, pair) -> dict
     1: that head alone restores the clean prediction, 0: it changes nothing (Wang et al., 2022's indirect
     object study measures the same logit difference).
 
-head_roles(pre, seed=...) -> dict   each head's scores in [0, 1], and ``composition`` (``interpret.composition``):
-                                    which earlier head the best induction head reads
+head_roles(pre, seed=...) -> dict   each head's scores in [0, 1]:
     previous_token   mean weight a query puts on the token just before it        (natural text)
     first_token      mean weight a query (not the first) puts on the first token  (natural text: the sink)
     duplicate_token  mean weight on the same token's earlier occurrence           (repeated random tokens)
@@ -127,15 +126,8 @@ def head_roles(pre, *, seed: int = HELD_OUT_SEED, texts: list[str] | None = None
         flat = int(scores[role].flatten().argmax())
         layer, head = divmod(flat, pre.heads)
         best[role] = {"layer": layer, "head": head, "score": float(scores[role][layer, head])}
-    ind = best["induction"]
-    composed = None
-    if ind["layer"] > 0:  # which earlier head the best induction head reads (K-composition and its causal check)
-        from .composition import composition
-
-        composed = composition(pre, ind["layer"], ind["head"], seed=seed)
     return {
         "model": pre.name,
-        "composition": composed,
         "layers": pre.layers,
         "heads_per_layer": pre.heads,
         "scores": {role: scores[role].tolist() for role in ROLES},

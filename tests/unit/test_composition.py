@@ -101,3 +101,16 @@ def test_scores_are_scale_free_and_bounded():
     assert comp.score(a, b) == pytest.approx(comp.score(3 * a, 0.5 * b), rel=1e-5)
     assert 0 < comp.score(a, b) <= 1 + 1e-6
     assert comp.score(torch.eye(8), torch.eye(8)) == pytest.approx(8**0.5 / 8, rel=1e-6)
+
+
+def test_the_roles_job_names_the_best_induction_heads_reads(tiny):
+    from attn_core.interpret import decoder
+
+    roles = decoder.head_roles(tiny, texts=["the cat sat on the mat", "once upon a time there was a cat"])
+    found = comp.of_roles(tiny, roles)
+    best = roles["best"]["induction"]
+    if best["layer"] == 0:
+        assert found is None
+    else:
+        assert (found["layer"], found["head"]) == (best["layer"], best["head"])
+        assert found["induction"] == pytest.approx(best["score"], rel=1e-4, abs=1e-6)
