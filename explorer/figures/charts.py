@@ -64,9 +64,12 @@ def qk_scatter(
     title: str = "",
     colour: dict | None = None,
     more: tuple | None = None,
+    allowed=None,
 ) -> go.Figure:
     """One head's queries (circles) and keys (diamonds) on one map, each named; from the ``focus`` query (outlined
-    thick) a line to every key, as thick as its weight in ``row``. ``colour`` (``qk_colours``): each point's colour
+    thick) a line to every key its mask row ``allowed`` (S,) lets it attend to (None: every key), as thick as its
+    weight in ``row``: none to a masked key (a decoder's later ones), whose weight is 0 by the mask.
+    ``colour`` (``qk_colours``): each point's colour
     from one shared colour bar; None: queries in the base colour, the focus in the accent, keys in another.
     ``more``: other sentences' queries (M, 2) and keys (N, 2), drawn small and faint under the rest (their colours
     follow the first points' in ``colour``'s lists). The figure's meta names the queries' trace (``queries_curve``):
@@ -74,6 +77,7 @@ def qk_scatter(
     from ..i18n import t
 
     queries, keys, row = plain(queries), plain(keys), plain(row)
+    may = [True] * len(keys) if allowed is None else [bool(v) for v in plain(allowed)]
     lines = [
         go.Scatter(
             **CHECKED,
@@ -85,7 +89,8 @@ def qk_scatter(
             hoverinfo="skip",
             showlegend=False,
         )
-        for k, w in zip(keys, row, strict=True)
+        for k, w, ok in zip(keys, row, may, strict=True)
+        if ok
     ]
     marks = _qk_marks(len(queries), len(keys), focus, style, colour)
     under = [] if more is None else _qk_more(*(plain(m) for m in more), len(queries), len(keys), colour)
@@ -106,8 +111,9 @@ def qk_scatter(
             (keys, k_names, "qk_keys", marks[1]),
         )
     ]
-    top = max(range(len(row)), key=row.__getitem__) if row else 0
-    alt = t("alt_qk", q=word(q_names[focus]), k=word(k_names[top]), v=fmt(row[top])) if row else ""
+    seen = [j for j in range(len(row)) if may[j]]
+    top = max(seen, key=row.__getitem__) if seen else 0
+    alt = t("alt_qk", q=word(q_names[focus]), k=word(k_names[top]), v=fmt(row[top])) if seen else ""
     axis = dict(zeroline=False, showgrid=False, showticklabels=False)
     extra = {} if colour is None else {"coloraxis": _qk_colour_axis(colour, style)}
     out = figure(

@@ -24,9 +24,12 @@ def attention_lines(
     left: str = "queries",
     right: str = "keys",
     buckets: int = 8,
+    allowed=None,
 ) -> go.Figure:
     """Queries on the left, keys on the right, one line per pair above ``min_weight``; width and
-    opacity grow with the weight.
+    opacity grow with the weight. ``allowed`` (L, S) bool, True where the mask lets a query attend (None: all):
+    no line to a masked key, and the strongest line named is that of a query with a choice (a decoder's first
+    query has one key, and its weight 1 says nothing).
 
     Lines are grouped into ``buckets`` weight bands, one trace each (plotly draws one width per
     trace), so a 64-token sentence costs 8 traces, not 4096. Hover a line's end for its weight.
@@ -37,14 +40,16 @@ def attention_lines(
     yq = [1 - i / max(L - 1, 1) for i in range(L)]
     yk = [1 - j / max(S - 1, 1) for j in range(S)]
     weights = plain(weights)
-    data = _weight_bands(weights, queries, keys, yq, yk, min_weight, buckets, style)
+    may = [[True] * S for _ in range(L)] if allowed is None else [[bool(v) for v in r[:S]] for r in plain(allowed)[:L]]
+    data = _weight_bands(weights, queries, keys, yq, yk, min_weight, buckets, style, may)
     data.append(_ends(0, yq, queries, "middle left", dict(size=8, color=style.colour("accent"))))
     data.append(_ends(1, yk, keys, "middle right", dict(size=8, color=style.colour("other"), symbol="square")))
-    strongest = max(((weights[i][j], i, j) for i in range(L) for j in range(S)), default=None)
+    choice = [i for i in range(L) if sum(may[i]) > 1]
+    rows = choice if choice and len(choice) < sum(any(r) for r in may) else [i for i in range(L) if any(may[i])]
+    strongest = max(((weights[i][j], i, j) for i in rows for j in range(S) if may[i][j]), default=None)
+    key = "alt_lines_choice" if rows is choice else "alt_lines"
     alt = (
-        t("alt_lines", q=word(queries[strongest[1]]), k=word(keys[strongest[2]]), w=f"{strongest[0]:.2f}")
-        if strongest
-        else ""
+        t(key, q=word(queries[strongest[1]]), k=word(keys[strongest[2]]), w=f"{strongest[0]:.2f}") if strongest else ""
     )
     return figure(
         data,
@@ -58,13 +63,14 @@ def attention_lines(
     )
 
 
-def _weight_bands(weights, queries, keys, yq, yk, min_weight: float, buckets: int, style: Style) -> list:
-    """One trace of lines per weight band (the pairs above ``min_weight``), wider and more opaque as weights grow."""
+def _weight_bands(weights, queries, keys, yq, yk, min_weight: float, buckets: int, style: Style, may) -> list:
+    """One trace of lines per weight band (the pairs above ``min_weight`` that ``may`` allows), wider and more
+    opaque as weights grow."""
     bands: list[tuple[list, list, list]] = [([], [], []) for _ in range(buckets)]
     for i, row in enumerate(weights[: len(queries)]):
         for j in range(len(keys)):
             w = row[j]
-            if w <= min_weight or w <= 0:
+            if not may[i][j] or not w > min_weight or w <= 0:
                 continue
             xs, ys, text = bands[min(int(w * buckets), buckets - 1)]
             label = f"{queries[i]} → {keys[j]}: {w:.4f}"

@@ -247,16 +247,24 @@ def _panel_ticks(centres: list[str], n: int, name: str) -> dict:
 
 
 def _multiples_fact(a, row_name: str, col_name: str) -> str:
-    """The panel whose weight peaks highest, in a sentence ("" when there are no panels)."""
+    """The panel whose weight peaks highest, in a sentence ("" when there are no panels). A blank (NaN) cell is a
+    masked key; a query left one key (a decoder's first) gives it all its weight, which says nothing of the head:
+    such rows are left out, and the sentence says so."""
     import numpy as np
 
     from ..i18n import t
 
-    if not a.size:
+    computed = np.isfinite(a)
+    choice = computed.sum(axis=-1) > 1  # (R, C, L): the queries with more than one key to attend to
+    forced = bool((computed.any(axis=-1) & ~choice).any()) and bool(choice.any())
+    rows = choice if forced else computed.any(axis=-1)
+    cells = np.where(rows[..., None] & computed, a, -np.inf)
+    if not a.size or not np.isfinite(cells).any():
         return ""
-    peaks = a.max(axis=(2, 3))
+    peaks = cells.max(axis=(2, 3))
     r, c = np.unravel_index(int(peaks.argmax()), peaks.shape)
-    return t("alt_multiples", row=f"{row_name} {r}", col=f"{col_name} {c}", w=f"{peaks[r, c]:.2f}")
+    key = "alt_multiples_choice" if forced else "alt_multiples"
+    return t(key, row=f"{row_name} {r}", col=f"{col_name} {c}", w=f"{peaks[r, c]:.2f}")
 
 
 def _panel_outline(mark: tuple[int, int] | None, shape: tuple, gap: int, style: Style) -> list[dict]:
