@@ -45,7 +45,7 @@ def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[st
         scores = scaled[head] if scaled is not None else (Q @ K.T) * trace.scale
         title = t("qk_title", h=head)
         sides = qk_parts.points(q_labels, Q.norm(dim=-1)), qk_parts.points(k_labels, K.norm(dim=-1))
-        look = {"by": by, "sides": sides, "focus_key": "focus"}
+        look = {"by": by, "sides": sides, "focus_key": "focus", "allowed": _row(trace.mask, focus)}
         _draw(Q, K, scores, trace.mask, trace.attn[head, focus], focus, (q_labels, k_labels), title, "", look)
 
 
@@ -67,7 +67,7 @@ def model_section(
         title = t("qk_title_model", l=layer, h=head)
         Q, K, row = ht.Q[0, :n], ht.K[0, :n], ht.attn[0, focus, :n]
         sides = qk_parts.points(labels[:n], Q.norm(dim=-1)), qk_parts.points(labels[:n], K.norm(dim=-1))
-        look = {"by": by, "sides": sides, "focus_key": "focus"}
+        look = {"by": by, "sides": sides, "focus_key": "focus", "allowed": _row(allowed, focus)}
         if not probes:
             _draw(Q, K, scores, allowed, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
             return
@@ -83,6 +83,12 @@ def model_section(
         _drawn((m.queries, m.keys), made, row, focus, (labels[:n], labels[:n]), title, "rm_", look)
 
 
+def _row(mask, focus: int) -> list[bool] | None:
+    """The mask's row of the selected query (None: no mask, every key allowed): the map draws no line to a key
+    the mask forbids."""
+    return None if mask is None else [bool(v) for v in mask[focus]]
+
+
 def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, prefix: str, look: dict) -> None:
     """The map of Q (L, d) and K (S, d) under these scaled scores, the selected query's weights on it, and how to
     read it; ``prefix``: its chart key's, and on Real model and the Lab a note without the explorer's d_q = d_k = 2;
@@ -95,7 +101,8 @@ def _draw(Q, K, scores, allowed, row, focus: int, labels: tuple, title: str, pre
 def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, prefix: str, look: dict) -> None:
     """A map already made: its points (queries (L, 2), keys (S, 2)) and ``m``'s method, explained share,
     correlation and d (the head's size); ``look``: "by" (position, token or norm), "sides" (the queries' and the
-    keys' ``qk_parts.points``) and "focus_key" (the session key a clicked query is written to)."""
+    keys' ``qk_parts.points``), "focus_key" (the session key a clicked query is written to) and "allowed" (the
+    selected query's mask row: no line to a masked key; absent or None: every key)."""
     st.caption(t("qk_intro"))
     r = f"{m['correlation']:.3f}" if m["correlation"] is not None else t("qk_no_r")
     d = m["d"]
@@ -119,6 +126,7 @@ def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, p
         style=fig.run_style(),
         colour=colour,
         more=more and more["points"],
+        allowed=look.get("allowed"),
     )
     key = f"{prefix}chart_qk_map"
     click = qk_parts.on_click(key, look["focus_key"], figure.layout.meta["queries_curve"], len(q_labels))
@@ -154,5 +162,7 @@ def lab_section(name: str, snap, labels: list[str]) -> None:
         title = t("qk_title_lab", l=layer, h=h, step=snap.step)
         points = torch.tensor(m["queries"]), torch.tensor(m["keys"])
         sides = qk_parts.points(labels, m["q_norm"]), qk_parts.points(labels, m["k_norm"])
-        look = {"by": by, "sides": sides, "focus_key": f"lab_qk_query_{name}"}
-        _drawn(points, m, snap.weights[layer][h, focus], focus, (labels, labels), title, f"lab_{name}_", look)
+        row = snap.weights[layer][h, focus]
+        # the snapshot keeps the weights, not the mask: a weight of exactly 0 after the softmax is a masked key
+        look = {"by": by, "sides": sides, "focus_key": f"lab_qk_query_{name}", "allowed": [float(w) > 0 for w in row]}
+        _drawn(points, m, row, focus, (labels, labels), title, f"lab_{name}_", look)

@@ -1,12 +1,12 @@
 """Real model: a trained encoder's attention, and one head taken apart through attn_core's steps."""
 
 import json
-import math
 
 import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core import pretrained as pt
+from attn_core.models.heads import uniform_entropy
 from explorer import figures as fig
 from explorer import qk_view, real, tables, takehome, widgets
 from explorer.boot import run_through_app
@@ -30,7 +30,7 @@ from explorer.views import (
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
 st.title(t("page.model"))
-st.caption(t("rm_intro"))
+intro = st.empty()  # what reads the sentence, said once the model chosen below is known
 settings = current_settings()
 box = st.expander(t("rm_settings"))
 spec = pick.choose(box)
@@ -45,6 +45,7 @@ except pt.ModelUnavailable as err:
     st.stop()
 if pre is None:  # still loading in the background (it starts with the server): never block the page
     real.wait_on_page(spec)
+intro.caption(t("dec.rm_intro", name=md(pre.name)) if pre.causal else t("rm_intro"))
 pad_to = 0 if pre.causal else draw(PAGE["rm_pad"], box)  # a decoder is never padded: it sees no later key
 try:
     run = real.run(spec, settings.sentence, pad_to)
@@ -106,7 +107,7 @@ def overview_ui(layer: int, head: int) -> None:
 
 def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor: float) -> None:
     """The trained head as lines and as a heatmap, beside the same head with random weights."""
-    uniform = math.log(enc.n_real)
+    uniform = uniform_entropy(ht.mask)  # even weights over the keys each query may see (a decoder: fewer)
     a, b, c = st.columns(3)
     with a:
         chart(
@@ -119,6 +120,7 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
                 left=t("queries"),
                 right=t("keys"),
                 style=fig.run_style(),
+                allowed=ht.mask,
             ),
             "rm_lines",
         )
@@ -234,7 +236,9 @@ STEP_UI = {  # each step of the head taken apart (explorer.controls.RM_STEPS), d
 def apart_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     """The head recomputed through attn_core's steps, checked against the model's own weights."""
     st.subheader(t("rm_apart"))
-    st.caption(t("rm_apart_intro", l=layer, h=head))
+    st.caption(
+        causal.apart_intro(pre, ht.weights, layer, head) if pre.causal else t("rm_apart_intro", l=layer, h=head)
+    )
     if ht.max_diff < 1e-5:
         st.success(t("rm_diff_ok", d=ht.max_diff), icon=":material/check_circle:")
     else:

@@ -107,6 +107,15 @@ def row_entropy(weights: torch.Tensor, mask: torch.Tensor) -> float:
     return float(h[real].mean())
 
 
+def uniform_entropy(mask: torch.Tensor) -> float:
+    """The mean row entropy (nats) a head would have if it spread each real query's weight evenly over the keys its
+    mask allows: log(n) for an encoder's n real pieces, the mean of log(i + 1) for a decoder's causal rows (its
+    first query has one key). What ``row_entropy`` is read against."""
+    allowed = mask.reshape(-1, mask.shape[-1]).sum(-1)
+    allowed = allowed[allowed > 0].double()
+    return float(allowed.log().mean()) if len(allowed) else 0.0
+
+
 def to_dict(m, head_trace, run) -> dict:
     """The CLI's and the download's JSON: tokens, recomputed weights, the model's, and every step."""
     from ..export import head_dict

@@ -54,6 +54,22 @@ def projection_code(pre, layer: int, head: int, shapes: dict) -> str:
     )
 
 
+NORMS = {"gpt2": "LayerNorm (ln_1)", "llama": "RMSNorm (input_layernorm)"}  # what a family's attention reads
+
+
+def apart_intro(pre, weights, layer: int, head: int) -> str:
+    """What taking a decoder's head apart starts from, true of its family: the normalised residual stream as x,
+    biases only where the model has them, rotary positions only where it turns its queries and keys."""
+    from ..i18n import t
+
+    parts = [t("dec.apart_intro", h=head, l=layer, norm=NORMS.get(pre.family, t("dec.apart_norm")))]
+    if weights.b_q is not None:
+        parts.append(t("dec.apart_bias"))
+    if getattr(weights, "inv_freq", None) is not None:
+        parts.append(t("dec.apart_rotary"))
+    return " ".join(parts)
+
+
 CAUSAL_LATEX = (
     r"\tilde e_{ij} = \begin{cases} e_{ij} & j \le i \text{ (a key at or before the query)} \\"
     r" -\infty & j > i\end{cases}"

@@ -84,7 +84,9 @@ def atlas_ui(heads: list[dict], layers: int, n_heads: int) -> None:
             z[h["layer"]][h["head"]] = h[measure]
         with col:
             chart(
-                fig.heatmap(z, cols, rows, style=fig.run_style(), title=t(f"why.{measure}"), x_title="head"),
+                fig.heatmap(
+                    z, cols, rows, style=fig.run_style(), title=t(f"why.{measure}"), x_title="head", y_title="layer"
+                ),
                 f"why_atlas_{measure}",
             )
     uniform = [(h["layer"], h["head"]) for h in heads if h["uniform_rows"]]
