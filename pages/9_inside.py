@@ -21,7 +21,7 @@ run_through_app()  # before anything is drawn; see explorer/boot.py
 
 waiting.warm()  # a worker loads the model while the page is read
 st.title(t("page.inside"))
-st.caption(t("in_intro"))
+intro = st.empty()  # what reads the sentence and what is measured, said once the model chosen below is known
 settings = current_settings()
 name = pick.choose(st.expander(t("dec.model_box")))
 try:
@@ -31,6 +31,10 @@ except pt.ModelUnavailable as err:
     st.stop()
 if pre is None:  # still loading in the background: never block the page
     real.wait_on_page(name)
+if pre.causal:
+    intro.caption(t("dec.in_intro", name=md(pre.name), layers=pre.layers, heads=pre.heads))
+else:
+    intro.caption(t("in_intro"))
 
 
 def bad(err: AttentionConfigError) -> None:
