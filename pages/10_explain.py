@@ -102,7 +102,7 @@ def sentence_section() -> None:
     if DECODER:
         next_token_note(first)
     labels = fig.labels(first["tokens"])
-    choices()
+    choices(pre, first)
     overview(result, labels)
     layer = widgets.slider(st, t("ex_layer"), 1, pre.layers, pre.layers, 1, key="ex_layer") - 1
     layer_view(result, labels, layer)

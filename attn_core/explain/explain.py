@@ -70,7 +70,20 @@ def header(pre, text: str, removal: str, item, passed) -> dict:
     if is_decoder(pre):
         target = passed.target
         out["next_token"] = {"id": target.token, "text": target.text, "logp": target.logp}
+        out["baseline"] = ig_baseline(pre, item)
     return out
+
+
+def ig_baseline(pre, item) -> dict:
+    """A decoder's integrated-gradients baseline, as ``decoder.integrated_gradients`` builds it: the token whose
+    embedding stands in every ordinary piece's place, and the prompt's special pieces it keeps (a BOS token)."""
+    from ..models import display_pieces
+    from .decoder import baseline_token
+
+    tok = pre.tokenizer
+    specials = set(tok.all_special_ids)
+    kept = [item.pieces[i] for i, t in enumerate(item.ids) if t in specials]
+    return {"token": display_pieces(tok, [baseline_token(tok)])[0][0], "kept": kept}
 
 
 def word_texts(item: Item) -> list[str]:

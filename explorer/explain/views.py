@@ -8,12 +8,13 @@ import streamlit as st
 
 from attn_core.explain.explain import METHODS
 from attn_core.explain.faithfulness import KS
-from attn_core.explain.references import SHAPLEY_MAX
+from attn_core.explain.methods import FLOW_MAX
+from attn_core.explain.references import IG_STEPS, SHAPLEY_MAX
 
 from .. import figures as fig
 from .. import tables
 from ..i18n import t
-from ..safe import md_t
+from ..safe import md, md_t
 from ..views import chart
 
 REF_KEYS = ("loo", "ig", "shapley")
@@ -51,6 +52,18 @@ CHOICES = (
     "ex_choice_shapley",
     "ex_choice_curves",
     "ex_choice_correlation",
+)
+CHOICES_DEC = (  # a decoder's: what is explained is the log-probability of its next token, read at the last position
+    "ex_choice_raw_dec",
+    "ex_choice_rollout_dec",
+    "ex_choice_flow_dec",
+    "ex_choice_norm_dec",
+    "ex_choice_value_zeroing_dec",
+    "ex_choice_loo_dec",
+    "ex_choice_ig_dec",
+    "ex_choice_shapley_dec",
+    "ex_choice_curves_dec",
+    "ex_choice_correlation_dec",
 )
 
 
@@ -177,6 +190,11 @@ def loo_view(result: dict, labels: list[str]) -> None:
     st.caption(t("ex_loo_note"))
 
 
+def kept_text(result: dict) -> str:
+    """A decoder's special pieces that integrated gradients' baseline keeps ("" when the prompt has none)."""
+    return ", ".join(md(p) for p in result.get("baseline", {}).get("kept", []))
+
+
 def ig_view(result: dict, labels: list[str]) -> None:
     chart(
         fig.bars(
@@ -186,7 +204,13 @@ def ig_view(result: dict, labels: list[str]) -> None:
     )
     err = result["ig_completeness_error"]
     st.metric(t("ex_ig_error"), f"{100 * err:.3f} %")
-    st.caption(t("ex_ig_note", total=result["ig_sum"], delta=result["ig_delta"]))
+    if "next_token" not in result:
+        st.caption(t("ex_ig_note", total=result["ig_sum"], delta=result["ig_delta"]))
+        return
+    token = md(result["next_token"]["text"])
+    note = t("ex_ig_note_dec", token=token, total=result["ig_sum"], delta=result["ig_delta"])
+    kept = kept_text(result)
+    st.caption(note + (" " + t("ex_ig_note_kept_dec", kept=kept) if kept else ""))
 
 
 def curves_view(result: dict) -> None:
@@ -206,7 +230,7 @@ def curves_view(result: dict) -> None:
         t("ex_insertion_area"): [round(v["insertion_area"], 4) for v in curves.values()],
     }
     tables.dataframe(data, hide_index=True)
-    st.caption(t("ex_curves_note"))
+    st.caption(t("ex_curves_note_dec" if "next_token" in result else "ex_curves_note"))
 
 
 def shapley_view(shap: dict) -> None:
@@ -230,7 +254,25 @@ def next_token_note(result: dict) -> None:
     st.markdown(md_t("ex_dec_target", token=nt["text"], logp=f"{nt['logp']:.3f}", p=f"{p:.3f}"))
 
 
-def choices() -> None:
+def choices(pre, result: dict) -> None:
+    """What each method computes, true of the model ``pre``: an encoder's sentence embedding, a decoder's
+    log-probability of the next token ``result`` names (its heads, its baseline token, its special pieces)."""
     with st.expander(t("ex_choices"), icon=":material/rule:"):
-        for key in CHOICES:
-            st.markdown(t(key))
+        if "next_token" not in result:
+            for key in CHOICES:
+                st.markdown(t(key))
+            return
+        base = result.get("baseline", {})
+        values = {
+            "heads": pre.heads,
+            "flow_max": FLOW_MAX,
+            "steps": IG_STEPS,
+            "limit": SHAPLEY_MAX,
+            "token": md(result["next_token"]["text"]),
+            "base": md(base.get("token", "")),
+        }
+        for key in CHOICES_DEC:
+            text = t(key, **values)
+            if key == "ex_choice_ig_dec" and kept_text(result):
+                text += " " + t("ex_ig_kept_dec", kept=kept_text(result))
+            st.markdown(text)
