@@ -10,6 +10,7 @@ is drawn from it, generation with the KV cache, every position's prediction, the
     lens(m, text) -> Lens                             every layer × position's top token, ``decided_at``
     direct_effects(m, run, position, token) -> dict   heads (layers × heads), MLPs, ... summing to the logit
     head_vocab(m, run, layer, head, position) -> dict the tokens a head's output promotes and suppresses
+    label(tok, id), labels(tok, ids)                  a token as every page names it (``models.token_labels``)
 
 Bad input raises ``PromptError`` / ``SamplingError`` (``AttentionConfigError``s with a message in both languages).
 """
@@ -24,7 +25,7 @@ from .generate import BRANCH_NEW, MAX_NEW, Generation, Step, branches, cache_siz
 from .heads import direct_effects, head_vocab
 from .lens import Lens, decided, lens, lens_of, positions
 from .model import decoder, decoders
-from .prompt import Prompt, PromptError, encode, piece
+from .prompt import Prompt, PromptError, encode, label, labels, piece
 from .sampling import Distribution, Sampling, SamplingError, choose, sampling
 
 
@@ -66,6 +67,8 @@ __all__ = [
     "encode",
     "generate",
     "head_vocab",
+    "label",
+    "labels",
     "lens",
     "lens_of",
     "piece",

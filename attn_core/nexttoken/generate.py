@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .prompt import Prompt, encode, piece, pieces, text_of
+from .prompt import Prompt, encode, label, piece, pieces, text_of
 from .sampling import Distribution, Sampling, choose, whole
 
 MAX_NEW = 64
@@ -137,6 +137,7 @@ def branches(m, gen: Generation, step: int, n_new=4, *, alternatives: int = BRAN
             {
                 **dist.pick(token),
                 "piece": piece(m.tokenizer, token),
+                "label": label(m.tokenizer, token),
                 "ids": ids,
                 "text": text_of(m.tokenizer, ids),
                 "chosen": token == gen.steps[at].chosen,

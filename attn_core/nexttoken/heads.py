@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from .. import models
-from .prompt import piece
+from .prompt import label, piece
 
 SHOWN = 10
 
@@ -75,7 +75,15 @@ def head_vocab(m, run, layer: int, head: int, position: int, token: int | None =
     order = torch.sort(scores, descending=True, stable=True).indices
 
     def listed(ids) -> list[dict]:
-        return [{"id": int(i), "token": piece(m.tokenizer, int(i)), "effect": float(scores[i])} for i in ids]
+        return [
+            {
+                "id": int(i),
+                "token": piece(m.tokenizer, int(i)),
+                "label": label(m.tokenizer, int(i)),
+                "effect": float(scores[i]),
+            }
+            for i in ids
+        ]
 
     out = {"layer": layer, "head": head, "position": position, "norm": float(written.norm())}
     out |= {"promoted": listed(order[:n]), "suppressed": listed(order.flip(0)[:n])}

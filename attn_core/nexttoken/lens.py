@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import models
-from .prompt import Prompt, encode, piece
+from .prompt import Prompt, encode, label, labels, piece
 
 
 @dataclass(frozen=True)
@@ -27,15 +27,16 @@ class Lens:
     last_diff: float  # max |last row's logits - the model's logits|
 
     def cells(self, tokenizer) -> list[list[dict]]:
-        """One list per row, first to last, of one ``{"token", "id", "prob"}`` per position."""
-        names: dict[int, str] = {}
+        """One list per row, first to last, of one ``{"token", "label", "id", "prob"}`` per position (``label``: the
+        token as a page names it, ``prompt.label``)."""
+        names: dict[int, tuple[str, str]] = {}
         out = []
         for row_ids, row_p in zip(self.top.tolist(), self.prob.tolist()):
             row = []
             for i, p in zip(row_ids, row_p):
                 if i not in names:
-                    names[i] = piece(tokenizer, i)
-                row.append({"token": names[i], "id": i, "prob": p})
+                    names[i] = piece(tokenizer, i), label(tokenizer, i)
+                row.append({"token": names[i][0], "label": names[i][1], "id": i, "prob": p})
             out.append(row)
         return out
 
@@ -86,16 +87,20 @@ def lens(m, text: str) -> Lens:
 
 
 def positions(m, logits: torch.Tensor, prompt: Prompt) -> list[dict]:
-    """Each position's top prediction (L, vocab logits), beside the token that actually follows it."""
+    """Each position's top prediction (L, vocab logits), beside the token that actually follows it; each token
+    also by its label (``label``, ``top_label``, ``next_label``: ``prompt.labels``, the rule every page names a
+    token by)."""
     p = torch.softmax(logits.double(), -1)
+    named = labels(m.tokenizer, prompt.ids)
     out = []
     for i, ids in enumerate(prompt.ids):
         top = int(p[i].argmax())
         cell = {"position": i, "token": prompt.pieces[i], "top": top, "top_piece": piece(m.tokenizer, top)}
-        cell["top_prob"] = float(p[i, top])
+        cell |= {"label": named[i], "top_label": label(m.tokenizer, top), "top_prob": float(p[i, top])}
         if i + 1 < len(prompt.ids):
             nxt = prompt.ids[i + 1]
             cell |= {"next": nxt, "next_prob": float(p[i, nxt]), "next_rank": int((p[i] > p[i, nxt]).sum()) + 1}
+            cell["next_label"] = named[i + 1]
             cell["hit"] = top == nxt
         out.append(cell)
     return out

@@ -10,6 +10,7 @@ and ``n_new``. They are checked here as everywhere (``sampling``, ``whole``): a 
 from __future__ import annotations
 
 from .generate import Generation, branches, check_cache, generate
+from .prompt import labels
 from .sampling import Sampling, sampling
 
 
@@ -41,6 +42,7 @@ def generation(m, a: dict) -> dict:
         "prompt_ids": list(gen.prompt.ids),
         "ids": list(gen.ids),
         "pieces": list(gen.pieces),
+        "labels": list(labels(m.tokenizer, gen.ids)),  # each token as a page names it (a split character marked)
         "stopped": gen.stopped,
         "steps": steps,
         "check": check_cache(m, gen),

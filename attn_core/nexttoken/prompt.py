@@ -4,7 +4,9 @@ A next-token model predicts from the end of its context, so a prompt longer than
 generation needs) loses its *first* tokens, not its last; ``Prompt.cut`` and ``cut_text`` say what was lost. A
 tokenizer that puts a BOS token first keeps it first. Byte-level tokens that hold part of a character (a Chinese
 character is 3 bytes, often 2 tokens) show the character they share, or their bytes (<E7>) when they never make a
-whole one (``models.display_pieces``), so that no "�" is ever shown.
+whole one (``models.display_pieces``), so that no "�" is ever shown. What a page *names* a token (a bar, an
+option, a table's cell) is its label (``label``, ``labels``: ``models.token_labels``' one display rule, whitespace
+seen and a split character marked on each of its tokens as its part).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import AttentionConfigError
-from ..models import display_pieces
+from ..models import display_pieces, token_label, token_labels
 
 
 class PromptError(AttentionConfigError):
@@ -36,6 +38,16 @@ def pieces(tokenizer, ids) -> tuple[str, ...]:
 def piece(tokenizer, token: int) -> str:
     """One token's text on its own (a byte that is part of a character shows as its byte, e.g. <E7>)."""
     return display_pieces(tokenizer, [int(token)])[0][0]
+
+
+def label(tokenizer, token: int) -> str:
+    """One token's label on its own (``models.token_label``): '␣the', '↵', a stray byte as ⟨E5⟩."""
+    return token_label(tokenizer, int(token))
+
+
+def labels(tokenizer, ids) -> tuple[str, ...]:
+    """Each token's label in its sequence (``models.token_labels``): a character over two tokens, 床 (1/2) 床 (2/2)."""
+    return token_labels(tokenizer, [int(i) for i in ids])
 
 
 def text_of(tokenizer, ids) -> str:
