@@ -55,13 +55,15 @@ except AttentionConfigError as err:
 if p["cut"]:
     cut = dict(n=p["n_total"], max=m.max_positions, cut=p["cut"], text=md(p["cut_text"][:200]))
     st.warning(t("nt_cut", **cut), icon=":material/content_cut:")
-st.caption(t("nt_tokens", n=len(p["pieces"])) + " " + " · ".join(md(x) for x in p["pieces"]))
+st.caption(
+    t("nt_tokens", n=len(p["labels"])) + " " + " · ".join(md(x) for x in p["labels"]) + " " + t("nt_labels_key")
+)
 
 predicting = draw(PAGE["predict"], st)
 views.distribution_ui(p, choice, predicting)
 views.positions_ui(p)
 st.fragment(generation.generation_ui)(choice, int(max_new), limit)
 views.lens_ui(choice)
-st.fragment(heads.heads_ui)(choice, m.layers, m.heads, p["chosen"]["id"], p["chosen"]["piece"])
+st.fragment(heads.heads_ui)(choice, m.layers, m.heads, p["chosen"]["id"], p["chosen"]["label"])
 st.fragment(copying.copying_ui)(choice, predicting)
 takehome.offer_next_token(choice)

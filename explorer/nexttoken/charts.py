@@ -1,10 +1,13 @@
 """The Next token page's own charts: the distribution's bars with the cut tokens greyed, and the logit lens's
 grid with each cell's top token written in it. Plain values in, ``go.Figure`` out, built like every chart of the
-app (``explorer.figures.base.figure``: the palette, presenter type, the text alternative)."""
+app (``explorer.figures.base.figure``: the palette, presenter type, the text alternative). A token is named by its
+label (``attn_core.models.token_labels``: whitespace seen, a split character marked), numbered from 1."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
+
+from attn_core.models import numbered
 
 from ..figures.base import CHECKED, axis_name, figure, ticks
 from ..figures.style import Style
@@ -13,10 +16,10 @@ from ..safe import plot
 GREY = "#bdbdbd"
 
 
-def token_label(rank: int, piece: str) -> str:
-    """'1 ␣the': the rank first (two tokens may print alike), a leading space made visible."""
-    shown = piece.replace(" ", "␣").replace("\n", "↵")
-    return f"{rank} {plot(shown)}"
+def ranked(top: list[dict]) -> list[str]:
+    """'1 ␣the', '2 ↵': each candidate by its rank (1: the most probable) and label, as its bar and the predict
+    option that names it both say (plain text: a chart escapes it)."""
+    return [f"{c['rank']} {c['label']}" for c in top]
 
 
 def distribution(top: list[dict], *, value: str, chosen: int, style: Style, title: str, y_title: str) -> go.Figure:
@@ -24,7 +27,7 @@ def distribution(top: list[dict], *, value: str, chosen: int, style: Style, titl
     top-k/top-p cut are grey, the chosen one outlined in the accent colour."""
     from ..i18n import t
 
-    names = [token_label(c["rank"], c["piece"]) for c in top]
+    names = [plot(x) for x in ranked(top)]
     ys = [float(c[value]) for c in top]
     colours = [style.colour("accent") if c["id"] == chosen else style.colour("base") for c in top]
     colours = [col if c["kept"] else GREY for col, c in zip(colours, top)]
@@ -41,20 +44,21 @@ def distribution(top: list[dict], *, value: str, chosen: int, style: Style, titl
         hovertemplate="%{x}<br>%{y:.6g} %{customdata}<extra></extra>",
     )
     kept = sum(1 for c in top if c["kept"])
-    alt = t("nt_alt_bars", first=names[0].split(" ", 1)[-1], n=len(top), kept=kept) if top else ""
+    alt = t("nt_alt_bars", first=top[0]["label"], n=len(top), kept=kept) if top else ""
     yaxis = dict(title=dict(text=axis_name(y_title)))
     return figure([trace], style=style, title=title, height=340, alt=alt, yaxis=yaxis, xaxis=ticks())
 
 
-def lens_grid(cells: list[list[dict]], pieces: list[str], decided_at: list[int], *, style: Style, title: str):
-    """Rows: the embeddings, then each layer (the last one is the model's own output); columns: positions.
-    Colour: the top token's probability; text: the token; a ring marks where each position is decided."""
+def lens_grid(cells: list[list[dict]], labels: list[str], decided_at: list[int], *, style: Style, title: str):
+    """Rows: the embeddings, then each layer (the last one is the model's own output); columns: positions, from 1,
+    by the prompt's token labels. Colour: the top token's probability; text: its label; a ring marks where each
+    position is decided."""
     from ..i18n import t
 
     rows = [t("nt_lens_embed")] + [t("nt_lens_layer", l=i) for i in range(1, len(cells))]
-    cols = [f"{i} {plot(p)}" for i, p in enumerate(pieces)]
+    cols = [plot(x) for x in numbered(labels)]
     z = [[c["prob"] for c in row] for row in cells]
-    text = [[plot(c["token"].replace(" ", "␣").replace("\n", "↵")) for c in row] for row in cells]
+    text = [[plot(c["label"]) for c in row] for row in cells]
     heat = go.Heatmap(
         **CHECKED,
         z=z,
@@ -77,7 +81,7 @@ def lens_grid(cells: list[list[dict]], pieces: list[str], decided_at: list[int],
         name=t("nt_decided"),
         hoverinfo="skip",
     )
-    alt = t("nt_alt_lens", n=sum(1 for r in decided_at if r < len(cells) - 1), L=len(pieces))
+    alt = t("nt_alt_lens", n=sum(1 for r in decided_at if r < len(cells) - 1), L=len(labels))
     height = min(140 + 34 * len(rows), 520)
     return figure(
         [heat, ring],

@@ -21,6 +21,7 @@ from ..controls import Control, draw
 from ..figures.base import CHECKED
 from ..i18n import t
 from ..poll.view import predict_then_reveal
+from ..safe import plot
 from ..views import chart
 from . import runs
 from .settings import Choice
@@ -32,16 +33,19 @@ PREDICT_TEXTS = {"ask": "nt_copy_ask", "right": "nt_copy_right", "wrong": "nt_co
 
 @bounded(max_mib=8)
 def found(model: str, kind: str, prompt: str, seed: int) -> dict:
-    """The copying view's numbers as plain values, and each token's text as the model pages show it."""
+    """The copying view's numbers as plain values, and each token's text as the model pages show it (``pieces``)
+    and as a page names it (``labels``: ``models.token_labels``, the decoder pages' one display rule)."""
     m = runs.decoder(model)
     ids = cp.repeated_prompt(m, kind, text=prompt, seed=seed)
     out = cp.copying(m, ids)
-    return out | {"pieces": list(models.display_pieces(m.tokenizer, ids)[0])}
+    pieces = list(models.display_pieces(m.tokenizer, ids)[0])
+    return out | {"pieces": pieces, "labels": list(models.token_labels(m.tokenizer, ids))}
 
 
-def names(pieces: list[str]) -> list[str]:
-    """'3 ␣cat': the position first (a token may repeat: that is the point here), whitespace visible."""
-    return [f"{i} {p.replace(' ', '␣').replace(chr(10), '↵')}" for i, p in enumerate(pieces)]
+def names(labels: list[str]) -> list[str]:
+    """'3 ␣cat': the position first, from 1 as everywhere on the page (a token may repeat: that is the point
+    here), then the token's label (whitespace seen, a split character marked)."""
+    return models.numbered(labels)
 
 
 def losses_chart(f: dict, labels: list[str]):
@@ -99,7 +103,9 @@ def ask(f: dict, labels: list[str], choice: Choice, kind: str) -> None:
     q = f["copies"][-1][0]
     question = ("next_token_copy", choice.model, kind, choice.prompt if kind != "random" else "", choice.seed, q)
     row = f["weights"][q][: q + 1]
-    predict_then_reveal(row, question, labels[q], labels[: q + 1], texts=PREDICT_TEXTS, slot="_copy")
+    words = f["labels"][: q + 1]
+    options = [plot(x) for x in labels[: q + 1]]  # named as the map's keys are, escaped as a chart's names
+    predict_then_reveal(row, question, f["labels"][q], words, texts=PREDICT_TEXTS, slot="_copy", labels=options)
 
 
 def copying_ui(choice: Choice, predicting: bool) -> None:
@@ -108,7 +114,7 @@ def copying_ui(choice: Choice, predicting: bool) -> None:
     st.caption(t("nt_copy_intro"))
     kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kind_{k}"), horizontal=True)
     f = found(choice.model, kind, choice.prompt, int(choice.seed))
-    labels = names(f["pieces"])
+    labels = names(f["labels"])
     if not f["copies"]:
         st.info(t("nt_copy_none"), icon=":material/info:")
         return

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attn_core.models import display_pieces
+from attn_core.models import display_pieces, numbered, visible
 
 from .. import figures as fig
 from .. import session
@@ -60,21 +60,28 @@ def stepper(n: int) -> int:
     return at
 
 
+def kib(size: int) -> str:
+    """Bytes as KiB for a sentence or a bar: whole when whole ('20', not '20.0000'), else one decimal ('20.5')."""
+    text = f"{size / 1024:.1f}"
+    return text.removesuffix(".0")
+
+
 def query_row(gen: dict, at: int) -> None:
-    """The step's new query attending over the keys in the cache: one row per layer and head."""
+    """The step's new query attending over the keys in the cache: one row per layer and head. Its title, a
+    sentence that names the token, is written above the chart (it wraps there; a chart's title would be cut)."""
     att = gen["steps"][at - 1]["attention"]  # layers × heads × length
     if att is None:
         return
     layers, heads, length = len(att), len(att[0]), len(att[0][0])
-    keys = [f"{i} {plot(p)}" for i, p in enumerate(gen["pieces"][:length])]
+    keys = [plot(x) for x in numbered(gen["labels"][:length])]
     rows = [f"L{layer} H{head}" for layer in range(layers) for head in range(heads)]
     z = [row for layer in att for row in layer]
-    new = gen["pieces"][length - 1]
+    new = gen["labels"][min(length, len(gen["labels"]) - 1)]  # the token this query predicted, after its keys
+    st.markdown(f"**{t('nt_query_title', tok=shown(new), n=length)}**")
     figure = fig.heatmap(
         z,
         keys,
         rows,
-        title=t("nt_query_title", tok=plot(new), n=length),
         x_title="key",
         y_title=t("nt_layer_head"),
         zrange=(0.0, 1.0),
@@ -90,11 +97,12 @@ def cache_ui(gen: dict, at: int) -> None:
         st.caption(t("nt_cache_none"))
         return
     layers, two, kv, length, d = s["cache_shape"]
-    kib_now = f"{s['cache_bytes'] / 1024:.1f}"
-    st.markdown(t("nt_cache_shape", layers=layers, two=two, kv=kv, length=length, d=d, kib=kib_now))
-    lengths = [x["cache_shape"][3] for x in gen["steps"][:at]]
-    kib = [x["cache_bytes"] / 1024 for x in gen["steps"][:at]]
-    figure = fig.bars(kib, [str(n) for n in lengths], style=fig.run_style(), title=t("nt_cache_title"), y_title="KiB")
+    st.markdown(t("nt_cache_shape", layers=layers, two=two, kv=kv, length=length, d=d, kib=kib(s["cache_bytes"])))
+    steps = gen["steps"][:at]
+    sizes = [x["cache_bytes"] / 1024 for x in steps]
+    names = [str(x["cache_shape"][3]) for x in steps]
+    figure = fig.bars(sizes, names, style=fig.run_style(), title=t("nt_cache_title"), y_title="KiB")
+    figure.update_traces(text=[kib(x["cache_bytes"]) for x in steps])  # '20', not fig.bars' '20.0000'
     chart(figure, "nt_cache_bars")
 
 
@@ -114,17 +122,18 @@ def branches_ui(found: list[dict] | None, at: int) -> None:
     for col, b in zip(st.columns(len(found)), found):
         with col.container(border=True):
             mark = " ✓" if b["chosen"] else ""
-            st.markdown(f"**{shown(b['piece'])}**{mark} · p = {b['prob']:.3f}")
+            st.markdown(f"**{shown(b['label'])}**{mark} · p = {b['prob']:.3f}")
             st.text(b["text"])
     st.caption(t("nt_branches_note", n=runs.N_NEW_BRANCH))
 
 
 def so_far(choice: Choice, gen: dict, last: int) -> str:
-    """The text up to token ``last``, the generated tokens highlighted; a character split over several byte tokens
-    written once (``models.display_pieces``: each of its tokens shows the whole character)."""
+    """The text up to token ``last``, the generated tokens highlighted, their spaces and new lines seen (␣ ↵: a
+    highlighted blank says nothing); a character split over several byte tokens written once
+    (``models.display_pieces``: each of its tokens shows the whole character)."""
     shown, group = display_pieces(runs.decoder(choice.model).tokenizer, gen["ids"][: last + 1])
     n = len(gen["prompt_ids"])
-    parts = [(md(p), i >= n) for i, (p, g) in enumerate(zip(shown, group)) if g == i]
+    parts = [(md(visible(p) if i >= n else p), i >= n) for i, (p, g) in enumerate(zip(shown, group)) if g == i]
     return "".join(f":orange-background[{p}]" if new else p for p, new in parts)
 
 
@@ -144,7 +153,7 @@ def generation_ui(choice: Choice, max_new: int, limit: int) -> None:
     new_at = len(gen["prompt_ids"]) + at - 1
     st.markdown(so_far(choice, gen, new_at))
     step = gen["steps"][at - 1]
-    narrate("generate", step=at, tok=shown(step["piece"]), n=new_at, kib=f"{step['cache_bytes'] / 1024:.1f}")
+    narrate("generate", step=at, tok=shown(gen["labels"][new_at]), n=new_at, kib=kib(step["cache_bytes"]))
     if gen["stopped"] == "eos" and at == n:
         st.caption(t("nt_eos"))
     query_row(gen, at)

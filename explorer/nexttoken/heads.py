@@ -42,13 +42,14 @@ def sum_ui(e: dict, tok: str) -> None:
     st.caption(t("nt_eff_frozen", s=f"{e['scale']:.4g}", kind=t("nt_norm_layer" if e["centred"] else "nt_norm_rms")))
 
 
-def map_ui(e: dict, tok: str, layer: int, head: int) -> None:
+def map_ui(e: dict, label: str, layer: int, head: int) -> None:
+    """Every head's direct effect on the logit of the token ``label`` names (its label, ``models.token_labels``)."""
     heads = e["heads"]
     figure = fig.heatmap(
         heads,
         [str(h) for h in range(len(heads[0]))],
         [str(layer) for layer in range(len(heads))],
-        title=t("nt_eff_map", tok=fig.labels([tok])[0].split(" ", 1)[-1]),
+        title=t("nt_eff_map", tok=label),
         x_title="head",
         y_title="layer",
         colorscale="RdBu",
@@ -65,14 +66,15 @@ def vocab_ui(v: dict) -> None:
     for col, key, title in ((a, "promoted", t("nt_promoted")), (b, "suppressed", t("nt_suppressed"))):
         col.markdown(f"**{title}**")
         tables.dataframe(
-            {t("token"): [x["token"] for x in v[key]], t("nt_eff_value"): [round(x["effect"], 4) for x in v[key]]},
+            {t("token"): [x["label"] for x in v[key]], t("nt_eff_value"): [round(x["effect"], 4) for x in v[key]]},
             container=col,
             hide_index=True,
         )
 
 
-def heads_ui(choice: Choice, layers: int, heads: int, token: int, piece: str) -> None:
-    """The section (a fragment of the page: a new layer or head reruns only it)."""
+def heads_ui(choice: Choice, layers: int, heads: int, token: int, label: str) -> None:
+    """The section (a fragment of the page: a new layer or head reruns only it). ``token``: the chosen token's id,
+    ``label`` its label (``models.token_labels``)."""
     st.subheader(t("nt_heads"))
     st.caption(t("nt_heads_intro"))
     c1, c2 = st.columns(2)
@@ -80,9 +82,9 @@ def heads_ui(choice: Choice, layers: int, heads: int, token: int, piece: str) ->
     head = int(draw(HEAD, c2, high=heads - 1))
     e = runs.effects(choice.model, choice.prompt, token)
     v = runs.head_vocab(choice.model, choice.prompt, layer, head, token)
-    tok = shown(piece)
+    tok = shown(label)
     narrate("heads", tok=tok, l=layer, h=head, v=f"{v['effect']:.3f}", logit=f"{e['logit']:.3f}")
     st.markdown(t("nt_head_effect", l=layer, h=head, tok=tok, v=f"{v['effect']:.4f}", norm=f"{v['norm']:.3f}"))
     vocab_ui(v)
-    map_ui(e, piece, layer, head)
+    map_ui(e, label, layer, head)
     sum_ui(e, tok)

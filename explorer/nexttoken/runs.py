@@ -60,11 +60,12 @@ def prediction(choice: Choice) -> dict:
     tok = m.tokenizer
 
     def pick(i: int) -> dict:
-        return d.pick(i) | {"piece": nt.piece(tok, i)}
+        return d.pick(i) | {"piece": nt.piece(tok, i), "label": nt.label(tok, i)}
 
     why = d.why()
     return {
         "pieces": list(p.prompt.pieces),
+        "labels": list(nt.labels(tok, p.prompt.ids)),  # each token as the page names it (nt.labels)
         "ids": list(p.prompt.ids),
         "cut": p.prompt.cut,
         "cut_text": p.prompt.cut_text,
@@ -128,6 +129,7 @@ def lens(model: str, prompt: str) -> dict:
         "decided_at": list(found.decided_at),
         "last_diff": found.last_diff,
         "pieces": list(enc.pieces),
+        "labels": list(nt.labels(m.tokenizer, enc.ids)),
     }
 
 

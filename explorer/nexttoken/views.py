@@ -1,5 +1,8 @@
 """The Next token page's views of one prediction: the distribution's bars and the sentence that says why the
-sampled token is (or is not) the most probable one, every position's own prediction, and the logit lens."""
+sampled token is (or is not) the most probable one, every position's own prediction, and the logit lens.
+
+Every token is named by its label (``attn_core.models.token_labels``: '␣the', '↵', 床 (1/2), a stray byte ⟨E5⟩),
+the one rule of the decoder's pages, and counted from 1: a rank, a position, a predict option and its bar."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from .. import figures as fig
 from .. import present, tables, widgets
 from ..i18n import t
 from ..poll.view import predict_then_reveal
-from ..safe import md, md_t
+from ..safe import md, md_t, plot
 from ..views import chart
 from . import charts, runs
 from .settings import Choice
@@ -17,11 +20,12 @@ from .settings import Choice
 PREDICT_TEXTS = {"ask": "nt_predict_ask", "right": "nt_predict_right", "wrong": "nt_predict_wrong"}
 PREDICT_TEXTS["truth"] = "nt_predict_truth"
 CANDIDATES = 5  # tokens offered to the learner's prediction
+NONE = "—"  # a cell with nothing to say (the last position has no next token)
 
 
-def shown(piece: str) -> str:
-    """A token as text in a sentence: quoted, a leading space visible (␣), escaped for Markdown."""
-    return "'" + md(piece.replace(" ", "␣").replace("\n", "↵")) + "'"
+def shown(label: str) -> str:
+    """A token's label (``attn_core.models.token_labels``) quoted in a sentence, escaped for Markdown."""
+    return "'" + md(label) + "'"
 
 
 def narrate(part: str, **facts) -> None:
@@ -35,7 +39,7 @@ def why_sentence(p: dict) -> str:
     """The one sentence: why the chosen token is, or is not, the most probable one."""
     w = p["why"]
     c, top = w["chosen"], w["top"]
-    facts = dict(tok=shown(c["piece"]), p=f"{c['prob']:.3f}", top=shown(top["piece"]), top_p=f"{top['prob']:.3f}")
+    facts = dict(tok=shown(c["label"]), p=f"{c['prob']:.3f}", top=shown(top["label"]), top_p=f"{top['prob']:.3f}")
     if w["reason"] == "greedy":
         return t("nt_why_greedy", **facts)
     facts |= dict(u=f"{w['u']:.3f}", q=f"{c['sampled_prob']:.3f}", rank=c["rank"], kept=w["kept"])
@@ -43,19 +47,21 @@ def why_sentence(p: dict) -> str:
 
 
 def ask(p: dict, choice: Choice) -> None:
-    """Predict, then reveal: which of the most probable tokens comes next? (Stops the page until answered.)"""
+    """Predict, then reveal: which of the most probable tokens comes next? Each option is named as its bar is
+    (``charts.ranked``: its rank from 1 and its label). (Stops the page until answered.)"""
     top = p["top"][:CANDIDATES]
     question = ("next_token", choice.model, choice.prompt, choice.temperature)
-    words = [c["piece"].replace(" ", "␣") for c in top]
-    last = p["pieces"][-1] if p["pieces"] else ""
-    predict_then_reveal([c["prob"] for c in top], question, last, words, texts=PREDICT_TEXTS)
+    words = [c["label"] for c in top]
+    last = p["labels"][-1] if p["labels"] else ""
+    names = [plot(x) for x in charts.ranked(top)]  # escaped as the bars' names are
+    predict_then_reveal([c["prob"] for c in top], question, last, words, texts=PREDICT_TEXTS, labels=names)
 
 
 def distribution_ui(p: dict, choice: Choice, predicting: bool) -> None:
     st.subheader(t("nt_dist"))
     if predicting:
         ask(p, choice)
-    narrate("dist", n=len(p["pieces"]), vocab=p["vocab"], tok=shown(p["top"][0]["piece"]))
+    narrate("dist", n=len(p["labels"]), vocab=p["vocab"], tok=shown(p["top"][0]["label"]))
     value = widgets.radio(
         st, t("nt_show"), ["prob", "logit"], format_func=lambda v: t(f"nt_show_{v}"), horizontal=True, key="nt_value"
     )
@@ -69,7 +75,7 @@ def distribution_ui(p: dict, choice: Choice, predicting: bool) -> None:
     (st.info if p["why"]["is_top"] else st.warning)(why_sentence(p), icon=":material/casino:")
     rows = {
         t("nt_rank"): [c["rank"] for c in p["top"]],
-        t("token"): [c["piece"] for c in p["top"]],
+        t("token"): [c["label"] for c in p["top"]],
         t("nt_logit"): [round(c["logit"], 4) for c in p["top"]],
         t("nt_prob"): [round(c["prob"], 5) for c in p["top"]],
         t("nt_sampled_prob"): [round(c["sampled_prob"], 5) for c in p["top"]],
@@ -86,13 +92,13 @@ def positions_ui(p: dict) -> None:
     hits = sum(1 for c in cells if c.get("hit"))
     narrate("positions", hits=hits, n=len(cells) - 1)
     rows = {
-        t("position"): [c["position"] for c in cells],
-        t("token"): [c["token"] for c in cells],
-        t("nt_pos_top"): [c["top_piece"] for c in cells],
+        t("position"): [c["position"] + 1 for c in cells],  # from 1, as the lens's columns and the bars count
+        t("token"): [c["label"] for c in cells],
+        t("nt_pos_top"): [c["top_label"] for c in cells],
         t("nt_prob"): [round(c["top_prob"], 4) for c in cells],
-        t("nt_pos_next"): [p["pieces"][c["position"] + 1] if "next" in c else "" for c in cells],
-        t("nt_pos_rank"): [c.get("next_rank") for c in cells],
-        t("nt_pos_hit"): ["✓" if c.get("hit") else "" for c in cells],
+        t("nt_pos_next"): [c.get("next_label", NONE) for c in cells],
+        t("nt_pos_rank"): [str(c["next_rank"]) if "next" in c else NONE for c in cells],
+        t("nt_pos_hit"): [("✓" if c["hit"] else "✗") if "next" in c else NONE for c in cells],
     }
     tables.dataframe(rows, hide_index=True, height=min(38 + 35 * len(cells), 420))
     st.caption(t("nt_positions_hits", hits=hits, n=max(len(cells) - 1, 0)))
@@ -105,12 +111,11 @@ def lens_ui(choice: Choice) -> None:
     found = runs.lens(choice.model, choice.prompt)
     last = len(found["cells"]) - 1
     early = sum(1 for r in found["decided_at"] if r < last)
-    narrate("lens", early=early, n=len(found["pieces"]), layers=last)
-    figure = charts.lens_grid(found["cells"], found["pieces"], found["decided_at"], style=fig.run_style(), title="")
+    narrate("lens", early=early, n=len(found["labels"]), layers=last)
+    figure = charts.lens_grid(found["cells"], found["labels"], found["decided_at"], style=fig.run_style(), title="")
     chart(figure, "nt_lens_grid")
     decided = found["decided_at"][-1]
-    last_token = found["cells"][-1][-1]["token"].replace(" ", "␣").replace("\n", "↵")
-    st.markdown(md_t("nt_lens_last", tok=last_token, row=decided))
+    st.markdown(md_t("nt_lens_last", tok=found["cells"][-1][-1]["label"], row=decided))
     if found["last_diff"] <= 1e-4:
         st.success(t("nt_lens_check", d=f"{found['last_diff']:.2g}"), icon=":material/check_circle:")
     else:

@@ -259,7 +259,14 @@ def ask(
 
 
 def predict_then_reveal(
-    row, question: tuple, tok: str, k_words: list[str], *, texts: dict = TEXTS, slot: str = ""
+    row,
+    question: tuple,
+    tok: str,
+    k_words: list[str],
+    *,
+    texts: dict = TEXTS,
+    slot: str = "",
+    labels: list[str] | None = None,
 ) -> None:
     """Predict mode: the learner picks the key that ``tok`` will attend to most (``row``: its
     weights), then reveals the truth with the answer marked. ``question``: plain values naming what
@@ -268,12 +275,14 @@ def predict_then_reveal(
     tallied; ``?teacher=1`` shows the tally live instead. Stops the page (or the fragment) until
     the answer is in. ``texts``: the catalogue keys of its question, answers and truth (``TEXTS``; the Next token
     page asks "which token comes next?", ``row`` then the candidates' probabilities). ``slot``: a second question
-    on the same page keeps its own answer (and its own widgets) under this suffix."""
+    on the same page keeps its own answer (and its own widgets) under this suffix. ``labels``: the options' names
+    when the page's chart names them otherwise than ``fig.labels`` (numbered from 0), escaped as a chart's are (the
+    Next token page's bars: the rank from 1 and the token's label), so that an option reads as its bar."""
     code = poll.lesson()  # checked and carried by poll.check_url before the page ran
     teacher = poll.teacher()
     row = [float(w) for w in row]
     truth = max(range(len(row)), key=row.__getitem__)
-    labels = fig.labels(k_words)
+    labels = fig.labels(k_words) if labels is None else list(labels)
     if teacher and code:
         teacher_view(code, question, truth, labels, tok, texts)
         return

@@ -64,10 +64,11 @@ def engine(seed: int, **kw):
 
 
 def shown(m, token: int) -> str:
-    """The token as the page's sentences quote it (escaped for Markdown, as Streamlit's element keeps it)."""
+    """The token as the page's sentences quote it: its label (``nt.label``), escaped for Markdown as Streamlit's
+    element keeps it."""
     from explorer.nexttoken.views import shown as quote
 
-    return quote(nt.piece(m.tokenizer, token))
+    return quote(nt.label(m.tokenizer, token))
 
 
 def matrix(z) -> list[list[float]]:
