@@ -142,6 +142,11 @@ def test_no_token_shows_blank_as_nan_none_or_a_bare_byte(page, lang):
     assert "床 (1/3) · 床 (2/3) · 床 (3/3)" in prompt and "cat · ↵ · 床" in prompt.replace("␣", ""), prompt
     lens = next(s for s in charts(at) if s["data"][0]["type"] == "heatmap" and "texttemplate" in s["data"][0])
     assert lens["data"][0]["x"][:3] == ["1 the", "2 ␣cat", "3 ↵"], lens["data"][0]["x"]  # positions from 1
+    cache = next(
+        s for s in charts(at) if s["data"][0]["type"] == "bar" and all(x.isdigit() for x in s["data"][0]["x"])
+    )
+    sizes = [float(y) for y in cache["data"][0]["y"]]  # KiB
+    assert cache["data"][0]["text"] == [f"{y:.1f}".removesuffix(".0") for y in sizes]  # '20', '20.5': not '20.0000'
 
 
 def bar_labels(at) -> list[str]:
