@@ -25,7 +25,7 @@ window = draw(PAGE["vi_window"], c3, options=[m for m in (1, 2, 4, 8) if side % 
 shift = draw(PAGE["vi_shift"], c4)
 c5, c6 = st.columns(2)
 index = draw(PAGE["vi_image"], c5)
-query = draw(PAGE["vi_query"], c6, options=range(side * side), default=0)
+query = draw(PAGE["vi_query"], c6, options=range(side * side), default=0, format_func=view.query_label(side))
 config = VisionConfig(model=model, patch=patch, window=window, shift=shift, steps=600)
 try:
     config.check()

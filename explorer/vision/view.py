@@ -5,7 +5,6 @@ and step (``trained``)."""
 
 from __future__ import annotations
 
-import io
 import threading
 from collections import OrderedDict
 
@@ -14,7 +13,8 @@ import torch
 
 from attn_core import AttentionConfigError
 from attn_core import vision as V
-from attn_core.vision.model import SIDE, VisionConfig, VisionModel, digits
+from attn_core.vision.model import VisionConfig, VisionModel, digits
+from attn_core.vision.picture import MAX_BYTES, read_digit
 
 from .. import figures as fig
 from .. import tables
@@ -22,8 +22,6 @@ from ..i18n import error_text, t
 from ..safe import md
 from ..views import chart
 
-MAX_UPLOAD_BYTES = 5 * 2**20
-MAX_PIXELS = 4096 * 4096  # decoding a larger picture is refused before it is decoded (a decompression bomb)
 PATCHES_224 = (32, 16, 8, 4)
 
 
@@ -31,21 +29,69 @@ def grid_labels(n: int) -> list[str]:
     return [str(i) for i in range(n)]
 
 
-def grid_chart(z, title: str, key: str, *, weights: bool = False, colorscale: str = "Viridis") -> None:
+def patch_lines(pixels: int, patch: int, colour: str) -> list[dict]:
+    """The borders between patches of ``patch`` pixels on a ``pixels`` × ``pixels`` heatmap (cells centred on
+    0, 1, …): a line at every k·patch − ½ inside the picture, across and down."""
+    at = [k * patch - 0.5 for k in range(1, -(-pixels // patch)) if k * patch < pixels]
+    line = dict(color=colour, width=2)
+    down = [dict(type="line", x0=x, x1=x, y0=-0.5, y1=pixels - 0.5, line=line) for x in at]
+    across = [dict(type="line", x0=-0.5, x1=pixels - 0.5, y0=y, y1=y, line=line) for y in at]
+    return down + across
+
+
+def grid_chart(
+    z, title: str, key: str, *, colorscale: str = "Viridis", patch: int | None = None, alt: str | None = None
+) -> None:
+    """A map over the image's pixels or its patches (row and column axes); ``patch``: the borders of the
+    patches drawn over the pixels; ``alt``: the sentence under the chart (else the heatmap's own)."""
     rows, cols = len(z), len(z[0])
-    chart(
-        fig.heatmap(
-            z,
-            grid_labels(cols),
-            grid_labels(rows),
-            style=fig.run_style(),
-            title=title,
-            x_title="column",
-            y_title="row",
-            weights=weights,
-            colorscale=colorscale,
-        ),
+    style = fig.run_style()
+    figure = fig.heatmap(
+        z,
+        grid_labels(cols),
+        grid_labels(rows),
+        style=style,
+        title=title,
+        x_title="column",
+        y_title="row",
+        colorscale=colorscale,
+    )
+    if patch:
+        figure.update_layout(shapes=list(figure.layout.shapes) + patch_lines(cols, patch, style.colour("accent")))
+    if alt is not None:
+        figure.update_layout(meta={**(figure.layout.meta or {}), "alt": alt})
+    chart(figure, key)
+
+
+def patch_name(token: int, grid: tuple[int, int]) -> dict:
+    """A patch's number and its place in the grid, for a sentence (``q``/``k`` and the row and column)."""
+    row, col = V.cell(token, grid)
+    return {"n": token, "r": row, "c": col}
+
+
+def query_label(side: int):
+    """The query select box's labels: a patch's number and its (row, column) in a side × side grid (made now, in
+    this run's language, not when the box asks)."""
+    labels = []
+    for q in range(side * side):
+        p = patch_name(q, (side, side))
+        labels.append(t("vision.query_option", q=p["n"], r=p["r"], c=p["c"]))
+    return labels.__getitem__
+
+
+def peak_alt(z: torch.Tensor, query: int, grid: tuple[int, int], key: str) -> str:
+    """The sentence under a map of one patch's weights over the grid: which patch (row, column) holds the most."""
+    k = int(z.flatten().argmax())
+    q, top = patch_name(query, grid), patch_name(k, grid)
+    return t(
         key,
+        q=q["n"],
+        qr=q["r"],
+        qc=q["c"],
+        k=top["n"],
+        kr=top["r"],
+        kc=top["c"],
+        w=f"{float(z.flatten()[k]):.2f}",
     )
 
 
@@ -53,7 +99,8 @@ def patches_ui(image: torch.Tensor, c: VisionConfig) -> None:
     rows, cols = c.grid
     st.subheader(t("vision.patches_title"))
     st.caption(t("vision.patches_intro", p=c.patch, rows=rows, cols=cols, L=rows * cols, d=c.patch * c.patch))
-    grid_chart(image.tolist(), t("vision.image_title", p=c.patch), "vi_image_chart", colorscale="Greys")
+    title = t("vision.image_title", p=c.patch)
+    grid_chart(image.tolist(), title, "vi_image_chart", colorscale="Greys", patch=c.patch)
     table = {
         t("vision.col_patch"): [f"{p} × {p}" for p in PATCHES_224],
         t("vision.col_tokens"): [(224 // p) ** 2 for p in PATCHES_224],
@@ -134,11 +181,13 @@ def attention_ui(model: VisionModel, image: torch.Tensor, c: VisionConfig, query
         heads = st.columns(c.heads)
         for h, col in enumerate(heads):
             with col:
-                z = w[0, h, query].reshape(rows, cols).tolist()
-                grid_chart(z, t("vision.attn_title", l=layer, h=h, q=query), f"{key}_{layer}_{h}", weights=True)
-    rolled = V.rollout([w[0] for w in weights])[query].reshape(rows, cols).tolist()
-    grid_chart(rolled, t("vision.rollout_title", n=len(weights), q=query), f"{key}_rollout", weights=True)
-    st.caption(t("vision.rollout_note", q=query))
+                z = w[0, h, query].reshape(rows, cols)
+                alt = peak_alt(z, query, c.grid, "vision.attn_alt")
+                grid_chart(z.tolist(), t("vision.attn_title", l=layer, h=h, q=query), f"{key}_{layer}_{h}", alt=alt)
+    rolled = V.rollout([w[0] for w in weights])[query].reshape(rows, cols)
+    alt = peak_alt(rolled, query, c.grid, "vision.rollout_alt")
+    grid_chart(rolled.tolist(), t("vision.rollout_title", n=len(weights), q=query), f"{key}_rollout", alt=alt)
+    st.caption(t("vision.rollout_note") + " " + t(f"vision.rollout_reach.{c.model}", q=query))
 
 
 def held_out(index: int) -> tuple[torch.Tensor, int]:
@@ -147,39 +196,48 @@ def held_out(index: int) -> tuple[torch.Tensor, int]:
 
 
 def upload_image(data: bytes) -> torch.Tensor:
-    """A picture's bytes as an 8 × 8 digit-like image (0..1, light strokes on dark); refused: not an image,
-    too large, truncated."""
-    from PIL import Image, UnidentifiedImageError
+    """A picture's bytes as the model reads it: an 8 × 8 digit made as the training digits were
+    (``attn_core.vision.picture``)."""
+    return read_digit(data)
 
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise AttentionConfigError("image", "vision_upload_size", mib=MAX_UPLOAD_BYTES // 2**20)
-    try:
-        img = Image.open(io.BytesIO(data))  # reads the header only
-    except Image.DecompressionBombError:
-        raise AttentionConfigError("image", "vision_upload_pixels", w="?", h="?") from None
-    except (UnidentifiedImageError, OSError, ValueError):
-        raise AttentionConfigError("image", "vision_upload_bad") from None
-    with img:
-        if img.width * img.height > MAX_PIXELS:
-            raise AttentionConfigError("image", "vision_upload_pixels", w=img.width, h=img.height)
-        try:
-            small = img.convert("L").resize((SIDE, SIDE), Image.Resampling.BILINEAR)
-        except (OSError, ValueError, Image.DecompressionBombError):  # truncated, or not decodable whole
-            raise AttentionConfigError("image", "vision_upload_bad") from None
-    x = torch.tensor(list(small.getdata()), dtype=torch.float32).reshape(SIDE, SIDE) / 255.0
-    return 1.0 - x if float(x.mean()) > 0.5 else x  # dark strokes on light paper: inverted, as the digits are
+
+MIB = MAX_BYTES // 2**20
+
+
+def css_string(text: str) -> str:
+    """``text`` as a CSS string: quoted, its backslashes, quotes and ``<`` escaped, on one line."""
+    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("<", "\\3c ").replace("\n", " ")
+    return f'"{body}"'
+
+
+def uploader_css() -> str:
+    """The uploader's own words hidden and ours in their place: Streamlit's "200MB per file"-style line goes (the
+    limit is in our label, the app's own) and its button's "Upload" is said in the UI's language (our catalogue's
+    text, quoted for CSS); its icon stays."""
+    where = ".st-key-vi_upload [data-testid='stFileUploaderDropzone']"
+    label = f"{where} button [data-testid='stMarkdownContainer'] p"
+    return (
+        "<style>"
+        f"{where} [data-testid='stFileUploaderDropzoneInstructions'] {{ display: none; }}"
+        f"{label} {{ font-size: 0; }}"
+        f"{label}::after {{ content: {css_string(t('vision.upload_button'))}; font-size: 1rem; }}"
+        "</style>"
+    )
 
 
 def upload_ui(model: VisionModel | None, c: VisionConfig, query: int) -> None:
     st.subheader(t("vision.upload_title"))
-    file = st.file_uploader(t("vision.upload"), type=["png", "jpg", "jpeg"], key="vi_upload")
+    st.html(uploader_css())
+    file = st.file_uploader(
+        t("vision.upload", mib=MIB), type=["png", "jpg", "jpeg"], key="vi_upload", max_upload_size=MIB
+    )
     if file is None:
         return
     try:
         image = upload_image(file.getvalue())
     except AttentionConfigError as err:
-        st.warning(t("invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
+        st.warning(t("vision.upload_invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
         return
-    grid_chart(image.tolist(), t("vision.upload_shown"), "vi_upload_chart", colorscale="Greys")
+    grid_chart(image.tolist(), t("vision.upload_shown"), "vi_upload_chart", colorscale="Greys", patch=c.patch)
     if model is not None:
         attention_ui(model, image, c, query, "vi_upload_attn")

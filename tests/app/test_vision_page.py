@@ -12,6 +12,7 @@ import time
 import pytest
 import torch
 
+from attn_core import AttentionConfigError
 from attn_core import vision as V
 
 PAGE = "pages/12_vision.py"
@@ -75,8 +76,23 @@ def trained(at, runs, *cfgs, until=lambda r: not r.active, timeout=900.0):
     return at.run()
 
 
+def captions(at) -> list[str]:
+    return [c.value.replace("\\", "") for c in at.caption]  # as shown: Markdown's escapes dropped
+
+
+def patch_said(z: torch.Tensor, query: int, cols: int, rollout: bool) -> str:
+    """The sentence a map of ``query``'s weights over the grid should carry, from the map itself: the query's and the
+    strongest patch's number, row and column (token t sits at row t // cols, column t % cols)."""
+    k = int(z.flatten().argmax())
+    w = f"{float(z.flatten()[k]):.2f}"
+    q_at, k_at = f"(row {query // cols}, column {query % cols})", f"patch {k} (row {k // cols}, column {k % cols})"
+    if rollout:
+        return f"Patch {query}'s output {q_at} comes most from {k_at}: {w}."
+    return f"Patch {query} {q_at} attends most to {k_at}: weight {w}."
+
+
 def test_play_trains_the_model_live_and_its_heads_read_the_held_out_digit(app, runs):
-    at = app(PAGE, {"vi_model": "vit", "vi_patch": "2"})
+    at = app(PAGE, {"vi_model": "vit", "vi_patch": "2", "vi_query": "9"})
     assert at.button(key="vi_play") and any("Press Play" in i.value for i in at.info)
     assert not [c for c in charts(at) if "Held-out accuracy" in c]  # nothing trains before Play
     from attn_core.vision.model import VisionConfig
@@ -102,6 +118,17 @@ def test_play_trains_the_model_live_and_its_heads_read_the_held_out_digit(app, r
     rolled = z_of(chart(at, "Rollout over 2 layers"))
     assert torch.allclose(rolled, want, rtol=1e-4, atol=1e-6)
     assert abs(float(rolled.sum()) - 1.0) < 1e-4
+    # under each map, the patches named by their place in the grid (never a grid number read as a token: "'2'
+    # attends most to '2'"); the rollout's note speaks of ViT's attention, not of Swin's windows
+    said = captions(at)
+    for layer in (0, 1):
+        for head in (0, 1):
+            z = z_of(chart(at, f"Layer {layer}, head {head}: where patch 9"))
+            assert patch_said(z, 9, 4, rollout=False) in said, said
+    assert patch_said(rolled, 9, 4, rollout=True) in said, said
+    assert not [c for c in said if "' attends most to '" in c]
+    note = [c for c in said if "Attention rollout" in c]
+    assert note and "ViT's global attention" in note[0] and "Swin" not in note[0]
 
 
 def test_step_pauses_at_a_snapshot_whose_heads_the_page_draws(app, runs):
@@ -161,10 +188,34 @@ def test_a_hostile_upload_is_refused_with_a_message(data, said):
 
 
 def test_an_upload_becomes_an_8_by_8_digit_like_image():
+    from PIL import Image, ImageDraw
+
     from explorer.vision.view import upload_image
 
-    x = upload_image(_png((64, 64), 255))  # white paper: inverted to dark
-    assert x.shape == (8, 8) and float(x.max()) <= 1e-6
+    page = Image.new("L", (300, 200), 255)  # white paper, a dark stroke: inverted, cut to it and centred
+    ImageDraw.Draw(page).line([(250, 20), (250, 180)], fill=0, width=20)
+    buf = io.BytesIO()
+    page.save(buf, "PNG")
+    x = upload_image(buf.getvalue())
+    assert x.shape == (8, 8) and float(x.max()) == 1.0
+    assert bool((x[:, 3:5] > 0.5).all()) and float(x[:, :2].max()) == 0.0  # a stroke down the middle
+    with pytest.raises(AttentionConfigError) as err:
+        upload_image(_png((64, 64), 255))  # blank paper: no digit to read
+    assert err.value.code == "vision_upload_blank"
+
+
+def test_the_image_shows_its_patch_grid(app):
+    """The picture "cut into P × P patches" is drawn with the patches' borders: a line between pixel k·P − 1 and
+    k·P, across and down (cells sit at 0..7)."""
+    for patch in (2, 4):
+        at = app(PAGE, {"vi_model": "vit", "vi_patch": str(patch)})
+        assert not at.exception
+        shapes = chart(at, f"The image, cut into {patch} × {patch} patches")["layout"].get("shapes", [])
+        lines = [s for s in shapes if s["type"] == "line"]
+        want = [k * patch - 0.5 for k in range(1, 8 // patch)]
+        assert sorted(s["x0"] for s in lines if s["x0"] == s["x1"]) == want
+        assert sorted(s["y0"] for s in lines if s["y0"] == s["y1"]) == want
+        assert all(s["y0"] == -0.5 and s["y1"] == 7.5 for s in lines if s["x0"] == s["x1"])  # top to bottom
 
 
 def test_vit_and_swin_compared_at_the_same_budget(app, runs):
@@ -181,6 +232,8 @@ def test_vit_and_swin_compared_at_the_same_budget(app, runs):
         run = runs.runs.get(cfgs[kind])
         assert run is not None and run.state == "done"  # two runs, one of each kind
         assert d["y"] == [s.val_acc for s in run.snaps]
+    rollout = [c for c in captions(at) if "Attention rollout" in c]  # the page's own model's: Swin's
+    assert rollout and "Swin's windows" in rollout[0] and "ViT" not in rollout[0]
     note = " ".join(c.value for c in at.caption if "Same budget" in c.value)
     assert "600 steps of 64 digits" in note and "Swin" in note
     # 16 patches, 2 layers. Swin, windows of 2 × 2: layer 0 has 4 windows of 4 patches (64 pairs); layer 1 rolls the
@@ -188,3 +241,50 @@ def test_vit_and_swin_compared_at_the_same_budget(app, runs):
     # of 4 patches in one region (16), two of 2 + 2 (8 each), one of 1 + 1 + 1 + 1 (4): 36.
     vit_pairs, swin_pairs = 2 * 16 * 16, 64 + 16 + 8 + 8 + 4
     assert f"ViT scores {vit_pairs:,} query–key pairs, Swin {swin_pairs:,}" in note
+
+
+@pytest.mark.parametrize(("lang", "button", "limit"), [("en", "Upload", "up to 5 MiB"), ("zh", "上传", "最多 5 MiB")])
+def test_the_uploader_says_the_apps_limit_in_the_pages_language(app, lang, button, limit):
+    """The uploader takes no more than the app reads (its own limit and the server's, not Streamlit's 200 MB), its
+    label says so in the page's language, and Streamlit's English words on it (the "200MB per file" line, the
+    "Upload" button) are hidden and ours shown in their place."""
+    import os
+    import tomllib
+
+    from attn_core.vision.picture import MAX_BYTES
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, ".streamlit", "config.toml"), "rb") as f:
+        server = tomllib.load(f)["server"]
+    assert server["maxUploadSize"] == MAX_BYTES // 2**20 == 5  # MiB, as Streamlit counts it
+    at = app(PAGE, {"lang": lang})
+    (uploader,) = at.get("file_uploader")
+    assert uploader.proto.max_upload_size_mb == 5 and limit in uploader.proto.label
+    css = " ".join(h.proto.body for h in at.get("html") if "stFileUploader" in h.proto.body)
+    assert "stFileUploaderDropzoneInstructions'] { display: none; }" in css
+    assert f'content: "{button}"' in css
+
+
+@pytest.mark.parametrize(
+    ("lang", "said", "not_said"),
+    [("en", "This picture cannot be read:", "These settings"), ("zh", "无法读取这张图片", "当前设置")],
+)
+def test_an_upload_is_read_on_the_page_and_a_bad_one_said_as_a_picture_not_a_setting(app, lang, said, not_said):
+    from PIL import Image, ImageDraw
+
+    from attn_core.vision.picture import read_digit
+
+    at = app(PAGE, {"lang": lang})
+    at.get("file_uploader")[0].upload("digit.png", b"not an image at all", "image/png")
+    at.run()
+    shown = " ".join(w.value for w in at.warning)
+    assert said in shown and not_said not in shown, shown
+    page = Image.new("L", (400, 300), 255)
+    ImageDraw.Draw(page).line([(300, 40), (340, 260)], fill=0, width=16)
+    buf = io.BytesIO()
+    page.save(buf, "PNG")
+    at.get("file_uploader")[0].set_value(("digit.png", buf.getvalue(), "image/png"))
+    at.run()
+    assert not at.exception and not [w for w in at.warning if said in w.value]
+    drawn = [s for title, s in charts(at).items() if title.startswith(("Your picture", "你的图片"))]
+    assert drawn and torch.allclose(z_of(drawn[0]), read_digit(buf.getvalue()), rtol=1e-5, atol=1e-6)
