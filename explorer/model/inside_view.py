@@ -4,23 +4,21 @@ the indirect-object studies), the ablation and patching maps, and the decoder's 
 
 from __future__ import annotations
 
-import json
 import zlib
-from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from attn_core import AttentionConfigError
-from attn_core import models as pt
 from attn_core.interpret import ablate
 
 from .. import figures as fig
-from .. import real, tables, widgets
+from .. import tables, widgets
 from ..i18n import error_text, t
 from ..jobs import waiting
 from ..safe import md
 from ..views import chart
+from . import formation
 from . import next_token as nt
 
 MAX_TOKEN_CHARS = 40
@@ -125,23 +123,15 @@ def patching_ui(name: str, pre, sentence: str, second: str | None, pair) -> None
 ROLE_KEYS = ("previous_token", "duplicate_token", "induction", "first_token")
 
 
-RECORD = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "decoder_train.json"
-
-
-def trained_induction(name: str, record: Path = RECORD) -> dict | None:
+def trained_induction(name: str) -> dict | None:
     """The shipped decoder's training record on induction: the best head's score after training and at
     initialisation, and whether one formed (None for another model, or without the record)."""
-    path = real.offered().get(name, "")
-    if not path or Path(path).parent != pt.BUNDLED_DIR:
-        return None
+    d = formation.shipped_record(name)
     try:
-        d = json.loads(record.read_text(encoding="utf-8"))
-        if d["name"] != Path(path).name:
-            return None
         best = max(v for row in d["scores"]["induction"] for v in row)
         init = max(v for row in d["scores_at_init"]["induction"] for v in row)
         return {"formed": bool(d["induction_formed"]), "best": best, "init": init, "steps": d["config"]["steps"]}
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -152,6 +142,7 @@ def roles_ui(name: str, pre) -> None:
     if found:  # the record's finding, quoted: the lesson a teacher would look for
         key = "dec.induction_formed" if found["formed"] else "dec.no_induction"
         st.info(t(key, best=f"{found['best']:.3f}", init=f"{found['init']:.3f}", steps=found["steps"]))
+        formation.formation_ui(name)
     job = None
     if widgets.toggle(st, t("in_roles_go"), key="in_roles_go"):
         job = waiting.ask("inside_roles", {"head_stats": nt.roles(name)})["head_stats"]

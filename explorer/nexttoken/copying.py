@@ -112,7 +112,7 @@ def copying_ui(choice: Choice, predicting: bool) -> None:
     """The section (a fragment of the page: a new kind of prompt reruns only it)."""
     st.subheader(t("nt_copy"))
     st.caption(t("nt_copy_intro"))
-    kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kind_{k}"), horizontal=True)
+    kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kinds.{k}"), horizontal=True)
     f = found(choice.model, kind, choice.prompt, int(choice.seed))
     labels = names(f["labels"])
     if not f["copies"]:
