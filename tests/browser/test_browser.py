@@ -295,6 +295,74 @@ def test_presenter_mode_at_1280x720_walks_the_steps_from_the_keyboard_in_both_la
         ctx.close()
 
 
+# a formula wider than its column: KaTeX's display block scrolls what does not fit, out of sight (a glyph's few pixels
+# of overhang past its box are not a cut)
+OVERFLOWING = """() => [...document.querySelectorAll('.katex-display')]
+    .filter(e => e.scrollWidth > e.clientWidth + 8)
+    .map(e => [e.scrollWidth, e.clientWidth, e.textContent.slice(-30)])"""
+
+
+def test_each_formula_on_variants_fits_its_column(server, projector):
+    """Three variants side by side on a projector's screen (full, sliding window, linear): each formula is whole in
+    its column. Linear attention's, one line with its feature map after it, was cut at "φ(x) = elu(" there."""
+    page = projector
+    open_app(page, server, "variants")
+    expect(page.locator(".katex-display").nth(2)).to_be_visible(timeout=WAIT)
+    settle(page)
+    assert not page.evaluate(OVERFLOWING)
+    expect(page.locator(".katex-display", has_text="elu(x)+1").first).to_be_visible(timeout=WAIT)
+
+
+TOAST = "[data-testid='stToast']"
+
+
+def no_toast(page, where: str) -> None:
+    """No notice after the run a step change started (the PNG control's chart choice was once named on most steps: a
+    toast over Next and the way out of presenter mode, which swallowed a click on Next)."""
+    toasts = page.locator(TOAST)
+    assert toasts.count() == 0, (where, toasts.all_inner_texts())
+
+
+def next_step(page, heading, now: str, before: str, tries: int = 4) -> None:
+    """The right arrow key, pressed on the page, until the walk stands at ``now``: a key pressed while a rerun
+    redraws the buttons it is bound to can be lost (pressed again only while the walk still stands at ``before``)."""
+    for _ in range(tries):
+        heading.click()  # the arrow keys go to the page, not to a control that took the focus
+        page.keyboard.press("ArrowRight")
+        try:
+            expect(heading).to_contain_text(now, timeout=WAIT // tries)
+            break
+        except AssertionError:
+            assert before in heading.inner_text(), heading.inner_text()
+    expect(heading).to_contain_text(now, timeout=WAIT // tries)
+    settle(page)
+
+
+def test_every_step_of_every_kernel_walks_without_a_toast_in_both_modes(server, page):
+    from explorer.controls import live_variants
+
+    expect_png = True
+    for kernel in live_variants():
+        open_app(page, server, f"steps?kernel={kernel}&focus=1")
+        if expect_png:  # the notice came from the PNG control's choice, which a server without Chromium does not draw
+            expect(page.locator("input[aria-label='Chart']")).to_be_attached(timeout=WAIT)
+            expect_png = False
+        steps = page.locator(".st-key-step [data-testid='stRadioOption']")
+        expect(steps.first).to_be_visible(timeout=WAIT)
+        n = steps.count()
+        for i in [*range(1, n), 0]:  # every step (a link opens on the last one), ending on the first
+            steps.nth(i).click()
+            settle(page)
+            no_toast(page, (kernel, "step", i + 1))
+        open_app(page, server, f"steps?kernel={kernel}&focus=1&present=1")
+        heading = page.locator(".st-key-present-row h3")
+        expect(heading).to_contain_text(f"Step 1 of {n}", timeout=WAIT)
+        settle(page)
+        for i in range(2, n + 1):
+            next_step(page, heading, f"Step {i} of {n}", f"Step {i - 1} of {n}")
+            no_toast(page, (kernel, "presenting", i))
+
+
 def test_the_tour_is_followed_with_the_keyboard_alone(server, page):
     open_app(page, server, "steps?tour=qkv&step=st_qkv&d_k=24")
     expect(page.get_by_text(f"Lesson 1 of {len(TOUR)}").first).to_be_visible(timeout=WAIT)
