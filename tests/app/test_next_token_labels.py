@@ -31,7 +31,7 @@ BAD = [
     (re.compile(r"\bNone\b"), "None"),
     (re.compile("\ufffd"), "a replacement character"),
     (re.compile(r"<(0x)?[0-9A-Fa-f]{2}>"), "a bare byte label"),
-    (re.compile(r"'\s*'"), "a blank quoted token"),
+    (re.compile(r"(?<![\w'])'\s*'(?![\w'])"), "a blank quoted token"),  # '' or ' ', not ''s' (the token 's)
     (re.compile(r"[\x00-\x08\x0b-\x1f\x7f]"), "an invisible control character"),
 ]
 NUMBERED = re.compile(r"^\d+ \S")  # a chart's token label: its number, then something to see
