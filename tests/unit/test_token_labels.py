@@ -100,3 +100,20 @@ def test_no_label_is_blank_has_a_replacement_character_or_a_bare_byte(tok):
         label = models.token_label(tok, i)
         assert label.strip() and label == label.strip(), (i, label)
         assert "\ufffd" not in label and not re.search(r"<[0-9A-F]{2}>", label), (i, label)
+
+
+class ByteFallback:
+    """A SentencePiece-style tokenizer's byte-fallback tokens (Llama's <0xE5>), one id per byte: just enough of
+    the tokenizer interface (``decode``, ``convert_ids_to_tokens``) for the display rule."""
+
+    def decode(self, ids, **_) -> str:
+        return bytes(ids).decode("utf-8", errors="replace")
+
+    def convert_ids_to_tokens(self, token: int) -> str:
+        return f"<0x{token:02X}>"
+
+
+def test_byte_fallback_tokens_of_a_sentencepiece_tokenizer_follow_the_same_rule():
+    tok = ByteFallback()
+    assert models.token_labels(tok, list(BED + b"\n")) == ("床 (1/3)", "床 (2/3)", "床 (3/3)", "↵")
+    assert models.token_label(tok, BED[0]) == "⟨E5⟩"  # never <0xE5>
