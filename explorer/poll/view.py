@@ -168,19 +168,19 @@ def lesson_questions(code: str) -> list[tuple[str, list[str], list[int]]]:
 SHORT = 60  # characters of a question's sentence in its chart's title
 
 
-def question_title(label: str) -> str:
-    """A question of the lesson as its chart's title, in the UI's language: the page's name, the question asked and
-    its sentence (shortened), from the description a student's answer stored (``describe``: the page's key, the
-    sentence and the token, in no language). A description of another form is shown as it is. Escaped for Plotly:
-    the sentence and the token are what the learner typed."""
+def question_title(label: str) -> tuple[str, str]:
+    """A question of the lesson in words, in the UI's language, for its chart's title: (the page's name and the
+    question asked, its sentence shortened), from the description a student's answer stored (``describe``: the
+    page's key, the sentence and the token, in no language). A description of another form is shown as it is, with
+    no second line. Plain text: the title escapes it (the sentence and the token are what the learner typed)."""
     page, _, rest = label.partition(" · ")
     sentence, _, quoted = rest.rpartition(" · ")
     if page not in QUESTION_PAGES or len(quoted) < 2 or quoted[0] != "'" or quoted[-1] != "'":
-        return plot(label)
+        return label, ""
     if len(sentence) > SHORT:
         sentence = sentence[: SHORT - 1].rstrip() + "…"
     asked = t("lesson_q_next" if page == "next_token" else "lesson_q_attend", tok=quoted[1:-1])
-    return t("lesson_q_title", page=plot(t(f"page.{page}")), question=plot(asked), sentence=plot(sentence))
+    return t("lesson_q_title", page=t(f"page.{page}"), question=asked), t("lesson_q_sentence", sentence=sentence)
 
 
 def lesson_view(code: str) -> None:
@@ -203,8 +203,10 @@ def lesson_view(code: str) -> None:
             answers = plural(n, "lesson_answers_one", "lesson_answers")
             st.caption(t("lesson_tally_count", answers=answers, questions=plural(len(questions), *QUESTIONS)))
         for i, (label, names, counts) in enumerate(questions):
-            figure = class_figure(counts, names, truth=None, title=question_title(label))
-            figure.update_layout(margin=dict(t=70))  # the title's two lines: the question, then its sentence
+            asked, sentence = question_title(label)
+            figure = class_figure(counts, names, truth=None, title=asked)
+            if sentence:  # a second line: the title's text is escaped, the line break is the figure's own
+                figure.update_layout(title_text=f"{plot(asked)}<br>{plot(sentence)}", margin=dict(t=70))
             chart(figure, f"lesson_tally_{i}")
 
     live()

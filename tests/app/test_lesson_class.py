@@ -183,12 +183,29 @@ def test_the_lessons_tally_names_each_question_in_words_with_whole_counts(app, l
     (spec,) = charts(at)
     title = spec["layout"]["title"]["text"]
     assert page in title and asked in title and sentence in title, title
-    assert "&#" not in title and "steps ·" not in title, title
+    assert "&#" not in title and "&amp;" not in title and "steps ·" not in title, title
     assert said in [c.value for c in at.caption]
     axis = spec["layout"]["yaxis"]
     assert axis.get("tick0", 0) == 0 and isinstance(axis.get("dtick"), int) and axis["dtick"] >= 1, axis
     assert spec["data"][0]["y"] == [1, 0, 2]
     POLLS.end("room-6")
+
+
+def test_a_sentence_in_a_questions_title_is_escaped_once(app):
+    """What the learner typed reaches the title as text: escaped once for Plotly (which shows "&amp;" as "&"), not
+    twice (the title once showed "&#x27;is&#x27;": escaped by the tally, then again by the chart)."""
+    from explorer.poll.view import describe
+
+    POLLS.end("room-5")
+    question = ("steps", (("sentence", "Tom & Jerry <b>x</b>"),), 0, 1)
+    POLLS.answer("room-5", question, "s1", 0, {"label": describe(question, "<b>"), "tokens": ["0 a", "1 b"]})
+    at = app(HOME, query={"teacher": "1", "lesson": "room-5"})
+    (spec,) = charts(at)
+    title = spec["layout"]["title"]["text"]
+    assert "“Tom &amp; Jerry &lt;b&gt;x&lt;/b&gt;”" in title and "'&lt;b&gt;'" in title, title
+    assert "&amp;amp;" not in title and "&amp;lt;" not in title and "<b>" not in title, title
+    assert title.count("<br>") == 1, title
+    POLLS.end("room-5")
 
 
 @pytest.mark.parametrize("most,most_ticks", [(0, 2), (1, 2), (3, 4), (7, 8), (30, 8), (1000, 8)])
