@@ -14,7 +14,9 @@ below the diagonal of earlier occurrences). For each copying query t:
     ablated    per head, the copies' mean loss with that head's output zeroed (every head in one batch)
 
 The head with the largest stripe is the induction head; ablating it should raise the copies' loss back toward
-the first time's, and ablating a head that does not look at the source should barely change it.
+the first time's, and ablating a head outside the circuit (``unrelated``: one of a later layer that does not look
+at the source) should barely change it. A previous-token head of an earlier layer, which the induction head reads,
+does not look at the source either, yet ablating it breaks the copy: the Inside page's composition table names it.
 """
 
 from __future__ import annotations
@@ -84,6 +86,18 @@ def _losses(m, logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")
 
 
+def unrelated(stripe: torch.Tensor, layer: int, head: int) -> list[int]:
+    """A head outside the copying circuit, to ablate beside the induction head: the one that looks at the source
+    least among the layers after it (a head of an earlier layer may be the previous-token head it reads), else
+    among its own layer's other heads, else among all the others."""
+    layers, heads = stripe.shape
+    later = [(lay, h) for lay in range(layer + 1, layers) for h in range(heads)]
+    same = [(layer, h) for h in range(heads) if h != head]
+    others = [(lay, h) for lay in range(layers) for h in range(heads) if (lay, h) != (layer, head)]
+    cells = later or same or others or [(layer, head)]
+    return list(min(cells, key=lambda c: float(stripe[c])))
+
+
 def copying(m, ids: list[int]) -> dict:
     """Every number of the copying view (see the module) as plain values, from the model as it is and with each
     head zeroed in turn (one batch of 1 + layers x H rows)."""
@@ -118,6 +132,7 @@ def copying(m, ids: list[int]) -> dict:
         ablated = torch.zeros(m.layers, m.heads, dtype=torch.double)
     best = int(stripe.flatten().argmax())
     return {
+        "unrelated": unrelated(stripe, *divmod(best, m.heads)),
         "ids": ids,
         "sources": src,
         "copies": [list(p) for p in pairs],

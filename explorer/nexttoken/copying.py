@@ -130,8 +130,7 @@ def copying_ui(choice: Choice, predicting: bool) -> None:
     st.markdown(t("nt_copy_head_sentence", l=layer, h=head, w=f"{stripe:.2f}"))
     chart(map_chart(f, labels), "nt_copy_map")
     ablated = f["ablated"][layer][head]
-    cells = [(lay, h) for lay in range(len(f["stripe"])) for h in range(len(f["stripe"][0]))]
-    low = min(cells, key=lambda c: f["stripe"][c[0]][c[1]])
+    low = f["unrelated"]
     other = f["ablated"][low[0]][low[1]]
     check = dict(l=layer, h=head, before=f"{second:.2f}", after=f"{ablated:.2f}", first=f"{first:.2f}")
     check |= dict(ol=low[0], oh=low[1], other=f"{other:.2f}")
