@@ -24,8 +24,8 @@ from explorer.i18n import begin_run, t
 from explorer.lesson import builder as lesson_builder
 from explorer.lesson import read as lesson
 from explorer.pages import PAGES, navigation, reads
-from explorer.poll import store as poll
-from explorer.poll.store import check_url as poll_check
+from explorer.poll import link as poll
+from explorer.poll.link import check_url as poll_check
 from explorer.poll.view import QUESTION_PAGES, lesson_view
 from explorer.state import check_for, show_error, sidebar_ui
 from explorer.tour import arrive as tour_arrive

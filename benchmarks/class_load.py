@@ -879,7 +879,7 @@ def main() -> None:
     proc = cluster = None
     timings = None
     files = tempfile.mkdtemp(prefix="class-load-")  # this run's server log and poll timings
-    if args.lesson:  # each answer's round trip to the poll's store, written by the servers (explorer/poll/)
+    if args.lesson:  # each answer's round trip to the poll's store, written by the servers (attn_core/classroom/)
         timings = os.path.join(files, "poll_answers.txt")
         os.environ["ATTN_EXPLORER_POLL_TIMINGS"] = timings
     if args.url is None and args.replicas > 0:

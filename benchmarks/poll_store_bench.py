@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import replicas
 from class_load import summary
 
-from explorer.poll.redis_store import RedisStore
-from explorer.poll.store import Polls
+from attn_core.classroom.redis_store import RedisStore
+from attn_core.classroom.store import Polls
 
 QUESTION = ("steps", (("heads", 1), ("sentence", "Life is short, eat dessert first")), 0, 1)
 META = {"label": "steps · Life is short, eat dessert first · 'is'", "tokens": [f"{i} w{i}" for i in range(6)]}

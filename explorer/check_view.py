@@ -3,10 +3,10 @@ part.
 
 ``?lesson=CODE&check=pre&items=ID,ID,…`` shows the check before the lesson's pages (each item a radio keyed
 ``check_<item id>``, one button ``check_submit``); ``check=post`` shows the same items at the end, as does the
-teacher's button that opens the post check for the whole class (``explorer.poll.check``'s switch, on every replica).
-A student who joins late takes the pre check first. No answer is shown before the post check is handed in; then
-each student sees their own before and after. With the store unreachable the check still runs and says that it is
-not being counted. The texts are the bank's (``attn_core/check/bank.toml``'s ``[messages]``, both languages).
+teacher's button that opens the post check for the whole class (``attn_core.classroom.check``'s switch, on every
+replica). A student who joins late takes the pre check first. No answer is shown before the post check is handed
+in; then each student sees their own before and after. With the store unreachable the check still runs and says that
+it is not being counted. The texts are the bank's (``attn_core/check/bank.toml``'s ``[messages]``, both languages).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import io
 import streamlit as st
 
 from attn_core.check.bank import PHASES, CheckError, by_id, check_items, message, parse_ids
+from attn_core.classroom import check
+from attn_core.classroom.base import PollUnavailable
 from attn_core.config import Settings
 from attn_core.errors import AttentionConfigError
 
 from . import session, widgets
 from .i18n import lang
-from .poll import check
-from .poll import store as poll
-from .poll.base import PollUnavailable
+from .poll import link as poll
 from .safe import md
 
 STATE = "_check"  # this session's check: its lesson, items, settings and sheets

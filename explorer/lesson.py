@@ -17,7 +17,7 @@ import streamlit as st
 from . import session, widgets
 from .controls import BY_NAME, SIDEBAR
 from .i18n import t
-from .poll import store as poll
+from .poll import link as poll
 from .urlcheck import switch
 
 PARAMS = ("hide", "lock")

@@ -2,7 +2,7 @@
 normalized gain g = (post − pre) / (100 − pre) of the shares correct in percent (Hake 1998); for the class, the
 mean of the items' gains and its spread (the sample standard deviation over the items).
 
-Read from the store's questions (``explorer.poll.check``): each is a description ``{"item", "phase", "answer",
+Read from the store's questions (``attn_core.classroom.check``): each is a description ``{"item", "phase", "answer",
 "options"}`` and the option index of every answer (one per student, no session ids).
 """
 

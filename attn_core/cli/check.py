@@ -72,9 +72,9 @@ def cmd_lesson(args: argparse.Namespace) -> int:
 
     if not os.environ.get("ATTN_EXPLORER_REDIS", "").strip():
         return _fail("no shared store to read: set ATTN_EXPLORER_REDIS=redis://host:port/db, the app's own store")
-    # the app's store (explorer.poll): this command reads what the app's servers wrote
-    from explorer.poll.base import PollUnavailable
-    from explorer.poll.check import make_check_store, report
+    # the app's store: this command reads what the app's servers wrote
+    from ..classroom.base import PollUnavailable
+    from ..classroom.check import make_check_store, report
 
     try:
         result = report(make_check_store(), args.code)

@@ -1,1 +1,2 @@
-"""The class poll: the stores' rules (base), the store a server uses (store), Redis (redis_store), the views (view)."""
+"""The class poll in the app: the lesson a session's link carries (link) and the views (view); its stores are the
+engine's (``attn_core.classroom``)."""

@@ -14,13 +14,15 @@ import io
 
 import streamlit as st
 
+from attn_core.classroom import store
+from attn_core.classroom.base import PollUnavailable
+
 from .. import figures as fig
 from .. import session, widgets
 from ..i18n import t
 from ..safe import plot
 from ..views import chart
-from . import store as poll
-from .base import PollUnavailable
+from . import link as poll
 
 PENDING = "_poll_pending"
 # the pages that ask a predict-then-reveal question
@@ -47,7 +49,7 @@ def _send(code: str, question: tuple, token: int, meta: dict) -> bool:
     from ..server import session_id
 
     try:
-        poll.POLLS.answer(code, question, session_id(), token, meta)
+        store.POLLS.answer(code, question, session_id(), token, meta)
     except PollUnavailable:
         return False
     return True
@@ -68,7 +70,7 @@ def class_count(code: str, question: tuple, labels: list[str], truth: int) -> No
     if pending is not None and _send(*pending):
         session.pop(PENDING)
     try:
-        counts = poll.POLLS.tally(code, question, len(labels))
+        counts = store.POLLS.tally(code, question, len(labels))
     except PollUnavailable:
         unavailable()
         return
@@ -126,7 +128,7 @@ def lesson_csv(code: str) -> str:
     w = csv.writer(out)
     w.writerow(["question", "key_token", "count"])
     try:
-        w.writerows(poll.POLLS.export(code))
+        w.writerows(store.POLLS.export(code))
     except PollUnavailable:
         w.writerow([t("poll_unavailable_teacher"), "", ""])
     return out.getvalue()
@@ -138,7 +140,7 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
     @st.fragment(run_every=2.0)  # the histogram follows the answers without reloading
     def live() -> None:
         try:
-            counts = poll.POLLS.tally(code, question, len(labels))
+            counts = store.POLLS.tally(code, question, len(labels))
         except PollUnavailable:
             unavailable(teacher=True)
             return
@@ -158,7 +160,7 @@ def teacher_view(code: str, question: tuple, truth: int, labels: list[str], tok:
 def lesson_questions(code: str) -> list[tuple[str, list[str], list[int]]]:
     """Every question of the lesson, in order: (its description, key-token labels, counts)."""
     questions: dict[str, tuple[list[str], list[int]]] = {}
-    for label, token, count in poll.POLLS.export(code):
+    for label, token, count in store.POLLS.export(code):
         names, counts = questions.setdefault(label, ([], []))
         names.append(token)
         counts.append(int(count))
@@ -228,7 +230,7 @@ def teacher_tools(code: str) -> None:
         from ..check_view import end as check_end
 
         try:
-            poll.POLLS.end(code)
+            store.POLLS.end(code)
             check_end(code)  # the lesson's concept check ends with it
         except PollUnavailable:
             unavailable(teacher=True)

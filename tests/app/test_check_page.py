@@ -8,10 +8,10 @@ import io
 import pytest
 
 from attn_core.check import bank
+from attn_core.classroom import check
+from attn_core.classroom.redis_store import Unusable
+from attn_core.classroom.store import Polls
 from explorer import check_view
-from explorer.poll import check
-from explorer.poll.redis_store import Unusable
-from explorer.poll.store import Polls
 
 IDS = ("qkv-shape", "mask-causal", "live-top-key")
 LESSON = {"lesson": "chk-1", "items": ",".join(IDS)}

@@ -10,7 +10,7 @@ import pytest
 from test_lesson import open_builder
 
 from attn_core import Settings, run_trace
-from explorer.poll.store import POLLS
+from attn_core.classroom.store import POLLS
 
 STEPS, HOME = "pages/1_steps.py", None
 TRUTH = int(run_trace(Settings()).attn[0, 1].argmax())  # 'is' -> 'dessert' in the tutorial

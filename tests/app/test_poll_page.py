@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from attn_core import Settings, run_trace
-from explorer.poll import store as poll
+from attn_core.classroom import store as poll
+from attn_core.classroom.redis_store import RedisStore
 from explorer.poll import view as poll_view
-from explorer.poll.redis_store import RedisStore
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))

@@ -5,8 +5,9 @@ import json
 import pytest
 
 from attn_core import Settings, run_trace
-from explorer.poll import store as poll
-from explorer.poll.store import POLLS
+from attn_core.classroom import store as poll
+from attn_core.classroom.base import valid_code
+from attn_core.classroom.store import POLLS
 
 LESSON = {"predict": "true", "lesson": "demo-1", "focus": "1"}
 
@@ -77,7 +78,7 @@ def test_the_store_is_bounded_and_keeps_answers_of_sessions_that_left(monkeypatc
 
 @pytest.mark.parametrize("code,ok", [("abc", True), ("A-1", True), ("", False), ("x" * 17, False), ("a b", False)])
 def test_lesson_codes(code, ok):
-    assert poll.valid_code(code) is ok
+    assert valid_code(code) is ok
 
 
 # ---- Predict, then reveal hides everything that gives the answer away, on every page with predict ----

@@ -16,10 +16,10 @@ import pytest
 from attn_core.check import bank
 from attn_core.check.bank import CheckError
 from attn_core.check.report import gain, mean_spread
-from explorer.poll import check
-from explorer.poll.base import PollUnavailable
-from explorer.poll.redis_store import RedisStore, Unusable
-from explorer.poll.store import Polls
+from attn_core.classroom import check
+from attn_core.classroom.base import PollUnavailable
+from attn_core.classroom.redis_store import RedisStore, Unusable
+from attn_core.classroom.store import Polls
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -132,7 +132,7 @@ def test_a_forged_sheet_counts_nothing_even_where_its_other_answers_are_good(mak
 HANDER = """
 import json, sys
 from attn_core.check import bank
-from explorer.poll import check
+from attn_core.classroom import check
 items = [bank.render(bank.by_id()[i], "en") for i in json.loads(sys.argv[2])]
 store = check.make_check_store(sys.argv[1])
 for student, phase, sheet in json.loads(sys.argv[3]):

@@ -11,9 +11,9 @@ import threading
 
 import pytest
 
-from explorer.poll import store as poll
-from explorer.poll.base import PollUnavailable, question_id
-from explorer.poll.store import Polls
+from attn_core.classroom import store as poll
+from attn_core.classroom.base import PollUnavailable, question_id
+from attn_core.classroom.store import Polls
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -54,7 +54,7 @@ def make(request):
                 made.append(Polls(clock=clock, **limits))
             return made[0]
         server = request.getfixturevalue("redis_server")
-        from explorer.poll.redis_store import RedisStore
+        from attn_core.classroom.redis_store import RedisStore
 
         store = RedisStore(server.url, clock=clock, prefix=f"t{id(clock)}:", **limits)
         made.append(store)
@@ -173,14 +173,14 @@ def test_export_is_per_question_and_token_with_zero_counts_and_no_session_ids(ma
 
 
 def test_question_ids_are_the_same_in_another_process():
-    code = f"from explorer.poll.base import question_id; print(question_id({Q1!r}))"
+    code = f"from attn_core.classroom.base import question_id; print(question_id({Q1!r}))"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == question_id(Q1) and question_id(Q1) != question_id(Q2)
 
 
 def test_every_redis_key_expires_within_the_idle_timeout(redis_server):
-    from explorer.poll.redis_store import RedisStore
+    from attn_core.classroom.redis_store import RedisStore
 
     s = RedisStore(redis_server.url, prefix="ttl:", timeout_s=50.0)
     s.answer("room", Q1, "a", 0, {"label": "x", "tokens": ["0"]})
@@ -195,8 +195,8 @@ def test_every_redis_key_expires_within_the_idle_timeout(redis_server):
 
 
 def test_an_unreachable_redis_says_unavailable_and_counting_resumes_when_it_is_back(tmp_path, monkeypatch):
-    from explorer.poll import redis_store as poll_redis
-    from explorer.poll.redis_store import RedisStore
+    from attn_core.classroom import redis_store as poll_redis
+    from attn_core.classroom.redis_store import RedisStore
 
     port = replicas.free_port()
     s = RedisStore(f"redis://127.0.0.1:{port}/0")

@@ -1,5 +1,5 @@
-"""The code's shape, read from its syntax trees: one module holds the session and the URL, and the
-packages import each other without a cycle."""
+"""The code's shape, read from its syntax trees: one module holds the session and the URL, the
+packages import each other without a cycle, and the engine (``attn_core``) never imports the UI."""
 
 from __future__ import annotations
 
@@ -157,3 +157,42 @@ def test_explorer_and_attn_core_import_each_other_without_a_cycle():
 @pytest.mark.parametrize("name", sorted(n for n in modules() if not n.endswith("__main__")))  # those run
 def test_every_module_imports(name):
     importlib.import_module(name)
+
+
+UI = ("explorer", "streamlit")  # what the engine never imports
+
+
+def ui_imports(source: str) -> list[tuple[int, str]]:
+    """(line, module) of every import of ``explorer`` or ``streamlit`` in ``source``, at the top or inside a
+    function (a lazy import ties the engine to the UI all the same). Relative imports stay inside their package."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        found += [(node.lineno, n) for n in names if n.split(".")[0] in UI]
+    return sorted(found)
+
+
+def test_the_direction_detector_sees_eager_and_lazy_imports():
+    code = (
+        "import os\nimport streamlit as st\nfrom explorer.poll import link\n"
+        "def f():\n    import explorer.session\n    from streamlit.runtime import exists\n"
+        "from . import explorer\nimport explorers\n"
+    )
+    expected = [(2, "streamlit"), (3, "explorer.poll"), (5, "explorer.session"), (6, "streamlit.runtime")]
+    assert ui_imports(code) == expected
+
+
+def test_the_engine_imports_neither_explorer_nor_streamlit():
+    paths = sorted(python_files(os.path.join(ROOT, "attn_core")))
+    assert os.path.join("attn_core", "cli", "check.py") in paths  # the walk reaches the subpackages
+    found = {}
+    for path in paths:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            lines = ui_imports(f.read())
+        if lines:
+            found[path] = lines
+    assert not found, f"attn_core imports the UI layer: {found}"

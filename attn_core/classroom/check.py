@@ -1,4 +1,4 @@
-"""The concept check's answers, in the class poll's store (``explorer.poll.store``): the same two stores (in this
+"""The concept check's answers, in the class poll's store (``attn_core.classroom.store``): the same two stores (in this
 process, or Redis for every replica), the same lesson codes, idle timeout and bounds, under keys of their own
 (``ae:check:``) so that the poll's tally and CSV never show them.
 

@@ -1,6 +1,6 @@
-"""What both class-poll stores share (``explorer.poll.store.Polls`` in memory, ``explorer.poll.redis_store.RedisStore``
-over Redis): the limits, the lesson code's form, the error for an unreachable store, question ids and the
-teacher's CSV rows. A leaf module: each store imports it, neither imports the other.
+"""What both class-poll stores share (``store.Polls`` in memory, ``redis_store.RedisStore`` over Redis): the
+limits, the lesson code's form, the error for an unreachable store, question ids and the teacher's CSV rows.
+A leaf module: each store imports it, neither imports the other.
 """
 
 from __future__ import annotations

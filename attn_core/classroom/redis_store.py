@@ -144,7 +144,7 @@ return 1
 
 
 class RedisStore:
-    """The poll's interface (see ``explorer.poll.store.Polls``) over one Redis server."""
+    """The poll's interface (see ``attn_core.classroom.store.Polls``) over one Redis server."""
 
     def __init__(
         self,
