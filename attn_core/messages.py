@@ -1,6 +1,6 @@
 """The English text of every error code: what is wrong and how to fix it, formatted with the error's
 params. What the CLI prints; the app's catalogue has the Chinese of each code (``[error.<code>]`` in
-``explorer/locales/zh.toml``, checked against this table by ``tests/app/test_catalogue.py``).
+``attn_core/locales/zh.toml``, checked against this table by ``tests/app/test_catalogue.py``).
 """
 
 from __future__ import annotations
@@ -220,6 +220,11 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
     "csv_unwritable": ("Cannot write into the folder of --csv {path}.", "Write somewhere you may write."),
     "no_sentence": ("No sentence given.", "Pass a sentence in quotes, or --preset tutorial."),
     "max_mib": ("--max-mib {value} is not a positive size.", "Pass a size in MiB, e.g. --max-mib 1024."),
+    "compare_flags": (
+        "--{side}: {why}.",
+        'Write the flags as trace takes them, e.g. --{side} "--heads 4 --causal".',
+    ),
+    "compare_side": ("Side {side}: {why}", ""),
     "not_utf8": (
         "The {field} is not valid UTF-8 text.",
         "Pass it as UTF-8 (check the terminal's or the file's encoding).",

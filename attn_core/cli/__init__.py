@@ -3,6 +3,7 @@
 One entry (``entry.main``) and one module per subcommand, each with ``add(sub) -> {name: function}``:
 
 - ``trace``       trace (and the flags ``export-notebook`` shares)
+- ``pair``        compare (two settings of one text: A, B and B − A, ``attn_core.pair``)
 - ``bench``       bench (its flags and command live in ``attn_core.bench.cli``)
 - ``pretrained``  pretrained, models (``attn_core.models``: every family, the models this server offers)
 - ``lab``         train (its flags and command live with the Lab)

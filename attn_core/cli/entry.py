@@ -10,6 +10,7 @@ from ..command import DESCRIPTION, PROG, Parser, run
 
 SUBCOMMANDS = (
     "trace",
+    "compare",
     "bench",
     "pretrained",
     "lab",
@@ -26,9 +27,9 @@ SUBCOMMANDS = (
 def build_parser() -> tuple[Parser, dict]:
     """The parser with every subcommand, and {command name: its function}."""
     # imported here: --help lists them all
-    from . import bench, check, explain, interpret, lab, nexttoken, notebook, pretrained, trace, vision, why
+    from . import bench, check, explain, interpret, lab, nexttoken, notebook, pair, pretrained, trace, vision, why
 
-    modules = {"trace": trace, "bench": bench, "pretrained": pretrained, "lab": lab}
+    modules = {"trace": trace, "compare": pair, "bench": bench, "pretrained": pretrained, "lab": lab}
     modules |= {"interpret": interpret, "notebook": notebook, "explain": explain, "nexttoken": nexttoken}
     modules |= {"why": why, "vision": vision, "check": check}
     parser = Parser(prog=PROG, description=DESCRIPTION)
@@ -40,6 +41,11 @@ def build_parser() -> tuple[Parser, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    from .pair import glue
+
     parser, commands = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(glue(argv) if argv[:1] == ["compare"] else argv)
     return run(commands[args.command], args)
