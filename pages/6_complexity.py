@@ -6,6 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from attn_core import AttentionConfigError, bench
+from attn_core.bench.record import fallback_slopes as record_slopes
+from attn_core.bench.record import load as recorded
 from attn_core.dimensions import DIMENSIONS
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
@@ -151,14 +153,23 @@ with b:
     chart(memory, "cx_mem_chart")
 
 st.subheader(t("cx_slopes"))
+record = recorded()
+fitted = record_slopes(rows, record, cfg) or result.slopes  # a recorded sweep's when this one cannot fit them
+if fitted is not result.slopes:  # said as such: when and on what the slopes shown were measured
+    when = record.measured.replace("T", " ").removesuffix("Z") + " UTC"
+    st.info(
+        t("cx_recorded", n=len(result.noisy), when=when, machine=md(record.machine), torch=md(record.torch)),
+        icon=":material/history:",
+    )
 st.dataframe(  # text, so a slope that cannot be fitted is a dash with its reason below, not "None"
     {
-        t("cx_col.kernel"): [kernel_label(k) for k in result.slopes],
-        t("cx_col_slope"): ["—" if v is None else f"{v:.2f}" for v in result.slopes.values()],
+        t("cx_col.kernel"): [kernel_label(k) for k in fitted],
+        t("cx_col_slope"): ["—" if v is None else f"{v:.2f}" for v in fitted.values()],
+        t("cx_col_double"): ["—" if v is None else f"× {2**v:.1f}" for v in fitted.values()],
     },
     hide_index=True,
 )
-if None in result.slopes.values():
+if None in fitted.values():
     st.caption(f"— {t('cx_slope_none')}")
 if result.noisy:
     st.warning(t("cx_noisy", n=len(result.noisy)), icon=":material/ssid_chart:")

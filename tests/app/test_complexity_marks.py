@@ -8,12 +8,14 @@ import json
 import os
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 from conftest import run_made_up_sweep
 from streamlit.testing.v1 import AppTest
 
 from attn_core import bench
+from attn_core.bench import record
 from explorer.i18n import STRINGS, kernel_label
 from explorer.jobs import sweeps
 
@@ -47,6 +49,7 @@ def child(rows: list[dict]) -> list[str]:
 def runner():
     """One finished sweep of the made-up rows, shared by the module's tests (a finished sweep is shared)."""
     mp = pytest.MonkeyPatch()
+    mp.setattr(record, "RECORD", Path(__file__).with_name("no_such_record.csv"))  # no recorded slopes to fall back on
     _, job = run_made_up_sweep(mp, child(made_up_rows()))
     assert job.state == "done" and len(job.rows) == 20
     yield sweeps.RUNNER
