@@ -5,7 +5,7 @@ import streamlit as st
 from attn_core.export import to_json
 from attn_core.stages import step_stages
 from explorer import figures as fig
-from explorer import present, qk_view, tables, takehome
+from explorer import pin, present, qk_view, tables, takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import kernel_label, step_label, t
@@ -68,6 +68,10 @@ if predicting:
     predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)  # stops until answered
     if presenting:
         said.markdown(present.narration(step, trace, head, focus))
+pinned = pin.pinned()  # A's settings from the link's a=, or None
+pin.pin_ui(box, pinned is not None)
+if pinned is not None:  # A beside B on one colour scale, B − A, and what changed most
+    pin.compare_section(pinned, settings, step, head)
 VIEWS.get(step, stage_view)(StepContext(trace, head, focus, q_words, k_words, presenting, explain), stages[step])
 tok = q_words[focus]
 
