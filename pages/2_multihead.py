@@ -4,7 +4,7 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
-from explorer import session, tables, takehome, widgets
+from explorer import pin, session, tables, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, assign, draw
 from explorer.i18n import kernel_label, t
@@ -83,6 +83,10 @@ for col, h in zip(cols, shown):
             ),
             f"mh_head_{h}",
         )
+pinned = pin.pinned()  # A's settings from the link's a=, or None
+pin.pin_ui(st, pinned is not None)
+if pinned is not None:  # the first head shown, in A and in B, on one colour scale, B − A and what changed most
+    pin.compare_section(pinned, settings, "st_softmax", shown[0] if shown else 0)
 
 dims = [str(i) for i in range(trace.concat.shape[1])]
 st.latex(

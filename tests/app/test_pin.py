@@ -80,3 +80,18 @@ def test_a_bad_a_is_dropped_with_the_link_notice(app, value):
     assert not _charts(at) and at.query_params.get("a") is None
     notice = " ".join(str(w.value) for w in at.sidebar.warning)
     assert "cannot be used for: a." in notice, notice  # the parameter named, its value never echoed
+
+
+def test_multihead_one_head_against_four(app):
+    """ "What does going from 1 head to 4 do to these weights?": head 0 of each, B − A the engine's."""
+    at = app("pages/2_multihead.py")
+    at.button(key="pin_a").click().run()
+    at.button(key="mh_show_four").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["heads"] == 4
+    charts = _charts(at)
+    a, b = run_trace(DEFAULTS), run_trace(replace(DEFAULTS, heads=4))
+    want = step_matrices(a, b, "st_softmax", 0)
+    torch.testing.assert_close(_z(charts["pair_a"]), a.attn[0].double(), rtol=1e-6, atol=1e-9)
+    torch.testing.assert_close(_z(charts["pair_diff"]), want.b - want.a, rtol=1e-6, atol=1e-9)
+    assert words(changed_most(a, b, 0), "en").split(":")[0] in _texts(at).replace("\\", "")
