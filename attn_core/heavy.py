@@ -117,6 +117,18 @@ def _decoder_roles(pre, a: dict) -> Steps:
     return _once(run)
 
 
+def _next_token_copying(m, a: dict) -> Steps:
+    from .interpret import copying
+    from .models import display_pieces, token_labels
+
+    def run() -> dict:
+        ids = copying.repeated_prompt(m, a["kind"], text=a["prompt"], seed=a["seed"])
+        shown = {"pieces": list(display_pieces(m.tokenizer, ids)[0]), "labels": list(token_labels(m.tokenizer, ids))}
+        return copying.copying(m, ids) | shown
+
+    return _once(run)
+
+
 def _next_token_generation(m, a: dict) -> Steps:
     from .nexttoken import plain
 
@@ -164,6 +176,7 @@ KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "next_token_importance": _next_token_importance,
     "next_token_patching": _next_token_patching,
     "decoder_roles": _decoder_roles,
+    "next_token_copying": _next_token_copying,
     "next_token_generation": _next_token_generation,
     "next_token_branches": _next_token_branches,
     "why_weight": _why_weight,

@@ -32,6 +32,7 @@ EXPECTED_S = {  # a job that sends one part: its bar moves by time, up to 95 %, 
     "next_token_importance": 1.0,  # the shipped decoder's 16 heads: 0.1 s (benchmarks/results/decoder_cpu.txt)
     "next_token_patching": 1.0,
     "decoder_roles": 4.0,
+    "next_token_copying": 0.5,  # one batch of 1 + 16 rows, 49 tokens: ~0.1 s (benchmarks/results/copying_cpu.txt)
     "next_token_generation": 0.5,  # 8 tokens, their check: 0.2-0.5 s (benchmarks/results/nexttoken_page_cpu.txt)
     "next_token_branches": 0.5,
     "why_weight": 0.5,  # MiniLM, layer 4: 0.25 s, two forward passes (benchmarks/results/why_cpu.txt)

@@ -3,8 +3,8 @@ or the prompt as it is), each copied token's loss the first time and in the copy
 its stripe (each query on the key after the earlier occurrence of its token) marked, and the causal check: every
 head ablated in turn, the copy's loss with it gone (``attn_core.interpret.copying``).
 
-One batched forward of the small decoder (1 + layers × heads rows), cached server-wide on plain values: a class
-opening the same link computes it once."""
+One batched forward of the small decoder (1 + layers × heads rows), computed by the shared background jobs
+(``explorer.jobs.heavy``): a class opening the same link computes it once, out of the server's script threads."""
 
 from __future__ import annotations
 
@@ -16,14 +16,13 @@ from attn_core.interpret import copying as cp
 
 from .. import figures as fig
 from .. import tables
-from ..cache import bounded
 from ..controls import Control, draw
 from ..figures.base import CHECKED
 from ..i18n import t
+from ..jobs import waiting
 from ..poll.view import predict_then_reveal
 from ..safe import plot
 from ..views import chart
-from . import runs
 from .settings import Choice
 from .views import narrate
 
@@ -31,15 +30,13 @@ KIND = Control("copy", "radio", "random", options=cp.KINDS, title="nt_copy_kind"
 PREDICT_TEXTS = {"ask": "nt_copy_ask", "right": "nt_copy_right", "wrong": "nt_copy_wrong", "truth": "nt_copy_truth"}
 
 
-@bounded(max_mib=8)
-def found(model: str, kind: str, prompt: str, seed: int) -> dict:
-    """The copying view's numbers as plain values, and each token's text as the model pages show it (``pieces``)
-    and as a page names it (``labels``: ``models.token_labels``, the decoder pages' one display rule)."""
-    m = runs.decoder(model)
-    ids = cp.repeated_prompt(m, kind, text=prompt, seed=seed)
-    out = cp.copying(m, ids)
-    pieces = list(models.display_pieces(m.tokenizer, ids)[0])
-    return out | {"pieces": pieces, "labels": list(models.token_labels(m.tokenizer, ids))}
+def request(model: str, kind: str, prompt: str, seed: int) -> tuple[str, dict]:
+    """The background job that computes the view (``attn_core.heavy``'s ``next_token_copying``): one per model,
+    kind, prompt and seed, shared by every session that asks for the same."""
+    from .. import real
+
+    args = {"model": real.offered()[model], "kind": kind, "prompt": prompt if kind != "random" else ""}
+    return "next_token_copying", args | {"seed": int(seed)}
 
 
 def names(labels: list[str]) -> list[str]:
@@ -113,7 +110,10 @@ def copying_ui(choice: Choice, predicting: bool) -> None:
     st.subheader(t("nt_copy"))
     st.caption(t("nt_copy_intro"))
     kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kinds.{k}"), horizontal=True)
-    f = found(choice.model, kind, choice.prompt, int(choice.seed))
+    job = waiting.ask("nt_copy", {"copy": request(choice.model, kind, choice.prompt, choice.seed)})["copy"]
+    if not waiting.status(job):
+        return
+    f = job.result
     labels = names(f["labels"])
     if not f["copies"]:
         st.info(t("nt_copy_none"), icon=":material/info:")
