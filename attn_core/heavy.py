@@ -257,7 +257,7 @@ class Inbox:
 def serve(inp, out, load: Callable[[], object] | None = None) -> int:
     """Answer requests from ``inp`` until it ends (see the module's docstring)."""
     if load is None:
-        from .pretrained import load as load_bundled
+        from .models import load as load_bundled
 
         load = load_bundled
     inbox = Inbox(inp)

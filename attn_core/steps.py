@@ -134,7 +134,7 @@ class Attended:
 class AttendedView:
     """The names the pages read, on a record that holds ``attended`` (``steps.attend``'s result):
     Q, K, V (heads, rows, d), the raw and scaled scores (heads, L, S), the scale, the mask (L, S; True =
-    may attend) and the softmax's stages. ``Trace`` and ``pretrained.HeadTrace`` share them."""
+    may attend) and the softmax's stages. ``Trace`` and ``models.HeadTrace`` share them."""
 
     Q = property(lambda self: self.attended.Q)
     K = property(lambda self: self.attended.K)

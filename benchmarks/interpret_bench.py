@@ -20,7 +20,7 @@ sys.path.insert(0, ROOT)
 
 import torch
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.interpret import ablate, hooks, patch, prune
 
 SENTENCE = (

@@ -52,7 +52,7 @@ def section(trace, head: int, focus: int, q_labels: list[str], k_labels: list[st
 def model_section(
     ht, name: str, layer: int, head: int, labels: list[str], n: int, controls: tuple, focus: int | None = None
 ) -> None:
-    """Real model: head ``head`` of ``layer`` of model ``name`` (its ``pretrained.HeadTrace`` ``ht``) over its ``n``
+    """Real model: head ``head`` of ``layer`` of model ``name`` (its ``models.HeadTrace`` ``ht``) over its ``n``
     real tokens (padding left out); the query is the page's focus, chosen here when the page has not drawn one;
     ``controls``: the page's ``qk_colour`` and ``rm_qk_probes`` controls (the probe set's points added or not)."""
     box = _expander(MODEL_OPEN_KEY)

@@ -14,7 +14,7 @@ import dataclasses
 import math
 import threading
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 
 from .cache import bounded
 from .heap import freeze_heap

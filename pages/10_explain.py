@@ -6,7 +6,7 @@ the corpus table. The model is picked as on Real model and Inside (``?model=NAME
 import streamlit as st
 
 from attn_core import AttentionConfigError
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.explain import pair as P
 from attn_core.explain.pair import EXAMPLES
 from attn_core.explain.references import SHAPLEY_MAX

@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from attn_core import AttentionConfigError
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.models.heads import uniform_entropy
 from explorer import figures as fig
 from explorer import qk_view, real, tables, takehome, widgets

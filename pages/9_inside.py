@@ -5,7 +5,7 @@ import zlib
 import streamlit as st
 
 from attn_core import AttentionConfigError
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.interpret import ablate, prune, roles
 from explorer import figures as fig
 from explorer import inside, real, tables, widgets

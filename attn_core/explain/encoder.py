@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..pretrained import Pretrained
+from ..models import Pretrained
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import AttentionConfigError
-from ..models import display_pieces
-from ..pretrained import Pretrained
+from ..models import Pretrained, display_pieces
 
 REMOVALS = ("delete", "mask", "attention")
 DECODER_REMOVALS = ("delete", "attention")

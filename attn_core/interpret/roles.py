@@ -42,7 +42,7 @@ def word_of_pieces(pre, words: list[str]) -> tuple[tuple[int, ...], tuple[int, .
 
 
 def probe(pre, item: dict) -> Probe:
-    """One probe sentence run as the head view runs it (``pretrained.forward`` on ``encode``)."""
+    """One probe sentence run as the head view runs it (``models.forward`` on ``encode``)."""
     run = pt.forward(pre, pt.encode(pre, " ".join(item["words"])))
     return _probe(pre, item, run.encoding.ids, run.encoding.pieces, run.attentions)
 

@@ -5,7 +5,7 @@ directory. Never tensors in a session."""
 
 from __future__ import annotations
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.interpret import ablate
 
 from .. import real

@@ -8,7 +8,7 @@ import pytest
 import torch
 from background import until_done
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.interpret import ablate, patch
 from explorer import real
 

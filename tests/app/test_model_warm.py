@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.interpret import corpus, hooks
 from explorer import real
 

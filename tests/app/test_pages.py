@@ -225,7 +225,7 @@ def _model_heatmap(at):
 
 
 def test_real_model_page_plots_the_models_heads_and_the_recomputation_matches(app):
-    from attn_core import pretrained as pt
+    from attn_core import models as pt
 
     sentence = "The animal didn't cross the street because it was too tired"
     at = app("pages/7_model.py", query={"sentence": sentence})
@@ -279,7 +279,7 @@ def test_real_model_page_a_broken_offered_model_keeps_the_rest_of_the_app(app, m
 
 
 def test_real_model_page_without_the_package_says_how_to_install(app, monkeypatch):
-    from attn_core import pretrained as pt
+    from attn_core import models as pt
     from explorer import real
 
     monkeypatch.setattr(real, "_LOADER", real._Loader())  # a server that has not loaded it yet
@@ -342,7 +342,7 @@ def _z(at, title: str) -> torch.Tensor:
 
 
 def test_every_step_of_both_pages_plots_the_engines_numbers(app):
-    from attn_core import pretrained as pt
+    from attn_core import models as pt
 
     at = app(query={"mask": "causal"})
     tr = run_trace(Settings(mask="causal"))

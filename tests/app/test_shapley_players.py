@@ -4,7 +4,7 @@ steps by default, and their completeness error is then far below 1e-4 of the cha
 
 import pytest
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.cli.entry import build_parser
 from attn_core.explain import references
 from attn_core.explain.explain import notices, word_texts

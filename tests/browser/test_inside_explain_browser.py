@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 from test_browser import open_app, settle
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.explain.explain import with_shapley
 from attn_core.interpret import ablate
 

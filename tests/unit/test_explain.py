@@ -12,7 +12,7 @@ import pytest
 import torch
 from tolerance import assert_close
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.errors import AttentionConfigError
 from attn_core.explain import correlation as C
 from attn_core.explain import encoder as E

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.explain import table as T
 from attn_core.explain.sentence import make_item
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attn_core import heavy as worker
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.explain import explain as X
 from attn_core.explain import staged
 from attn_core.interpret import ablate, patch

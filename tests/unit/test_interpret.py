@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from cli_run import in_process
 
-from attn_core import pretrained as pt
+from attn_core import models as pt
 from attn_core.cli import main
 from attn_core.errors import AttentionConfigError
 from attn_core.interpret import ablate, corpus, hooks, patch, roles

@@ -459,7 +459,7 @@ def test_cli_uses_the_trace_flags():
 
 @pytest.fixture(scope="module")
 def model_run(tmp_path_factory):
-    from attn_core import pretrained as pt
+    from attn_core import models as pt
 
     pre = pt.load("")
     cases = {

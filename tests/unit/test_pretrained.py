@@ -14,7 +14,8 @@ import torch
 from cli_run import in_process
 
 from attn_core import AttentionConfigError
-from attn_core import pretrained as pt
+from attn_core import models as pt
+from attn_core.models import bert
 
 SENTENCES = [
     "Life is short, eat dessert first",
@@ -48,7 +49,7 @@ def test_recomputed_context_matches_the_models_self_attention_output(pre):
     enc = pt.encode(pre, SENTENCES[1], pad_to=20)
     captured = {}
     hooks = [
-        pt._self_attention(pre.model, layer).register_forward_hook(
+        bert.attention(bert.blocks(pre.model)[layer]).register_forward_hook(
             lambda mod, args, out, layer=layer: captured.__setitem__(layer, out[0][0].detach().clone())
         )
         for layer in range(pre.layers)
