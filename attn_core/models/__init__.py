@@ -18,6 +18,7 @@ Mistral). Callers (pages, CLI, notebook, interpret, explain) read this interface
     random_weights(m, seed=...)          untrained weights of the same shapes
 """
 
+from . import family  # the Protocol every family module satisfies, and their registry
 from .base import (
     FAMILY_NAMES,
     SUPPORTED,
@@ -74,6 +75,7 @@ __all__ = [
     "describe",
     "display_pieces",
     "encode",
+    "family",
     "family_of",
     "final_norm",
     "forward",

@@ -91,3 +91,19 @@ def values(attn, x: torch.Tensor, heads: int) -> torch.Tensor:
     """(B, H, L, d) the values of every head, from the attention's input x (B, L, d_model)."""
     B, L, _ = x.shape
     return attn.value(x).view(B, L, heads, -1).transpose(1, 2)
+
+
+MODEL_TYPES: tuple[str, ...] = ()  # the fallback: a model_type no other family claims (``check`` decides on load)
+ATTN_NORM = None  # post-norm: attention reads the stream itself
+
+
+def projection_code(m: Model, layer: int, head: int, shapes: dict) -> str:
+    """Rows h·d..(h+1)·d of the query projection, as code (``shapes``: W_q, x and Q, for the comments)."""
+    d = m.d_head
+    lo, hi = head * d, (head + 1) * d
+    return (
+        f"sa = model.encoder.layer[{layer}].attention.self\n"
+        f"rows = slice({lo}, {hi})   # head {head} of {m.heads}\n"
+        f"W_q, b_q = sa.query.weight[rows], sa.query.bias[rows]   # {shapes['W_q']}, ({d},)\n"
+        f"x = hidden_states[{layer}][0]   # {shapes['x']}\nQ = x @ W_q.T + b_q   # {shapes['Q']}"
+    )

