@@ -13,10 +13,10 @@ below the diagonal of earlier occurrences). For each copying query t:
     stripe     per head, the mean weight of the copying queries on their source
     ablated    per head, the copies' mean loss with that head's output zeroed (every head in one batch)
 
-The head with the largest stripe is the induction head; ablating it should raise the copies' loss back toward
-the first time's, and ablating a head outside the circuit (``unrelated``: one of a later layer that does not look
-at the source) should barely change it. A previous-token head of an earlier layer, which the induction head reads,
-does not look at the source either, yet ablating it breaks the copy: the Inside page's composition table names it.
+The head with the largest stripe is the induction head; ablating it should raise the copies' loss back toward the
+first time's, and ablating a head outside the circuit (``unrelated``: a last-layer head that does not look at the
+source) should barely change it. A previous-token head of an earlier layer, which the induction head reads, does not
+look at the source either, yet ablating it breaks the copy: the Inside page's composition table names it.
 """
 
 from __future__ import annotations
@@ -87,14 +87,13 @@ def _losses(m, logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
 
 
 def unrelated(stripe: torch.Tensor, layer: int, head: int) -> list[int]:
-    """A head outside the copying circuit, to ablate beside the induction head: the one that looks at the source
-    least among the layers after it (a head of an earlier layer may be the previous-token head it reads), else
-    among its own layer's other heads, else among all the others."""
+    """A head outside the copying circuit, to ablate beside the induction head: of the last layer's heads, the one
+    that looks at the source least (an earlier layer's head may be the previous-token head the induction head
+    reads, and a head between them may pass its output on); when the induction head is in the last layer, the one
+    of its other heads; with one layer of one head, itself."""
     layers, heads = stripe.shape
-    later = [(lay, h) for lay in range(layer + 1, layers) for h in range(heads)]
-    same = [(layer, h) for h in range(heads) if h != head]
-    others = [(lay, h) for lay in range(layers) for h in range(heads) if (lay, h) != (layer, head)]
-    cells = later or same or others or [(layer, head)]
+    last = [(layers - 1, h) for h in range(heads)] if layer < layers - 1 else []
+    cells = last or [(layer, h) for h in range(heads) if h != head] or [(layer, head)]
     return list(min(cells, key=lambda c: float(stripe[c])))
 
 
