@@ -1,6 +1,8 @@
 """Presenter mode (``?present=1``): the sidebar collapsed, type and charts large enough for the
 back of a room at 1280×720, and Step by step walked with Back / Next buttons that also answer
-the arrow keys, each step with a short narration in the UI's language.
+the arrow keys, each step with a short narration in the UI's language. The other teaching pages
+(Next token, Vision, Real model) are walked the same way one section at a time (``parts``), each
+section's chart on the first screen.
 
 ``present`` is a switch like every other in a link (``1``/``true``/``yes``/``on`` or
 ``0``/``false``/``no``/``off``, see ``explorer.urlcheck.switch``); any other value is dropped from
@@ -13,7 +15,7 @@ from __future__ import annotations
 import streamlit as st
 
 from . import session
-from .controls import STEPS, assign
+from .controls import STEPS, assign, draw
 from .i18n import STRINGS, step_key, t
 from .safe import md
 from .urlcheck import switch, url_switch
@@ -31,6 +33,14 @@ html { font-size: 21px !important; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 0.95rem; }
 .st-key-present-narration p { font-size: 1.2rem; line-height: 1.45; margin-bottom: 0; }
 .st-key-present-row h3 { padding: 0.25rem 0; }
+</style>"""
+# a section walked as a part: the walk's row names it, so its own heading is left out
+# and so is the intro under that heading: the part's narration says it; the row's heading on one line
+PART_CSS = """<style>
+.st-key-present-row h3 { font-size: 1.4rem; }
+.st-key-present-part [data-testid="stElementContainer"]:has(h3) { display: none; }
+.st-key-present-part [data-testid="stElementContainer"]:has(h3)
+  + [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]) { display: none; }
 </style>"""
 
 
@@ -71,7 +81,7 @@ def walk(steps: list[str], step: str, label, narration: str | None, key: str = "
     """Where the walk stands, the narration, and Back / Next (buttons and arrow keys): each
     moves the page's ``key`` control (its radio shows the same step). ``narration`` None: it
     waits for the learner's prediction (it may name the answer); returns its slot, for
-    ``slot.markdown(narration)`` once the answer is in."""
+    ``slot.markdown(narration)`` once the answer is in; "": none drawn here (None returned)."""
     i = steps.index(step)
 
     def go(j: int) -> None:
@@ -86,12 +96,14 @@ def walk(steps: list[str], step: str, label, narration: str | None, key: str = "
     heading.subheader(t("present_at", i=i + 1, n=len(steps), step=name))
     with leave:
         toggle()
-    with st.container(key="present-narration"):
-        slot = st.empty()
-    if narration is None:
-        slot.caption(t("predict_hold"))
-    else:
-        slot.markdown(narration)
+    slot = None
+    if narration != "":  # "": the step draws its own narration (a section walked as a part)
+        with st.container(key="present-narration"):
+            slot = st.empty()
+        if narration is None:
+            slot.caption(t("predict_hold"))
+        else:
+            slot.markdown(narration)
     back.button(
         t("present_back"),
         key="present_back",
@@ -136,3 +148,23 @@ def narration(step: str, trace, head: int, focus: int) -> str:
     )
     key = f"present.{step}"
     return t(key, **facts) if key in STRINGS else t("present_variant_step", step=t(step_key(step)), **facts)
+
+
+def parts(control, box, walk_row, titles: dict[str, str], narrations: dict[str, str] | None = None) -> str:
+    """Presenter mode on a page of sections: they are walked one at a time with Step by step's row (where the walk
+    stands, Back / Next and the arrow keys, the way out) drawn in ``walk_row``, its radio folded in ``box`` with the
+    page's controls (a link may name a part: ``?<control>=``). ``titles``: each part's title, in order;
+    ``narrations``: a part's narration under the row, where the section does not narrate itself. Returns the part
+    to draw; the page draws that section alone, inside ``part_box()``."""
+    names = list(titles)
+    numbered = {name: f"{i + 1} {titles[name]}" for i, name in enumerate(names)}  # "3 Scores", as the steps read
+    part = draw(control, box, options=names, format_func=numbered.get, horizontal=True, default=names[0])
+    with walk_row:
+        walk(names, part, numbered.get, (narrations or {}).get(part, ""), key=control.name)
+    st.html(PART_CSS)
+    return part
+
+
+def part_box():
+    """The container the walked section is drawn in (its heading hidden: the walk's row names it)."""
+    return st.container(key="present-part")

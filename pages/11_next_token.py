@@ -5,7 +5,7 @@ what each head writes into the vocabulary."""
 import streamlit as st
 
 from attn_core import AttentionConfigError
-from explorer import real, takehome
+from explorer import present, real, takehome
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
@@ -15,8 +15,16 @@ from explorer.state import current_settings
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page.next_token"))
-st.caption(t("nt_intro"))
+presenting = present.on()  # ?present=1: the sections walked one at a time, the settings folded away
+if presenting:
+    walk_row, box = st.container(), st.expander(t("present_settings"))
+else:
+    title, toggle = st.columns([5, 1], vertical_alignment="bottom")
+    title.title(t("page.next_token"))
+    with toggle:
+        present.toggle()
+    st.caption(t("nt_intro"))
+    box = st.container()
 
 
 def refuse(err: AttentionConfigError) -> None:
@@ -30,7 +38,7 @@ offered = runs.offered()
 settings.read_model_link(offered)
 if not offered:
     refuse(runs.no_decoder())
-name = draw(settings.MODEL, st, options=offered, default=offered[0], format_func=str)
+name = draw(settings.MODEL, box, options=offered, default=offered[0], format_func=str)
 if runs.other_load_running():  # transformers' lazy imports are not safe in two threads: after the server's load
     real.wait_on_page(real.pt.BUNDLED)
 try:
@@ -40,13 +48,13 @@ except AttentionConfigError as err:
 limit = runs.max_new(m)
 settings.read_link(m.vocab, limit)
 said = st.container()  # why the link's refused values were refused: filled once the controls have dropped them
-prompt = draw(settings.PROMPT, st)
-temperature, top_k, top_p, greedy = settings.draw_sampling(st, m.vocab)
-max_new = draw(settings.MAX_NEW, st, high=limit)
+prompt = draw(settings.PROMPT, box)
+temperature, top_k, top_p, greedy = settings.draw_sampling(box, m.vocab)
+max_new = draw(settings.MAX_NEW, box, high=limit)
 for message, fix in settings.link_messages():
     said.warning(f"{md(message)} {md(fix)}", icon=":material/link_off:")
 seed = current_settings().seed  # the sidebar's seed: one ?seed= per link
-st.caption(t("nt_seed", seed=seed, name=md(m.name), family=m.family, layers=m.layers, heads=m.heads, vocab=m.vocab))
+box.caption(t("nt_seed", seed=seed, name=md(m.name), family=m.family, layers=m.layers, heads=m.heads, vocab=m.vocab))
 choice = settings.Choice(name, prompt, temperature, top_k, top_p, seed, greedy)
 try:
     p = runs.prediction(choice)
@@ -55,15 +63,26 @@ except AttentionConfigError as err:
 if p["cut"]:
     cut = dict(n=p["n_total"], max=m.max_positions, cut=p["cut"], text=md(p["cut_text"][:200]))
     st.warning(t("nt_cut", **cut), icon=":material/content_cut:")
-st.caption(
+box.caption(
     t("nt_tokens", n=len(p["labels"])) + " " + " · ".join(md(x) for x in p["labels"]) + " " + t("nt_labels_key")
 )
 
-predicting = draw(PAGE["predict"], st)
-views.distribution_ui(p, choice, predicting)
-views.positions_ui(p)
-st.fragment(generation.generation_ui)(choice, int(max_new), limit)
-views.lens_ui(choice)
-st.fragment(heads.heads_ui)(choice, m.layers, m.heads, p["chosen"]["id"], p["chosen"]["label"])
-st.fragment(copying.copying_ui)(choice, predicting)
-takehome.offer_next_token(choice)
+predicting = draw(PAGE["predict"], box)
+TITLES = {"dist": "nt_dist", "positions": "nt_positions", "generate": "nt_generate", "lens": "nt_lens"}
+TITLES |= {"heads": "nt_heads", "copy": "nt_copy"}  # each section narrates itself in presenter mode
+part = present.parts(PAGE["nt_part"], box, walk_row, {k: t(v) for k, v in TITLES.items()}) if presenting else None
+with present.part_box() if presenting else st.container():
+    if part in (None, "dist"):
+        views.distribution_ui(p, choice, predicting, box if presenting else None)
+    if part in (None, "positions"):
+        views.positions_ui(p)
+    if part in (None, "generate"):
+        st.fragment(generation.generation_ui)(choice, int(max_new), limit)
+    if part in (None, "lens"):
+        views.lens_ui(choice)
+    if part in (None, "heads"):
+        st.fragment(heads.heads_ui)(choice, m.layers, m.heads, p["chosen"]["id"], p["chosen"]["label"])
+    if part in (None, "copy"):
+        st.fragment(copying.copying_ui)(choice, predicting)
+if not presenting:
+    takehome.offer_next_token(choice)

@@ -8,7 +8,7 @@ from attn_core import AttentionConfigError
 from attn_core import models as pt
 from attn_core.models.heads import uniform_entropy
 from explorer import figures as fig
-from explorer import qk_view, real, tables, takehome, widgets
+from explorer import present, qk_view, real, tables, takehome, widgets
 from explorer.boot import run_through_app
 from explorer.controls import PAGE, draw
 from explorer.i18n import error_text, t
@@ -29,10 +29,22 @@ from explorer.views import (
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
-st.title(t("page.model"))
-intro = st.empty()  # what reads the sentence, said once the model chosen below is known
+presenting = present.on()  # ?present=1: the sections walked one at a time, the settings folded away
+if presenting:
+    walk_row = st.container()
+else:
+    title, toggle = st.columns([5, 1], vertical_alignment="bottom")
+    title.title(t("page.model"))
+    with toggle:
+        present.toggle()
+intro = st.empty()  # what reads the sentence, said once the model chosen below is known (not when presenting)
 settings = current_settings()
-box = st.expander(t("rm_settings"))
+if presenting:  # the settings, and the formula and code of the head taken apart, fold away side by side
+    left, formula_slot = st.columns(2)
+    box = left.expander(t("rm_settings"))
+else:
+    box = st.expander(t("rm_settings"))
+about = box if presenting else st  # the model, the sentence and its pieces: folded away when presenting
 spec = pick.choose(box)
 try:
     pre = real.model(spec)
@@ -45,7 +57,8 @@ except pt.ModelUnavailable as err:
     st.stop()
 if pre is None:  # still loading in the background (it starts with the server): never block the page
     real.wait_on_page(spec)
-intro.caption(t("dec.rm_intro", name=md(pre.name)) if pre.causal else t("rm_intro"))
+if not presenting:
+    intro.caption(t("dec.rm_intro", name=md(pre.name)) if pre.causal else t("rm_intro"))
 pad_to = 0 if pre.causal else draw(PAGE["rm_pad"], box)  # a decoder is never padded: it sees no later key
 try:
     run = real.run(spec, settings.sentence, pad_to)
@@ -56,9 +69,9 @@ except AttentionConfigError as err:
 enc = run.encoding
 pieces = list(enc.pieces)
 if pre.causal:
-    st.caption(t("dec.intro"))
+    about.caption(t("dec.intro"))
 labels = fig.labels(pieces)
-st.caption(
+about.caption(
     t(
         "rm_model_caption",
         name=pre.name,
@@ -69,18 +82,19 @@ st.caption(
         n=pre.n_params,
     )
 )
-st.caption(t("your_sentence"))
-st.text(settings.sentence)
+about.caption(t("your_sentence"))
+about.text(settings.sentence)
 if enc.truncated:
     st.warning(t("rm_truncated", n=enc.n_total, max=pre.max_positions), icon=":material/content_cut:")
 if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
     st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - enc.specials), icon=":material/help:")
-st.caption(t("dec.pieces" if pre.causal else "rm_pieces"))
-tables.dataframe(  # every piece on view up to a dozen, then a scroll box
-    {t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)},
-    hide_index=True,
-    height=min(38 + 35 * len(pieces), 460),
-)
+about.caption(t("dec.pieces" if pre.causal else "rm_pieces"))
+with box if presenting else st.container():
+    tables.dataframe(  # every piece on view up to a dozen, then a scroll box
+        {t("position"): list(range(len(pieces))), t("token"): pieces, t("id"): list(enc.ids)},
+        hide_index=True,
+        height=min(38 + 35 * len(pieces), 460),
+    )
 
 
 def overview_ui(layer: int, head: int) -> None:
@@ -143,10 +157,10 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
     st.caption(t("rm_random_intro", d=pre.d_model, seed=settings.seed))
 
 
-def qkv_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
-    st.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
+def qkv_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
+    explain.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
     shapes = {"W_q": tuple(ht.weights.W_q[0].shape), "x": tuple(ht.x.shape), "Q": tuple(ht.Q[0].shape)}
-    st.code(causal.projection_code(pre, layer, head, shapes), language="python")
+    explain.code(causal.projection_code(pre, layer, head, shapes), language="python")
     which = widgets.radio(
         st, t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
     )
@@ -177,28 +191,28 @@ def qkv_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     )
 
 
-def scores_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+def scores_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
     d = pre.d_head
-    st.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
-    st.code(
+    explain.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
+    explain.code(
         f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})",
         language="python",
     )
     scores_step(ht, 0, pieces, pieces, key_prefix="rm_")
 
 
-def mask_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+def mask_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
     L = len(pieces)
     if pre.causal:
-        st.latex(causal.CAUSAL_LATEX)
-        st.code(causal.causal_code(L), language="python")
+        explain.latex(causal.CAUSAL_LATEX)
+        explain.code(causal.causal_code(L), language="python")
         st.caption(t("dec.causal_mask"))
         mask_step(ht, pieces, pieces, key_prefix="rm_")
         return
-    st.latex(
+    explain.latex(
         r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}"
     )
-    st.code(
+    explain.code(
         f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\n"
         "scaled = scaled.masked_fill(~mask, float('-inf'))",
         language="python",
@@ -208,13 +222,13 @@ def mask_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     mask_step(ht, pieces, pieces, key_prefix="rm_")
 
 
-def softmax_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
+def softmax_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
     softmax_step(ht, 0, pieces, pieces, key_prefix="rm_")
 
 
-def output_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
-    st.latex(WEIGHTED_SUM)
-    st.code(
+def output_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
+    explain.latex(WEIGHTED_SUM)
+    explain.code(
         f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\n"
         f"context = weights @ V               # {tuple(ht.context[0].shape)}\n"
         f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}",
@@ -234,18 +248,23 @@ STEP_UI = {  # each step of the head taken apart (explorer.controls.RM_STEPS), d
 
 
 def apart_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
-    """The head recomputed through attn_core's steps, checked against the model's own weights."""
+    """The head recomputed through attn_core's steps, checked against the model's own weights (presenting: the
+    check, the step's choice and its formula and code folded away, the step's chart on the first screen)."""
     st.subheader(t("rm_apart"))
     st.caption(
         causal.apart_intro(pre, ht.weights, layer, head) if pre.causal else t("rm_apart_intro", l=layer, h=head)
     )
+    explain = formula_slot.expander(t("present_formula")) if presenting else st
+    checked = explain if presenting else st.container()  # presenting: the check is folded with the formula
     if ht.max_diff < 1e-5:
-        st.success(t("rm_diff_ok", d=ht.max_diff), icon=":material/check_circle:")
+        checked.success(t("rm_diff_ok", d=ht.max_diff), icon=":material/check_circle:")
     else:
-        st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")
-    st.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
-    step = draw(PAGE["rm_step"], st, horizontal=True, format_func=lambda s: t(STEP_LABEL.get(s, s)))
-    STEP_UI[step](ht, layer, head)
+        st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")  # on view: the check failed
+    checked.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
+    step = draw(
+        PAGE["rm_step"], box if presenting else st, horizontal=True, format_func=lambda s: t(STEP_LABEL.get(s, s))
+    )
+    STEP_UI[step](ht, layer, head, explain)
 
 
 def downloads_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
@@ -266,7 +285,7 @@ def downloads_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
 def head_ui(predicting: bool) -> None:
     """Layer/head choice and everything that depends on it (a fragment unless predicting: it
     reruns alone when they change): controls, then the engine's results, then the drawing."""
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3 = (box if presenting else st).columns(3)  # presenting: with the settings, folded away
     layer = draw(PAGE["rm_layer"], c1, high=pre.layers - 1)
     head = draw(PAGE["rm_head"], c2, high=pre.heads - 1)
     floor = widgets.slider(c3, t("min_weight"), 0.0, 0.5, 0.05, 0.01, key="rm_floor")
@@ -278,6 +297,25 @@ def head_ui(predicting: bool) -> None:
         question = ("model", spec, settings.sentence, pad_to, layer, head, focus)
         row = ht.model_attn[focus, :n].tolist()
         predict_then_reveal(row, question, pieces[focus], pieces[:n])  # stops until answered
+    if presenting:  # one section at a time, walked with Back / Next
+        narrations = {
+            "overview": t(
+                "present.rm_overview", name=md(pre.name), layers=pre.layers, heads=pre.heads, l=layer, h=head
+            ),
+            "compare": t("present.rm_compare", l=layer, h=head),
+            "apart": t("present.rm_apart", d=f"{ht.max_diff:.2g}"),
+        }
+        titles = {"overview": t("rm_overview"), "compare": t("rm_compare"), "apart": t("rm_apart")}
+        part = present.parts(PAGE["rm_part"], box, walk_row, titles, narrations)
+        with present.part_box():
+            if part == "overview":
+                overview_ui(layer, head)
+            elif part == "compare":
+                rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
+                compare_ui(layer, head, ht, rnd, floor)
+            else:
+                apart_ui(ht, layer, head)
+        return
     overview_ui(layer, head)  # it holds the asked-about head: after the answer
     rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
     compare_ui(layer, head, ht, rnd, floor)
@@ -298,7 +336,10 @@ def head_ui(predicting: bool) -> None:
 
 # Predict, then reveal: the overview holds the asked-about head, so it waits for the answer, and
 # a change of layer or head reruns the whole page (a fragment's rerun could not take it back).
-if draw(PAGE["predict"], st):
+# Presenting, the layer and head are drawn with the settings, outside any fragment: the whole page reruns.
+if draw(PAGE["predict"], box if presenting else st):
     head_ui(True)
+elif presenting:
+    head_ui(False)
 else:
     st.fragment(head_ui)(False)

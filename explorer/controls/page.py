@@ -11,6 +11,10 @@ COLOURS = ("position", "token", "norm")  # the query-key map: colour by
 STEPS = URL_STEPS  # the URL's ?step= values, from the one table of tensor names
 RM_STEPS = tuple(f"rm_{step}" for step in URL_STEPS[1:])  # the Real model page's (no tokens step)
 _HEAD = LIMITS["heads"][1] - 1
+# presenter mode's walk over a page's sections, in the page's order (explorer.present.parts)
+NT_PARTS = ("dist", "positions", "generate", "lens", "heads", "copy")
+VI_PARTS = ("patches", "windows", "trained", "upload")
+RM_PARTS = ("overview", "compare", "apart")  # the query–key map and "Why this weight?" stay off the walk
 
 
 def _lab_rows() -> tuple[Control, ...]:
@@ -49,6 +53,9 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         Control("rm_query", "choice", 1, title="why.query"),  # options: this sentence's positions
         Control("rm_key", "choice", 0, title="why.key"),
         Control("predict", "switch", False),
+        Control("nt_part", "radio", NT_PARTS[0], options=NT_PARTS, fmt="", title="present_part"),
+        Control("vi_part", "radio", VI_PARTS[0], options=VI_PARTS, fmt="", title="present_part"),
+        Control("rm_part", "radio", RM_PARTS[0], options=RM_PARTS, fmt="", title="present_part"),
         Control("vi_model", "radio", "vit", options=("vit", "swin"), fmt="vision.model.", title="vision.kind"),
         Control("vi_patch", "choice", 2, options=(1, 2, 4), fmt="", title="vision.patch"),
         Control("vi_window", "choice", 2, options=(1, 2, 4, 8), fmt="", title="vision.window"),

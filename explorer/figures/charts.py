@@ -49,7 +49,8 @@ def grouped_bars(
         ((float(v), k, names[i]) for k, vals in series.items() for i, v in enumerate(plain(vals))), default=None
     )
     alt = t("alt_grouped", series=best[1], name=word(best[2]), v=fmt(best[0])) if best else ""
-    return figure(data, style=style, title=title, height=320, alt=alt, barmode="group", xaxis=dict(type="category"))
+    height = 290 if style.large else 320  # presenting: under the walk's row and narration at 720 px
+    return figure(data, style=style, title=title, height=height, alt=alt, barmode="group", xaxis=dict(type="category"))
 
 
 def qk_scatter(

@@ -211,7 +211,7 @@ def small_multiples(
         title=title,
         alt=_multiples_fact(a, row_name, col_name),
         shapes=_panel_outline(mark, a.shape, gap, style),
-        height=max(260, min(110 * R, 760)),
+        height=max(260, min(110 * R, 360 if style.large else 760)),  # presenting: under the walk's row at 720 px
         xaxis=_panel_ticks(x_ticks, C, col_name),
         yaxis=dict(_panel_ticks(y_ticks, R, row_name), autorange="reversed"),
     )

@@ -15,7 +15,7 @@ from attn_core import models
 from attn_core.interpret import copying as cp
 
 from .. import figures as fig
-from .. import tables
+from .. import present, tables
 from ..controls import Control, draw
 from ..figures.base import CHECKED
 from ..i18n import t
@@ -109,7 +109,9 @@ def copying_ui(choice: Choice, predicting: bool) -> None:
     """The section (a fragment of the page: a new kind of prompt reruns only it)."""
     st.subheader(t("nt_copy"))
     st.caption(t("nt_copy_intro"))
-    kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kinds.{k}"), horizontal=True)
+    presenting = present.on()  # the narration says the loss sentence; the chart on the first screen
+    shown_label = "collapsed" if presenting else "visible"
+    kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kinds.{k}"), horizontal=True, label_visibility=shown_label)
     job = waiting.ask("nt_copy", {"copy": request(choice.model, kind, choice.prompt, choice.seed)})["copy"]
     if not waiting.status(job):
         return
@@ -122,7 +124,8 @@ def copying_ui(choice: Choice, predicting: bool) -> None:
     first, second = f["first_mean"], f["second_mean"]
     facts = dict(n=len(f["copies"]), first=f"{first:.2f}", second=f"{second:.2f}", ratio=f"{second / first:.2f}")
     narrate("copy", **facts)
-    st.markdown(t("nt_copy_loss_sentence", **facts))
+    if not presenting:
+        st.markdown(t("nt_copy_loss_sentence", **facts))
     chart(losses_chart(f, labels), "nt_copy_losses")
     if predicting:
         ask(f, labels, choice, kind)

@@ -14,7 +14,7 @@ import streamlit as st
 from attn_core.models import display_pieces, numbered, visible
 
 from .. import figures as fig
-from .. import session
+from .. import present, session
 from ..controls import Control, draw
 from ..i18n import t
 from ..jobs import waiting
@@ -45,7 +45,7 @@ def stepper(n: int) -> int:
     a, b, c, d = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
     if session.pop(ADVANCE) and bool(session.get(PLAYING)):  # Play's next step, before the control is drawn
         _move(int(session.get(STEP.name) or 1) + 1)
-    at = int(draw(STEP, a, high=n))
+    at = int(draw(STEP, a, high=n, label_visibility="collapsed" if present.on() else "visible"))  # presenting: short
     b.button(t("nt_back"), key="nt_back", on_click=_move, args=(at - 1,), disabled=at <= 1, width="stretch")
     c.button(t("nt_step"), key="nt_step", on_click=_move, args=(at + 1,), disabled=at >= n, type="primary")
     playing = bool(session.get(PLAYING)) and at < n
@@ -77,7 +77,9 @@ def query_row(gen: dict, at: int) -> None:
     rows = [f"L{layer} H{head}" for layer in range(layers) for head in range(heads)]
     z = [row for layer in att for row in layer]
     new = gen["labels"][min(length, len(gen["labels"]) - 1)]  # the token this query predicted, after its keys
-    st.markdown(f"**{t('nt_query_title', tok=shown(new), n=length)}**")
+    presenting = present.on()  # the narration names the token and the keys; the chart fits the first screen
+    if not presenting:
+        st.markdown(f"**{t('nt_query_title', tok=shown(new), n=length)}**")
     figure = fig.heatmap(
         z,
         keys,
@@ -86,6 +88,7 @@ def query_row(gen: dict, at: int) -> None:
         y_title=t("nt_layer_head"),
         zrange=(0.0, 1.0),
         style=fig.run_style(),
+        height=220 if presenting else None,
     )
     chart(figure, "nt_query_row")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import figures as fig
-from .. import tables
+from .. import present, tables
 from ..controls import draw
 from ..i18n import t
 from ..views import chart
@@ -84,7 +84,10 @@ def heads_ui(choice: Choice, layers: int, heads: int, token: int, label: str) ->
     v = runs.head_vocab(choice.model, choice.prompt, layer, head, token)
     tok = shown(label)
     narrate("heads", tok=tok, l=layer, h=head, v=f"{v['effect']:.3f}", logit=f"{e['logit']:.3f}")
+    if present.on():  # presenting: the map of every head first, on the first screen (the narration says the rest)
+        map_ui(e, label, layer, head)
     st.markdown(t("nt_head_effect", l=layer, h=head, tok=tok, v=f"{v['effect']:.4f}", norm=f"{v['norm']:.3f}"))
     vocab_ui(v)
-    map_ui(e, label, layer, head)
+    if not present.on():
+        map_ui(e, label, layer, head)
     sum_ui(e, tok)

@@ -57,13 +57,19 @@ def ask(p: dict, choice: Choice) -> None:
     predict_then_reveal([c["prob"] for c in top], question, last, words, texts=PREDICT_TEXTS, labels=names)
 
 
-def distribution_ui(p: dict, choice: Choice, predicting: bool) -> None:
+def distribution_ui(p: dict, choice: Choice, predicting: bool, controls=None) -> None:
+    """``controls``: where the probability / logit switch goes (presenter mode folds it away with the settings)."""
     st.subheader(t("nt_dist"))
     if predicting:
         ask(p, choice)
     narrate("dist", n=len(p["labels"]), vocab=p["vocab"], tok=shown(p["top"][0]["label"]))
     value = widgets.radio(
-        st, t("nt_show"), ["prob", "logit"], format_func=lambda v: t(f"nt_show_{v}"), horizontal=True, key="nt_value"
+        controls or st,
+        t("nt_show"),
+        ["prob", "logit"],
+        format_func=lambda v: t(f"nt_show_{v}"),
+        horizontal=True,
+        key="nt_value",
     )
     title = t("nt_bars_title", n=len(p["top"]), kept=p["kept"], vocab=p["vocab"])
     y_title = t("nt_show_prob") if value == "prob" else t("nt_show_logit")

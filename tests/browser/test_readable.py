@@ -217,3 +217,46 @@ def test_presenter_mode_shows_each_steps_chart_on_the_first_screen(server, proje
     assert (
         projector.locator("button", has_text={"en": "Leave presenter mode", "zh": "退出演示模式"}[lang]).count() == 1
     )
+
+
+# The other teaching pages walked in presenter mode, one section a step: what each step must show on the first screen
+# (its chart; the table of every position's prediction; before Play the trained model's buttons; the uploader)
+CHART = ".stPlotlyChart, [data-testid='stPlotlyChart']"
+PART_SHOWS = {
+    "next_token": [CHART, "[data-testid='stDataFrame']", CHART, CHART, CHART, CHART],
+    "vision?vi_model=swin&vi_patch=1&vi_window=4": [CHART, CHART, "button:has-text('Play'), button:has-text('播放')"],
+    "model": [CHART, CHART, CHART],
+}
+PART_SHOWS["vision?vi_model=swin&vi_patch=1&vi_window=4"].append("[data-testid='stFileUploader']")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", list(PART_SHOWS))
+def test_presenter_mode_walks_each_teaching_page_with_each_steps_chart_on_the_first_screen(
+    server, projector, path, lang
+):
+    """Next token, Vision and Real model at 1280×720 in presenter mode: Step i of n walked with →, each step's
+    chart (or what the step shows first) wholly inside the viewport without scrolling."""
+    shows = PART_SHOWS[path]
+    joiner = "&" if "?" in path else "?"
+    open_app(projector, server, f"{path}{joiner}present=1&lang={lang}")
+    for i, selector in enumerate(shows):
+        if i:
+            projector.locator(".st-key-present-row h3").click()  # the keys go to the page, not to a text box
+            projector.keyboard.press("ArrowRight")
+        at = re.compile(rf"(Step {i + 1} of {len(shows)}|第 {i + 1} 步)")
+        expect(projector.locator(".st-key-present-row h3")).to_contain_text(at, timeout=WAIT)
+        settle(projector)
+        name = f"present_1280x720_{path.split('?')[0]}_{lang}_{i + 1}.png"
+        first = projector.locator(".st-key-present-part").locator(selector).first
+        try:
+            expect(first).to_be_visible(timeout=120_000)  # a worker's result (generation, copying) may come later
+            box = steady_box(projector, first)
+        finally:
+            projector.screenshot(path=os.path.join(ARTIFACTS, name))
+        scrolled = projector.evaluate(
+            "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || window.scrollY"
+        )
+        assert scrolled == 0 and _inside(box), (path, lang, i + 1, scrolled, box)
+    leave = {"en": "Leave presenter mode", "zh": "退出演示模式"}[lang]
+    assert projector.locator("button", has_text=leave).count() == 1
