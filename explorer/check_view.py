@@ -210,8 +210,18 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} %"
 
 
-def _spread(counts: list[int], labels: list[str]) -> str:
-    return " · ".join(f"{labels[k][:18] if k < len(labels) else k}: {c}" for k, c in enumerate(counts))
+def _letter(k: int) -> str:
+    return chr(ord("A") + k) if k < 26 else str(k + 1)
+
+
+def _spread(counts: list[int]) -> str:
+    """'A 1 · B 0 · C 1': the answers per option, each option by its letter (the options column names them whole:
+    options that begin alike stay apart)."""
+    return " · ".join(f"{_letter(k)} {c}" for k, c in enumerate(counts))
+
+
+def _options(labels: list[str]) -> str:
+    return " · ".join(f"{_letter(k)}) {label}" for k, label in enumerate(labels))
 
 
 def table_rows(report: dict) -> list[dict]:
@@ -226,8 +236,9 @@ def table_rows(report: dict) -> list[dict]:
                 ct("ui_col_n_post"): post["n"],
                 ct("ui_col_post"): _pct(post["share"]),
                 ct("ui_col_gain"): "—" if row["gain"] is None else f"{row['gain']:.2f}",
-                ct("ui_col_spread_pre"): _spread(pre["options"], row["options"]),
-                ct("ui_col_spread_post"): _spread(post["options"], row["options"]),
+                ct("ui_col_options"): _options(row["options"]),
+                ct("ui_col_spread_pre"): _spread(pre["options"]),
+                ct("ui_col_spread_post"): _spread(post["options"]),
             }
         )
     return rows

@@ -211,13 +211,13 @@ def test_named_tokens_that_are_not_single_tokens_get_a_message(app, tiny, lang):
 
 
 def test_inside_quotes_the_shipped_decoders_record_on_induction(app, tiny):
-    """The record says no induction head formed: the page says so with its numbers; another decoder gets no such
+    """The record says an induction head formed: the page says so with its numbers; another decoder gets no such
     sentence (the record is the shipped model's)."""
     record = json.loads((real.pt.BUNDLED_DIR.parents[2] / "benchmarks/results/decoder_train.json").read_text())
     best = max(v for row in record["scores"]["induction"] for v in row)
     real.wait_for("fortune-gpt", timeout=300)
     at = app(INSIDE, query={"rm_model": "fortune-gpt", "sentence": PROMPT})
-    said = [i.value for i in at.info if "formed no induction head" in i.value]
-    assert len(said) == 1 and f"{best:.3f}" in said[0] and not record["induction_formed"]
+    said = [i.value for i in at.info if "formed an induction head" in i.value]
+    assert len(said) == 1 and f"{best:.3f}" in said[0] and record["induction_formed"]
     other = app(INSIDE, query={"rm_model": NAME, "sentence": PROMPT})
     assert not [i.value for i in other.info if "induction head" in i.value]

@@ -460,7 +460,8 @@ def test_a_multiselect_whose_labels_follow_the_language_keeps_its_choice(server,
 
 def test_a_fragments_own_rerun_keeps_the_palette_and_the_presenters_large_type(server, page):
     """The Real model's head view reruns alone (a fragment, without app.py) when the layer changes."""
-    open_app(page, server, "model?palette=safe&present=1")
+    open_app(page, server, "model?palette=safe&present=1&rm_part=compare")
+    page.get_by_text("Model and padding").first.click()  # presenting: the layer is with the settings, folded away
     layer = page.locator("input[aria-label='Layer']")
     expect(layer).to_be_visible(timeout=WAIT)
     layer.fill("3")

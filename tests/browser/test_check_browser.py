@@ -98,8 +98,12 @@ def test_a_class_takes_the_check_before_and_after_and_the_teacher_sees_the_hand_
     expect(teacher.get_by_text(line)).to_be_visible(timeout=WAIT)
     rows = table(teacher)
     assert {k: [v[c] for c in COLUMNS] for k, v in rows.items()} == TABLE
-    assert rows["qkv-shape"]["Answers before, per option"] == "d_model × d_k: 1 · L × d_k: 0 · L × L: 1"
-    assert rows["qkv-shape"]["Answers after, per option"] == "d_model × d_k: 1 · L × d_k: 1 · L × L: 0"
+    assert rows["qkv-shape"]["Options"] == "A) d_model × d_k · B) L × d_k · C) L × L"
+    assert rows["qkv-shape"]["Answers before, per option"] == "A 1 · B 0 · C 1"
+    assert rows["qkv-shape"]["Answers after, per option"] == "A 1 · B 1 · C 0"
+    # options that begin alike (mask-causal's) stay apart: each is named whole
+    masks = rows["mask-causal"]["Options"].split(" · ")
+    assert len(masks) == len(set(masks)) == 3
 
     with teacher.expect_download(timeout=WAIT) as info:
         teacher.get_by_role("button", name="Download the check's report (CSV)").click()

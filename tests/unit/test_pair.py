@@ -54,7 +54,7 @@ def test_shapes_that_disagree_give_null_weights_but_entropy_and_max_per_query():
     _close(d["max_abs"]["a"], a.attn.amax(-1))
     change = changed_most(a, b)
     assert not change.agree and change.query is None
-    assert change.entropy_b == pytest.approx(float(_entropy_oracle(b.attn)[0].mean()), rel=1e-9, abs=1e-12)
+    assert change.entropy_b == pytest.approx(float(_entropy_oracle(b.attn)[0].mean()), rel=1e-5, abs=1e-7)
     assert "different shapes" in words(change, "en") and "形状不同" in words(change, "zh")
     pair = step_matrices(a, b, "st_softmax")
     assert pair.diff is None and pair.a.shape == (3, 3) and pair.b.shape == (6, 6)
@@ -66,7 +66,7 @@ def test_what_changed_most_names_the_query_and_its_keys():
     c = changed_most(a, b)
     moved = (b.attn[0] - a.attn[0]).abs()  # the oracle: the row with the largest single move
     q = int(moved.amax(-1).argmax())
-    assert c.query == q and c.moved == pytest.approx(float(moved[q].max()), rel=1e-9, abs=1e-12)
+    assert c.query == q and c.moved == pytest.approx(float(moved[q].max()), rel=1e-5, abs=1e-7)
     assert c.key_a == int(a.attn[0, q].argmax()) and c.key_b == int(b.attn[0, q].argmax())
     assert c.weight_b == pytest.approx(float(b.attn[0, q].max()), rel=1e-6, abs=1e-9)
     assert c.entropy_b < c.entropy_a  # a lower temperature sharpens every row
