@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch
-from record import emit
+from record import emit, interleaved, summary
 
 from attn_core import models as M
 from attn_core.interpret import copying as cp
@@ -40,22 +37,8 @@ def main() -> int:
     for kind in cp.KINDS:
         ids = cp.repeated_prompt(m, kind, text=PROMPT, seed=3)
         cases[f"{kind}, {len(ids)} tokens"] = lambda ids=ids: cp.copying(m, ids)
-    times: dict[str, list[float]] = {k: [] for k in cases}
-    for fn in cases.values():
-        fn()  # warm up
-    for _ in range(args.repeats):  # interleaved: every case once per round
-        for k, fn in cases.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append((time.perf_counter() - t0) * 1000)
-    head = (
-        f"# copying_bench {time.strftime('%Y-%m-%d %H:%M')} {platform.processor() or platform.machine()}, "
-        f"torch {torch.__version__}, 1 thread, {args.repeats} interleaved rounds, load {os.getloadavg()[0]:.2f}"
-    )
-    lines = [head]
-    for k, ts in times.items():
-        q = statistics.quantiles(ts, n=4)
-        lines.append(f"{k}: median {statistics.median(ts):.1f} ms, IQR {q[0]:.1f}-{q[2]:.1f} ms, max {max(ts):.1f} ms")
+    times = interleaved(cases, args.repeats)
+    lines = summary("copying_bench", times, args.repeats, torch.__version__)
     emit(lines, args.out)
     return 0
 
