@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 import pytest
 import torch
+from tolerance import assert_close
 
 from attn_core import run_trace
 from attn_core.pair import changed_most, step_matrices, words
@@ -43,9 +44,9 @@ def test_pin_change_a_setting_and_the_difference_is_the_engines(app):
     a, b = run_trace(DEFAULTS), run_trace(replace(DEFAULTS, causal=True))  # independent of the app's cache
     step = at.radio(key="step").value
     want = step_matrices(a, b, step, 0)
-    torch.testing.assert_close(_z(charts["pair_a"]), want.a, rtol=1e-6, atol=1e-9)
-    torch.testing.assert_close(_z(charts["pair_b"]), want.b, rtol=1e-6, atol=1e-9)
-    torch.testing.assert_close(_z(charts["pair_diff"]), want.b - want.a, rtol=1e-6, atol=1e-9)
+    assert_close(_z(charts["pair_a"]), want.a)
+    assert_close(_z(charts["pair_b"]), want.b)
+    assert_close(_z(charts["pair_diff"]), want.b - want.a)
     assert float((want.b - want.a).abs().max()) > 1e-3  # the causal mask changed this step
     ranges = [(s["data"][0]["zmin"], s["data"][0]["zmax"]) for s in (charts["pair_a"], charts["pair_b"])]
     assert ranges[0] == ranges[1]  # one colour scale for A and B
@@ -61,7 +62,7 @@ def test_a_link_with_a_opens_the_comparison(app):
     assert set(charts) == {"pair_a", "pair_b"}  # another sentence: no B − A, said instead
     assert _z(charts["pair_a"]).shape == (3, 3)
     a = run_trace(replace(DEFAULTS, sentence="the cat sat", heads=2))
-    torch.testing.assert_close(_z(charts["pair_a"]), a.attn[0].double(), rtol=1e-6, atol=1e-9)
+    assert_close(_z(charts["pair_a"]), a.attn[0].double())
     assert "B − A" in _texts(at) and "different shapes" in _texts(at)
 
 
@@ -92,6 +93,6 @@ def test_multihead_one_head_against_four(app):
     charts = _charts(at)
     a, b = run_trace(DEFAULTS), run_trace(replace(DEFAULTS, heads=4))
     want = step_matrices(a, b, "st_softmax", 0)
-    torch.testing.assert_close(_z(charts["pair_a"]), a.attn[0].double(), rtol=1e-6, atol=1e-9)
-    torch.testing.assert_close(_z(charts["pair_diff"]), want.b - want.a, rtol=1e-6, atol=1e-9)
+    assert_close(_z(charts["pair_a"]), a.attn[0].double())
+    assert_close(_z(charts["pair_diff"]), want.b - want.a)
     assert words(changed_most(a, b, 0), "en").split(":")[0] in _texts(at).replace("\\", "")
