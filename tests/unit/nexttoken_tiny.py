@@ -63,3 +63,19 @@ def build(kind: str, folder, *, seed: int = 0, positions: int = 48) -> str:
     model.save_pretrained(path)
     tok.save_pretrained(path)
     return path
+
+
+def without_head(m, layer: int, head: int):
+    """A copy of ``m``'s transformers model with one head's output removed: its columns of the output projection
+    (no hook of the engine's involved), for checking the engine's ablations against."""
+    import copy
+
+    import torch
+
+    hf, d = copy.deepcopy(m.hf), m.d_head
+    with torch.no_grad():
+        if m.family == "gpt2":  # Conv1D: weight (in, out), rows are the heads' context dimensions
+            hf.transformer.h[layer].attn.c_proj.weight[head * d : (head + 1) * d, :] = 0
+        else:
+            hf.model.layers[layer].self_attn.o_proj.weight[:, head * d : (head + 1) * d] = 0
+    return hf

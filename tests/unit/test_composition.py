@@ -4,7 +4,6 @@ causal drop with the earlier head removed from a copy of the model's output proj
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 from pathlib import Path
 
@@ -19,12 +18,19 @@ from attn_core.interpret.decoder import repeated_tokens
 TINY = Path(__file__).resolve().parent / "nexttoken_tiny.py"
 
 
-@pytest.fixture(scope="module", params=["gpt2", "llama"])
-def tiny(request, tmp_path_factory):
+def _tiny_module():
     spec = importlib.util.spec_from_file_location("nexttoken_tiny", TINY)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return models.load(mod.build(request.param, tmp_path_factory.mktemp("composition")))
+    return mod
+
+
+TINY_MODULE = _tiny_module()
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def tiny(request, tmp_path_factory):
+    return models.load(TINY_MODULE.build(request.param, tmp_path_factory.mktemp("composition")))
 
 
 def _raw(m, layer: int):
@@ -58,16 +64,6 @@ def _own_induction(hf, ids: torch.Tensor, T: int, layer: int, head: int) -> floa
     return float(att[:, q, q - T + 1].mean())
 
 
-def _zeroed(m, layer: int, head: int):
-    hf, d = copy.deepcopy(m.hf), m.d_head
-    with torch.no_grad():
-        if m.family == "gpt2":
-            hf.transformer.h[layer].attn.c_proj.weight[head * d : (head + 1) * d, :] = 0
-        else:
-            hf.model.layers[layer].self_attn.o_proj.weight[:, head * d : (head + 1) * d] = 0
-    return hf
-
-
 def test_against_transformers_weights_and_forward(tiny):
     m = tiny
     layer, head = m.layers - 1, 1
@@ -78,7 +74,7 @@ def test_against_transformers_weights_and_forward(tiny):
     for row in r["rows"]:
         own = _own_k_composition(m, layer, head, row["layer"], row["head"])
         assert_close(torch.tensor(row["k_composition"]), torch.tensor(own))
-        without = _own_induction(_zeroed(m, row["layer"], row["head"]), ids, T, layer, head)
+        without = _own_induction(TINY_MODULE.without_head(m, row["layer"], row["head"]), ids, T, layer, head)
         assert_close(torch.tensor(row["induction_without"]), torch.tensor(without))
         assert_close(torch.tensor(row["drop"]), torch.tensor(r["induction"] - without))
     drops = [row["drop"] for row in r["rows"]]

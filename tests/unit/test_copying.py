@@ -5,7 +5,6 @@ decoders (nexttoken_tiny), so every family is covered."""
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 from pathlib import Path
 
@@ -19,12 +18,19 @@ from attn_core.interpret import copying as cp
 TINY = Path(__file__).resolve().parent / "nexttoken_tiny.py"
 
 
-@pytest.fixture(scope="module", params=["gpt2", "llama"])
-def tiny(request, tmp_path_factory):
+def _tiny_module():
     spec = importlib.util.spec_from_file_location("nexttoken_tiny", TINY)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return models.load(mod.build(request.param, tmp_path_factory.mktemp("copying")))
+    return mod
+
+
+TINY_MODULE = _tiny_module()
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def tiny(request, tmp_path_factory):
+    return models.load(TINY_MODULE.build(request.param, tmp_path_factory.mktemp("copying")))
 
 
 def test_sources_and_copy_queries_by_hand():
@@ -32,18 +38,6 @@ def test_sources_and_copy_queries_by_hand():
     assert cp.sources(ids) == [-1, -1, -1, -1, 2, 3, -1, 5]
     # t=4 (token 5, seen at 1; next 6 == ids[2]): copies; t=5 (token 6 seen at 2; next 9 != ids[3]=7): does not
     assert cp.copy_queries(ids) == [(4, 1)]
-
-
-def _zeroed(m, layer: int, head: int):
-    """A copy of the transformers model with one head's output removed: its columns of the output projection."""
-    hf = copy.deepcopy(m.hf)
-    d = m.d_head
-    with torch.no_grad():
-        if m.family == "gpt2":  # Conv1D: weight (in, out), rows are the heads' context dimensions
-            hf.transformer.h[layer].attn.c_proj.weight[head * d : (head + 1) * d, :] = 0
-        else:
-            hf.model.layers[layer].self_attn.o_proj.weight[:, head * d : (head + 1) * d] = 0
-    return hf
 
 
 def _own_losses(hf, ids: list[int]) -> torch.Tensor:
@@ -73,7 +67,7 @@ def test_numbers_against_transformers_own_forward(tiny):
     assert_close(torch.tensor(f["weights"]), att[layer, head])
     for lay in range(m.layers):
         for h in range(m.heads):
-            own = _own_losses(_zeroed(m, lay, h), ids)[t].mean()
+            own = _own_losses(TINY_MODULE.without_head(m, lay, h), ids)[t].mean()
             assert_close(torch.tensor(f["ablated"][lay][h]), own)
 
 
@@ -83,7 +77,7 @@ def test_a_broken_ablation_is_caught(tiny):
     ids = cp.repeated_prompt(m, "random", seed=11, n=10)
     f = cp.copying(m, ids)
     t = torch.tensor([p[0] for p in cp.copy_queries(ids)])
-    wrong = _own_losses(_zeroed(m, 0, 1), ids)[t].mean()
+    wrong = _own_losses(TINY_MODULE.without_head(m, 0, 1), ids)[t].mean()
     assert abs(f["ablated"][0][0] - float(wrong)) > 1e-4
 
 
