@@ -6,7 +6,8 @@ switches), the language switch, and st.navigation over the scripts in pages/.
 
 import streamlit as st
 
-from explorer import FAVICON, present
+from explorer import FAVICON
+from explorer.controls import present
 
 presenting = present.read()  # ?present=1: the sidebar starts collapsed, the type is large
 st.set_page_config(
@@ -17,26 +18,29 @@ st.set_page_config(
 )
 
 from attn_core import AttentionConfigError
-from explorer import check_view, contrast, history, png, server, session
 from explorer import figures as fig
-from explorer.home import home
-from explorer.i18n import begin_run, t
-from explorer.lesson import builder as lesson_builder
-from explorer.lesson import read as lesson
+from explorer import server
+from explorer.base import contrast, history, session
+from explorer.base.i18n import begin_run, t
+from explorer.base.urlcheck import show_notices
+from explorer.charts import png
+from explorer.classroom import check_view
+from explorer.classroom.home import home
+from explorer.classroom.lesson import builder as lesson_builder
+from explorer.classroom.lesson import read as lesson
+from explorer.classroom.tour import arrive as tour_arrive
+from explorer.classroom.tour import banner as tour_banner
+from explorer.controls.state import check_for, show_error, sidebar_ui
 from explorer.pages import PAGES, navigation, reads
 from explorer.poll import link as poll
 from explorer.poll.link import check_url as poll_check
 from explorer.poll.view import QUESTION_PAGES, lesson_view
-from explorer.state import check_for, show_error, sidebar_ui
-from explorer.tour import arrive as tour_arrive
-from explorer.tour import banner as tour_banner
-from explorer.urlcheck import show_notices
 
 server.prepare()  # once per process: heavy imports, a frozen heap, the model loading in the background
 begin_run()
 # expanded: every page listed; folded, Streamlit's own "View 3 more" button showed in English on the Chinese page
 nav = st.navigation(navigation(home, (t("page_home"), *(t(f"page.{p.key}") for p in PAGES))), expanded=True)
-session.put("_page", nav.url_path)  # what a downloaded chart's file is named after (explorer/views.py)
+session.put("_page", nav.url_path)  # what a downloaded chart's file is named after (explorer/charts/views.py)
 st.sidebar.title(t("app_title"))
 notice = st.sidebar.empty()
 tour_arrive()  # a lesson of the tour opens with its own settings

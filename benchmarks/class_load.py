@@ -541,7 +541,8 @@ async def student(i: int, args, pages: list[str], results: list[Result], stop: a
 
 async def teacher(args, sweep: dict) -> None:
     """Opens Complexity and runs the default sweep with a window of 64 (the default sweep itself is computed at a
-    class server's start, explorer.ahead, and would be shown at once: the class would not bear a sweep's load);
+    class server's start, explorer.classroom.ahead, and would be shown at once: the class would not bear a sweep's
+    load);
     waits for it to finish."""
     await asyncio.sleep(args.sweep_after)
     s = Session(args.url, "teacher")

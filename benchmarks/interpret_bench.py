@@ -113,8 +113,8 @@ def main() -> None:
     goal_patch = statistics.median(times["patching map, layerwise (the app)"]) < 3.0
     lines.append(f"goal importance < 2 s (median): {'met' if goal_imp else 'NOT met'}")
     lines.append(f"goal patching < 3 s (median): {'met' if goal_patch else 'NOT met'}")
-    from explorer import inside
     from explorer.jobs.heavy import HEAVY
+    from explorer.model import inside
 
     def head_stats() -> dict:  # the page's background job (a worker process), waited for
         job = HEAVY.ask(*inside.head_stats())

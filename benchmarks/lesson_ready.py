@@ -4,7 +4,8 @@ and on one that warmed its models only (``models``), alternated, a fresh server 
 
 Each step is timed from the learner's request until the page is complete: drawn, every background job it waits
 for ended, the button the lesson asks for pressed and its work done (the Lab's and Vision's runs, the sweep), as
-a browser tab left alone sees it (``explorer.ahead.visit``). The learner starts once the server has settled: the
+a browser tab left alone sees it (``explorer.classroom.ahead.visit``). The learner starts once the server has
+settled: the
 ahead server's log says it is ready and both servers' processes are idle. Also printed: how long the start's work
 took and the CPU seconds of the server and its children until then.
 
@@ -33,9 +34,9 @@ from class_load import settle, tree_cpu_s
 from serve import start_server, stop_server
 
 from attn_core.lab import PRESETS
-from explorer.ahead import READY
-from explorer.ahead.visit import PRESS_LIMIT_S, visit
-from explorer.tour import TOUR, params
+from explorer.classroom.ahead import READY
+from explorer.classroom.ahead.visit import PRESS_LIMIT_S, visit
+from explorer.classroom.tour import TOUR, params
 
 MODES = ("1", "models")
 

@@ -101,7 +101,7 @@ for n in (16, 32, 64):
 
 from streamlit.testing.v1 import AppTest
 
-from explorer import real
+from explorer.model import real
 
 real.wait_for(pt.BUNDLED)  # a server loads it in the background at its first run; here, before timing pages
 s64 = sentence(64, pre)

@@ -96,7 +96,7 @@ def main() -> None:
     for name, xs in check.items():
         print(f"{name:32s} {stats(xs)}")
 
-    from explorer import takehome
+    from explorer.classroom import takehome
 
     takehome.FILES.clear()
     items = base.key()
@@ -106,7 +106,7 @@ def main() -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    from explorer import real
+    from explorer.model import real
 
     real.wait_for(pt.BUNDLED, timeout=300)
     app = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "app.py")

@@ -14,7 +14,7 @@
   learner's request pays for the compiler. The warm-up costs about 3.7 s of CPU; ``ATTN_EXPLORER_WARM=0`` skips
   it (a server for one person, the test suite's short-lived servers): the bundled model then loads cold, and
   each page computes what it asks for when it asks.
-- Then what the tour's lessons and the Lab's presets ask for is computed ahead and kept (``explorer.ahead``);
+- Then what the tour's lessons and the Lab's presets ask for is computed ahead and kept (``explorer.classroom.ahead``);
   ``ATTN_EXPLORER_WARM=models`` warms the models and skips that (the test suite's shared servers).
 - One torch thread per operation (``ATTN_SERVER_THREADS``, default 1). The server's tensors are a
   sentence's (tens of tokens): splitting one operation across the machine's cores gains nothing,
@@ -24,8 +24,7 @@
   (``benchmarks/results/rerun_cost_cpu.txt``). The heavy jobs run in worker processes with settings
   of their own.
 - One wake-up of Streamlit's event loop per burst of a script run's messages instead of one per element
-  (``explorer/relay.py``): 12-15 % less CPU per rerun (``benchmarks/results/rerun_cost_cpu.txt``).
-- How many sessions the server has now (a sweep records it beside its timings).
+  (``explorer/base/relay.py``): 12-15 % less CPU per rerun (``benchmarks/results/rerun_cost_cpu.txt``).
 """
 
 from __future__ import annotations
@@ -33,7 +32,8 @@ from __future__ import annotations
 import os
 import threading
 
-from .heap import freeze_heap
+from explorer.base.heap import freeze_heap
+from explorer.base.runtime import serving
 
 THREADS_ENV = "ATTN_SERVER_THREADS"
 WARM_ENV = "ATTN_EXPLORER_WARM"
@@ -55,14 +55,13 @@ def prepare() -> None:
 
     if serving():  # a server's process, not a test's (AppTest runs the app inside pytest, which has its own needs)
         torch.set_num_threads(server_threads())
-        from . import relay
+        from explorer.base import relay
 
         relay.install()
     import attn_core.bench
     import attn_core.export  # noqa: F401
     from attn_core.kernels import native
-
-    from . import figures  # noqa: F401
+    from explorer import figures  # noqa: F401
 
     freeze_heap()
     start_models()
@@ -71,10 +70,11 @@ def prepare() -> None:
 
 def start_models() -> None:
     """A server: every offered model loaded and warmed in the background, then the tour's lessons and the Lab's
-    presets computed ahead (``explorer.ahead``). ``ATTN_EXPLORER_WARM=models``: the models only; ``0``: neither, and
+    presets computed ahead (``explorer.classroom.ahead``). ``ATTN_EXPLORER_WARM=models``: the models only; ``0``:
+    neither, and
     no model is loaded before a page asks for one (a server that lives a few seconds and opens no model page pays no
     import of transformers). A test's process: the bundled model, cold (each page asks only what it shows)."""
-    from . import real
+    from explorer.model import real
 
     warm = os.environ.get(WARM_ENV, "1")
     if serving() and warm == "0":
@@ -84,7 +84,7 @@ def start_models() -> None:
         return
     loading = real.load_every_offered()
     if warm != "models":
-        from . import ahead
+        from explorer.classroom import ahead
 
         ahead.start(loading)
 
@@ -97,34 +97,3 @@ def server_threads() -> int:
     except ValueError:
         return 1
     return min(max(1, n), os.cpu_count() or 1)
-
-
-def serving() -> bool:
-    """Under ``streamlit run``: a runtime of Streamlit's own (AppTest's is a stand-in mock)."""
-    try:
-        from streamlit import runtime
-        from streamlit.runtime.runtime import Runtime
-
-        return runtime.exists() and type(runtime.get_instance()) is Runtime
-    except ImportError:  # pragma: no cover
-        return False
-
-
-def active_sessions() -> int:
-    """Sessions with an open connection on this server (0 outside a running server)."""
-    try:
-        from streamlit import runtime
-
-        if not runtime.exists():
-            return 0
-        return runtime.get_instance()._session_mgr.num_active_sessions()
-    except Exception:  # noqa: BLE001 - a count for a caption; never worth a failed page
-        return 0
-
-
-def session_id() -> str:
-    """This browser session's id (a random string Streamlit gives it; "" outside a running script)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else ""

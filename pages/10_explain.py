@@ -12,8 +12,11 @@ from attn_core.explain.pair import EXAMPLES
 from attn_core.explain.references import SHAPLEY_MAX
 from attn_core.explain.sentence import removals
 from explorer import figures as fig
-from explorer import real, session, widgets
+from explorer.base import session, widgets
+from explorer.base.i18n import error_text, lang, t
+from explorer.base.safe import md
 from explorer.boot import run_through_app
+from explorer.controls.state import current_settings
 from explorer.explain import runs
 from explorer.explain.more import pair_shapley_view, pair_view, table_view
 from explorer.explain.views import (
@@ -34,11 +37,8 @@ from explorer.explain.views import (
     show_notices,
     specials_table,
 )
-from explorer.i18n import error_text, lang, t
 from explorer.jobs import waiting
-from explorer.model import pick
-from explorer.safe import md
-from explorer.state import current_settings
+from explorer.model import pick, real
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

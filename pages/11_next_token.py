@@ -5,13 +5,14 @@ what each head writes into the vocabulary."""
 import streamlit as st
 
 from attn_core import AttentionConfigError
-from explorer import present, real, takehome
+from explorer.base.i18n import error_text, t
+from explorer.base.safe import md
 from explorer.boot import run_through_app
-from explorer.controls import PAGE, draw
-from explorer.i18n import error_text, t
+from explorer.classroom import takehome
+from explorer.controls import PAGE, draw, present
+from explorer.controls.state import current_settings
+from explorer.model import real
 from explorer.nexttoken import copying, generation, heads, runs, settings, views
-from explorer.safe import md
-from explorer.state import current_settings
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

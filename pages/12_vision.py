@@ -6,12 +6,11 @@ import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core.vision.model import SIDE, VisionConfig
-from explorer import present
+from explorer.base.i18n import error_text, t
+from explorer.base.safe import md
 from explorer.boot import run_through_app
-from explorer.controls import PAGE, draw
-from explorer.i18n import error_text, t
+from explorer.controls import PAGE, draw, present
 from explorer.lab import refresh
-from explorer.safe import md
 from explorer.vision import live, view
 
 run_through_app()  # before anything is drawn; see explorer/boot.py

@@ -5,15 +5,17 @@ import streamlit as st
 from attn_core.export import to_json
 from attn_core.stages import step_stages
 from explorer import figures as fig
-from explorer import pin, present, qk_view, tables, takehome
+from explorer.base import tables
+from explorer.base.i18n import kernel_label, step_label, t
+from explorer.base.safe import md
 from explorer.boot import run_through_app
-from explorer.controls import PAGE, draw
-from explorer.i18n import kernel_label, step_label, t
+from explorer.charts.views import chart, focus_select
+from explorer.classroom import takehome
+from explorer.controls import PAGE, draw, present
+from explorer.controls.state import current_settings, current_trace
 from explorer.poll.view import predict_then_reveal
-from explorer.safe import md
-from explorer.state import current_settings, current_trace
-from explorer.step_views import VIEWS, StepContext, stage_view
-from explorer.views import chart, focus_select
+from explorer.steps import pin, qk_view
+from explorer.steps.step_views import VIEWS, StepContext, stage_view
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

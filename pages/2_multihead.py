@@ -4,13 +4,15 @@ import streamlit as st
 
 from attn_core import param_count
 from explorer import figures as fig
-from explorer import pin, session, tables, takehome, widgets
+from explorer.base import session, tables, widgets
+from explorer.base.i18n import kernel_label, t
 from explorer.boot import run_through_app
+from explorer.charts.views import chart, focus_select
+from explorer.classroom import takehome
 from explorer.controls import PAGE, assign, draw
-from explorer.i18n import kernel_label, t
+from explorer.controls.state import current_settings, current_trace
 from explorer.poll.view import predict_then_reveal
-from explorer.state import current_settings, current_trace
-from explorer.views import chart, focus_select
+from explorer.steps import pin
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -3,13 +3,14 @@
 import streamlit as st
 
 from explorer import figures as fig
-from explorer import takehome, widgets
+from explorer.base import widgets
+from explorer.base.i18n import kernel_label, t
 from explorer.boot import run_through_app
+from explorer.charts.views import chart, focus_select
+from explorer.classroom import takehome
 from explorer.controls import PAGE, draw
-from explorer.i18n import kernel_label, t
+from explorer.controls.state import cross_settings, current_settings, current_trace
 from explorer.poll.view import predict_then_reveal
-from explorer.state import cross_settings, current_settings, current_trace
-from explorer.views import chart, focus_select
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -5,10 +5,10 @@ import streamlit as st
 from attn_core.config import TUTORIAL_SENTENCE
 from attn_core.tutorial import PRINTED, walkthrough
 from explorer import figures as fig
-from explorer import tables
+from explorer.base import tables
+from explorer.base.i18n import t
 from explorer.boot import run_through_app
-from explorer.i18n import t
-from explorer.views import chart
+from explorer.charts.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -6,14 +6,16 @@ from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
 from attn_core.options import OPTIONS
 from explorer import figures as fig
-from explorer import performer_gap, session, spread_view, variants, widgets
+from explorer.base import session, widgets
+from explorer.base.i18n import STRINGS, error_text, kernel_label, label, t, tex
+from explorer.base.safe import md
 from explorer.boot import run_through_app
+from explorer.charts.views import chart
 from explorer.controls import PAGE, draw
-from explorer.i18n import STRINGS, error_text, kernel_label, label, t, tex
-from explorer.safe import md
-from explorer.state import current_settings
-from explorer.variants import curve_points
-from explorer.views import chart
+from explorer.controls.state import current_settings
+from explorer.variants import performer_gap, spread_view
+from explorer.variants import results as variants
+from explorer.variants.results import curve_points
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -11,13 +11,13 @@ from attn_core.bench.record import load as recorded
 from attn_core.dimensions import DIMENSIONS
 from attn_core.kernels import KERNELS
 from explorer import figures as fig
-from explorer import widgets
+from explorer.base import widgets
+from explorer.base.i18n import error_text, kernel_label, t
+from explorer.base.safe import md
 from explorer.boot import run_through_app
+from explorer.charts.views import chart
 from explorer.controls import CHOICES
-from explorer.i18n import error_text, kernel_label, t
 from explorer.jobs import sweeps
-from explorer.safe import md
-from explorer.views import chart
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -8,15 +8,11 @@ from attn_core import AttentionConfigError
 from attn_core import models as pt
 from attn_core.models.heads import uniform_entropy
 from explorer import figures as fig
-from explorer import present, qk_view, real, tables, takehome, widgets
+from explorer.base import tables, widgets
+from explorer.base.i18n import error_text, t
+from explorer.base.safe import md
 from explorer.boot import run_through_app
-from explorer.controls import PAGE, draw
-from explorer.i18n import error_text, t
-from explorer.model import causal, pick, why_view
-from explorer.poll.view import predict_then_reveal
-from explorer.safe import md
-from explorer.state import current_settings
-from explorer.views import (
+from explorer.charts.views import (
     WEIGHTED_SUM,
     chart,
     focus_select,
@@ -26,6 +22,12 @@ from explorer.views import (
     scores_step,
     softmax_step,
 )
+from explorer.classroom import takehome
+from explorer.controls import PAGE, draw, present
+from explorer.controls.state import current_settings
+from explorer.model import causal, pick, real, why_view
+from explorer.poll.view import predict_then_reveal
+from explorer.steps import qk_view
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

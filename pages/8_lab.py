@@ -7,18 +7,19 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import lab as engine
 from explorer import figures as fig
-from explorer import qk_view, session, widgets
+from explorer.base import session, widgets
+from explorer.base.i18n import error_text, kernel_label, label, t
+from explorer.base.runtime import session_id
+from explorer.base.safe import md, plot
 from explorer.boot import run_through_app
+from explorer.charts.views import chart
 from explorer.controls import PAGE, assign, draw
-from explorer.i18n import error_text, kernel_label, label, t
+from explorer.controls.state import current_settings
 from explorer.lab import config as lab_config
 from explorer.lab import record as lab_record
 from explorer.lab import refresh, sinks
 from explorer.lab.runs import RUNS
-from explorer.safe import md, plot
-from explorer.server import session_id
-from explorer.state import current_settings
-from explorer.views import chart
+from explorer.steps import qk_view
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -8,14 +8,14 @@ from attn_core import AttentionConfigError
 from attn_core import models as pt
 from attn_core.interpret import ablate, prune, roles
 from explorer import figures as fig
-from explorer import inside, real, tables, widgets
+from explorer.base import tables, widgets
+from explorer.base.i18n import error_text, t
+from explorer.base.safe import md, md_t
 from explorer.boot import run_through_app
-from explorer.i18n import error_text, t
+from explorer.charts.views import chart
+from explorer.controls.state import current_settings
 from explorer.jobs import waiting
-from explorer.model import inside_view, pick
-from explorer.safe import md, md_t
-from explorer.state import current_settings
-from explorer.views import chart
+from explorer.model import inside, inside_view, pick, real
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 

@@ -172,11 +172,12 @@ def healthy(url: str, timeout: float, proc: subprocess.Popen | None = None) -> b
 
 def warm(url: str) -> None:
     """Open one session so that the replica's first script run happens now: it imports the engine, warms every
-    model and computes what the lessons ask for in the background (``explorer.ahead``), before the first student
-    arrives. The tab is the one the server visits its lessons with (``explorer.ahead.visit``)."""
+    model and computes what the lessons ask for in the background (``explorer.classroom.ahead``), before the first
+    student
+    arrives. The tab is the one the server visits its lessons with (``explorer.classroom.ahead.visit``)."""
     if ROOT not in sys.path:  # run as a script: its own folder is on the path, not the app's
         sys.path.insert(0, ROOT)
-    from explorer.ahead.visit import visit
+    from explorer.classroom.ahead.visit import visit
 
     done = visit(url, "", limit_s=120)
     if done.error is not None:  # a replica that cannot be warmed still serves

@@ -4,7 +4,7 @@ A TOML table is a family of keys (``[pc] total = ...`` is the key ``pc.total``);
 file to dotted keys. Pure Python, no Streamlit: the engine (the notebook export, a kernel's label) reads the same
 texts as the app.
 The files are this package's own data (``importlib.resources``): the engine reads no folder of the UI's, and the
-app (``explorer.i18n``) reads them through this module.
+app (``explorer.base.i18n``) reads them through this module.
 """
 
 from __future__ import annotations

@@ -24,11 +24,11 @@ widget's own defaults), about one switch in eight in Chromium.
 
 from __future__ import annotations
 
-from .. import session
-from .control import MAX_TEXT, Control
-from .drawing import draw, keep
-from .page import PAGE, RM_STEPS, STEPS
-from .sidebar import (
+from explorer.base import session
+from explorer.controls.control import MAX_TEXT, Control
+from explorer.controls.drawing import draw, keep
+from explorer.controls.page import PAGE, RM_STEPS, STEPS
+from explorer.controls.sidebar import (
     BY_NAME,
     DEFAULT_SOURCE,
     DEFAULTS,
@@ -41,7 +41,7 @@ from .sidebar import (
     option_control,
     sidebar_rows,
 )
-from .url import assign, forget, forget_all, reset, sync_url, url_value
+from explorer.controls.url import assign, forget, forget_all, reset, sync_url, url_value
 
 NOTICES = session.NOTICES  # session-state key: the parameters fixed since the link was opened
 CHOICES = session.TRANSLATED  # names of every choice drawn in this process (see session.translated)

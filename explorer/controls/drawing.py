@@ -9,10 +9,10 @@ from typing import Any
 
 import streamlit as st
 
-from .. import session, widgets
-from ..i18n import label, t
-from .control import MAX_TEXT, Control
-from .url import sync_url, url_value
+from explorer.base import session, widgets
+from explorer.base.i18n import label, t
+from explorer.controls.control import MAX_TEXT, Control
+from explorer.controls.url import sync_url, url_value
 
 
 def draw(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from attn_core.config import LIMITS
 from attn_core.tensors import URL_STEPS
-
-from .control import Control
+from explorer.controls.control import Control
 
 COLOURS = ("position", "token", "norm")  # the query-key map: colour by
 STEPS = URL_STEPS  # the URL's ?step= values, from the one table of tensor names
 RM_STEPS = tuple(f"rm_{step}" for step in URL_STEPS[1:])  # the Real model page's (no tokens step)
 _HEAD = LIMITS["heads"][1] - 1
-# presenter mode's walk over a page's sections, in the page's order (explorer.present.parts)
+# presenter mode's walk over a page's sections, in the page's order (explorer.controls.present.parts)
 NT_PARTS = ("dist", "positions", "generate", "lens", "heads", "copy")
 VI_PARTS = ("patches", "windows", "trained", "upload")
 RM_PARTS = ("overview", "compare", "apart")  # the query–key map and "Why this weight?" stay off the walk

@@ -17,8 +17,7 @@ from attn_core import Settings
 from attn_core.config import FIELDS, TUTORIAL_SENTENCE
 from attn_core.dimensions import DIMENSIONS, Dimension
 from attn_core.options import OPTIONS, Option
-
-from .control import Control
+from explorer.controls.control import Control
 
 DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
 DEFAULTS = Settings()

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import session, widgets
-from ..urlcheck import switch_notice
-from .control import Control
-from .page import PAGE
-from .sidebar import BY_NAME, SIDEBAR
+from explorer.base import session, widgets
+from explorer.base.urlcheck import switch_notice
+from explorer.controls.control import Control
+from explorer.controls.page import PAGE
+from explorer.controls.sidebar import BY_NAME, SIDEBAR
 
 
 def url_value(c: Control, options=None, high=None) -> Any:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_core.explain.table import facts
-
-from .. import figures as fig
-from .. import tables
-from ..i18n import STRINGS, t
-from ..views import chart
-from .views import REMOVAL_NAMES, corr_text, name, show_notices
+from explorer import figures as fig
+from explorer.base import tables
+from explorer.base.i18n import STRINGS, t
+from explorer.charts.views import chart
+from explorer.explain.views import REMOVAL_NAMES, corr_text, name, show_notices
 
 
 def pair_view(p: dict) -> None:

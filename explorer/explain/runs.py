@@ -1,5 +1,5 @@
 """The Explain page's work. What one forward pass gives (raw attention, rollout, norms, the tokens)
-is computed here at once and cached (``explorer.cache``); everything slower (value zeroing,
+is computed here at once and cached (``explorer.base.cache``); everything slower (value zeroing,
 leave-one-out, integrated gradients, flow, the curves, the pair, Shapley values) is a background
 job shared by every session that asks for the same plain values (``explorer.jobs.heavy``), whose parts
 arrive as plain lists and floats while the page polls (``explorer.jobs.waiting``)."""
@@ -11,9 +11,8 @@ from functools import lru_cache
 
 from attn_core.explain import references, staged
 from attn_core.explain import table as T
-
-from ..cache import bounded
-from ..real import offered, wait_for
+from explorer.base.cache import bounded
+from explorer.model.real import offered, wait_for
 
 
 def _pre(name: str):

@@ -10,12 +10,11 @@ from attn_core.explain.explain import METHODS
 from attn_core.explain.faithfulness import KS
 from attn_core.explain.methods import FLOW_MAX
 from attn_core.explain.references import IG_STEPS, SHAPLEY_MAX
-
-from .. import figures as fig
-from .. import tables
-from ..i18n import t
-from ..safe import md, md_t
-from ..views import chart
+from explorer import figures as fig
+from explorer.base import tables
+from explorer.base.i18n import t
+from explorer.base.safe import md, md_t
+from explorer.charts.views import chart
 
 REF_KEYS = ("loo", "ig", "shapley")
 # catalogue keys spelled out (the catalogue test finds every key used by its literal name)

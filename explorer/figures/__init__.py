@@ -7,11 +7,11 @@ small multiples), ``lines`` (attention lines, log-log and plain curves), ``chart
 sites write ``from explorer import figures as fig`` and ``fig.heatmap(..., style=fig.run_style())``.
 """
 
-from .base import AXES, CHECKED, MARGIN, alt_text, axis_name, labels
-from .charts import bars, grouped_bars, qk_scatter
-from .lines import attention_lines, line, loglog
-from .matrix import MAX_SIDE, PRESENT_MAX_HEIGHT, heatmap, small_multiples
-from .style import OKABE_ITO, PALETTES, Style, begin_run, kernel_colours, run_style, use_focus
+from explorer.figures.base import AXES, CHECKED, MARGIN, alt_text, axis_name, labels
+from explorer.figures.charts import bars, grouped_bars, qk_scatter
+from explorer.figures.lines import attention_lines, line, loglog
+from explorer.figures.matrix import MAX_SIDE, PRESENT_MAX_HEIGHT, heatmap, small_multiples
+from explorer.figures.style import OKABE_ITO, PALETTES, Style, begin_run, kernel_colours, run_style, use_focus
 
 __all__ = [
     "AXES",

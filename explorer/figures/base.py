@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ..safe import plot
-from .style import LARGE_FONT, LARGE_SCALE, Style
+from explorer.base.safe import plot
+from explorer.figures.style import LARGE_FONT, LARGE_SCALE, Style
 
 # Plotly checks every property of every trace and layout as a figure is built: ~0.6 ms of a heatmap's
 # ~0.9 ms, paid for each chart on each rerun by every session (11 % of a saturated server's time in
@@ -52,7 +52,7 @@ def labels(words: Sequence[str]) -> list[str]:
 def axis_name(name: str) -> str:
     """An axis word ("query", "dim") in the UI's language; anything else (a symbol, a unit,
     text the page translated already) as it is."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     key = AXES.get(name)
     return t(key) if key else name

@@ -6,15 +6,15 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from .base import CHECKED, axis_name, figure, fmt, plain, plot, ticks, word
-from .style import D3, Style
+from explorer.figures.base import CHECKED, axis_name, figure, fmt, plain, plot, ticks, word
+from explorer.figures.style import D3, Style
 
 
 def bars(
     values, names: Sequence[str], *, style: Style, title: str = "", y_title: str = "", highlight: int | None = None
 ) -> go.Figure:
     """One bar per name, its value written above it; ``highlight``: a bar in the accent colour, also outlined."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     values, names = plain(values), list(names)
     colors = [style.colour("accent") if i == highlight else style.colour("base") for i in range(len(values))]
@@ -38,7 +38,7 @@ def grouped_bars(
     series: dict[str, Sequence[float]], names: Sequence[str], *, style: Style, title: str = ""
 ) -> go.Figure:
     """Several series' bars side by side per name; the text alternative names the largest bar."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     names = list(names)
     data = [
@@ -75,7 +75,7 @@ def qk_scatter(
     ``more``: other sentences' queries (M, 2) and keys (N, 2), drawn small and faint under the rest (their colours
     follow the first points' in ``colour``'s lists). The figure's meta names the queries' trace (``queries_curve``):
     a click on it selects that query."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     queries, keys, row = plain(queries), plain(keys), plain(row)
     may = [True] * len(keys) if allowed is None else [bool(v) for v in plain(allowed)]
@@ -150,7 +150,7 @@ def _qk_marks(n_q: int, n_k: int, focus: int, style: Style, colour: dict | None)
 
 def _qk_more(queries: list, keys: list, n_q: int, n_k: int, colour: dict | None) -> list:
     """Other sentences' queries and keys: small, faint, without text (grey when not coloured)."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     out = []
     for pts, name, symbol, values in (

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ..safe import plot
-from .base import CHECKED, axis_name, figure, fmt, plain, word
-from .style import Style, kernel_colours
+from explorer.base.safe import plot
+from explorer.figures.base import CHECKED, axis_name, figure, fmt, plain, word
+from explorer.figures.style import Style, kernel_colours
 
 
 def attention_lines(
@@ -34,7 +34,7 @@ def attention_lines(
     Lines are grouped into ``buckets`` weight bands, one trace each (plotly draws one width per
     trace), so a 64-token sentence costs 8 traces, not 4096. Hover a line's end for its weight.
     """
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     L, S = len(queries), len(keys)
     yq = [1 - i / max(L - 1, 1) for i in range(L)]
@@ -159,7 +159,7 @@ def loglog(
 
 def _curves(series: dict, theory: dict, label, colour_of: dict[str, str]) -> list:
     """Each measured curve (lines and markers) and each theory curve (dotted), a kernel's in its one colour."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     data = [
         go.Scatter(
@@ -192,7 +192,7 @@ def _curves(series: dict, theory: dict, label, colour_of: dict[str, str]) -> lis
 
 def _loglog_fact(series: dict, x_title: str, label) -> str:
     """Which curve ends lowest and which highest, at the last x ("" when no curve has a point)."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     ends = [(float(ys[-1]), label(name), xs[-1]) for name, (xs, ys) in series.items() if len(ys)]
     if not ends:
@@ -224,7 +224,7 @@ def line(
     y_title: str = "",
     log_x: bool = False,
 ) -> go.Figure:
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     data = [
         go.Scatter(

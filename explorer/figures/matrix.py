@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ..safe import plot
-from .base import CHECKED, axis_name, figure, fmt, plain, ticks, word
-from .style import Style
+from explorer.base.safe import plot
+from explorer.figures.base import CHECKED, axis_name, figure, fmt, plain, ticks, word
+from explorer.figures.style import Style
 
 MAX_SIDE = 128  # a heatmap draws at most this many rows and columns; larger ones are pooled
 PRESENT_MAX_HEIGHT = 330  # a heatmap's height in presenter mode at most (times 1.15 for the large type)
@@ -70,7 +70,7 @@ def heatmap(
     attention weights, and the text alternative says where the focus row (else the row with the
     sharpest peak) attends most. ``zrange``: the colour bar's fixed range (a mask's 0..1); a constant
     matrix without one gets a range that holds its value and 0..1, not Plotly's ±0.4 around it."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     x, y = list(x), list(y)
     x_title, y_title = axis_name(x_title), axis_name(y_title)
@@ -142,7 +142,7 @@ def _matrix_fact(z, x: list[str], y: list[str], x_title: str, y_title: str, focu
     values are (cells never computed are skipped)."""
     import numpy as np
 
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     a = np.asarray(z.detach().cpu().float() if hasattr(z, "detach") else z, dtype=np.float64)
     if a.ndim != 2 or a.size == 0 or np.isnan(a).all():
@@ -252,7 +252,7 @@ def _multiples_fact(a, row_name: str, col_name: str) -> str:
     such rows are left out, and the sentence says so."""
     import numpy as np
 
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     computed = np.isfinite(a)
     choice = computed.sum(axis=-1) > 1  # (R, C, L): the queries with more than one key to attend to

@@ -1,7 +1,7 @@
 """How a chart is drawn: the palette, the type size and the focus token, as one plain value
 (``Style``) that every figure builder takes as an argument.
 
-A page run's style is read once from its run context (``explorer.session``): ``begin_run`` sets its
+A page run's style is read once from its run context (``explorer.base.session``): ``begin_run`` sets its
 palette and type size (app.py), ``use_focus`` the focus token (the focus control), and ``run_style``
 gives the value the call sites pass on. The builders themselves read nothing but their arguments.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .. import session
+from explorer.base import session
 
 # Colours. "safe" is for colour-blind readers: Okabe & Ito's qualitative colours (told apart under
 # each kind of colour blindness), cividis for magnitudes, purple-orange for signed values; and a
@@ -77,7 +77,7 @@ def kernel_colours(names, *, style: Style) -> dict[str, str]:
 def begin_run(palette: str, large: bool) -> None:
     """How this run draws: its palette, large text (presenter mode), no focus token yet. app.py
     calls it; a fragment's rerun, which does not run app.py, gets the same from the session."""
-    ctx = session.run_context()  # one per script run (explorer.session)
+    ctx = session.run_context()  # one per script run (explorer.base.session)
     ctx.palette = palette if palette in PALETTES else "standard"
     ctx.large = bool(large)
     ctx.focus = None
@@ -89,7 +89,7 @@ def _started() -> session.RunContext:
         from streamlit.runtime.scriptrunner import get_script_run_ctx
 
         if get_script_run_ctx() is not None:  # outside a script run (a test, the CLI): the standard style
-            from ..present import on
+            from explorer.controls.present import on
 
             begin_run(session.palette_choice(), on())
     return ctx

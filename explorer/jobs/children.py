@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .forked import Forks
+from explorer.jobs.forked import Forks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
 

@@ -30,8 +30,7 @@ import time
 import traceback
 
 from attn_core.command import die_with_parent
-
-from .children import lowest_group
+from explorer.jobs.children import lowest_group
 
 BASE = ("torch", "attn_core")  # imported at the start: every worker needs them
 # What a worker of each module imports, imported by the fork server before it forks the first one (then kept): a

@@ -27,10 +27,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..cache import nbytes as size_of
-from .children import Idle, JsonLines, spawn
-from .skeleton import Jobs
-from .split import execute_split, second_slot
+from explorer.base.cache import nbytes as size_of
+from explorer.jobs.children import Idle, JsonLines, spawn
+from explorer.jobs.skeleton import Jobs
+from explorer.jobs.split import execute_split, second_slot
 
 SLOTS = 2  # computations at once on the server (two cores; each worker runs torch on one thread)
 KEEP = 64  # finished jobs kept

@@ -11,8 +11,8 @@ import subprocess
 import threading
 import time
 
-from ..cache import nbytes as size_of
-from .children import JsonLines
+from explorer.base.cache import nbytes as size_of
+from explorer.jobs.children import JsonLines
 
 SPLIT = {"explain"}  # kinds computed in two workers at once when the server is otherwise idle
 HALVES = ("references", "attention")  # the first worker's half, the second's

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 
 from attn_core import bench
 from attn_core.options import OPTIONS
-
-from ..server import active_sessions
-from .children import JsonLines, spawn
-from .skeleton import Jobs
+from explorer.base.runtime import active_sessions
+from explorer.jobs.children import JsonLines, spawn
+from explorer.jobs.skeleton import Jobs
 
 KEEP = 16  # finished sweeps kept per server (each is a few dozen rows)
 

@@ -9,12 +9,11 @@ import time
 import streamlit as st
 
 from attn_core import AttentionConfigError
-
-from .. import session
-from ..i18n import error_text, t
-from ..safe import md
-from ..server import session_id
-from .heavy import HEAVY, Job, key_of
+from explorer.base import session
+from explorer.base.i18n import error_text, t
+from explorer.base.runtime import session_id
+from explorer.base.safe import md
+from explorer.jobs.heavy import HEAVY, Job, key_of
 
 POLL_S = 0.25  # how often a page looks at a job that computes
 # ... and at one still in the queue: its position moves at most once per job ahead. A class typing 30 sentences of

@@ -56,9 +56,9 @@ def to_controls(cfg: LabConfig) -> dict:
 def in_words(values: dict) -> str:
     """Settings of a config (a preset's B against its A) named as the controls that hold them name them, in the UI's
     language ("Positional encoding = Sinusoidal"), never by the config's own field names ("pos = sinusoidal")."""
-    from ..controls import BY_NAME
-    from ..controls import PAGE as CONTROLS
-    from ..i18n import label, t
+    from explorer.base.i18n import label, t
+    from explorer.controls import BY_NAME
+    from explorer.controls import PAGE as CONTROLS
 
     said = []
     for field, value in values.items():

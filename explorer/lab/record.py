@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..jobs.children import ROOT
+from explorer.jobs.children import ROOT
 
 RECORD = os.path.join(ROOT, "benchmarks", "results", "lab_presets_cpu.txt")
 _cache: dict = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from .runs import Runs
+from explorer.lab.runs import Runs
 
 PER_S = 1.5  # the Lab's redraws a second for the whole server, while several learners watch runs train
 LOW_S, HIGH_S = 1.0, 5.0  # one learner sees a redraw a second; thirty, one every five seconds

@@ -31,9 +31,8 @@ from typing import ClassVar
 import torch
 
 from attn_core.lab import LabConfig, check_memory, validate
-
-from ..jobs.children import Idle, JsonLines, spawn
-from ..jobs.skeleton import Jobs
+from explorer.jobs.children import Idle, JsonLines, spawn
+from explorer.jobs.skeleton import Jobs
 
 SLOTS = 2  # trainings at once: one per core of the machine this was measured on
 KEEP = 32  # finished runs kept
@@ -76,7 +75,8 @@ class Run:
     holds_slot: bool = False  # a training slot is this run's (a paused run gives it back)
     resuming: bool = False  # Play on a paused run: it waits in the queue for a slot
     error: tuple = (None, {})  # a failed run's engine error code and params, for the message in the UI's language
-    kept: bool = False  # never dropped from the finished runs kept (a preset trained at the start: explorer.lab.ahead)
+    # never dropped from the finished runs kept (a preset trained at the start: explorer.classroom.ahead.lab)
+    kept: bool = False
 
     @property
     def seen(self) -> float:

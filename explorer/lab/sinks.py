@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import figures as fig
-from .. import widgets
-from ..i18n import t
-from ..views import chart
+from explorer import figures as fig
+from explorer.base import widgets
+from explorer.base.i18n import t
+from explorer.charts.views import chart
 
 GU_EPSILON = 0.3  # Gu et al. 2025 call a head a sink when its mean first-token weight reaches this
 

@@ -35,7 +35,7 @@ def projection_code(pre, layer: int, head: int, shapes: dict) -> str:
 def apart_intro(pre, weights, layer: int, head: int) -> str:
     """What taking a decoder's head apart starts from, true of its family: the normalised residual stream as x,
     biases only where the model has them, rotary positions only where it turns its queries and keys."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     parts = [t("dec.apart_intro", h=head, l=layer, norm=family.of(pre).ATTN_NORM or t("dec.apart_norm"))]
     if weights.b_q is not None:

@@ -12,11 +12,10 @@ from pathlib import Path
 import streamlit as st
 
 from attn_core import models as pt
-
-from .. import figures as fig
-from .. import real
-from ..i18n import t
-from ..views import chart
+from explorer import figures as fig
+from explorer.base.i18n import t
+from explorer.charts.views import chart
+from explorer.model import real
 
 LOW = 0.2  # an induction score below this: no head yet (the phase change's span starts at the last such probe)
 RECORD = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "decoder_train.json"

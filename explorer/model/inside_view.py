@@ -11,15 +11,14 @@ import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core.interpret import ablate
-
-from .. import figures as fig
-from .. import tables, widgets
-from ..i18n import error_text, t
-from ..jobs import waiting
-from ..safe import md
-from ..views import chart
-from . import formation
-from . import next_token as nt
+from explorer import figures as fig
+from explorer.base import tables, widgets
+from explorer.base.i18n import error_text, t
+from explorer.base.safe import md
+from explorer.charts.views import chart
+from explorer.jobs import waiting
+from explorer.model import formation
+from explorer.model import next_token as nt
 
 MAX_TOKEN_CHARS = 40
 

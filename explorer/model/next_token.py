@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from attn_core import models as pt
 from attn_core.interpret import ablate
-
-from .. import real
-from ..cache import bounded
+from explorer.base.cache import bounded
+from explorer.model import real
 
 
 def _pre(name: str):

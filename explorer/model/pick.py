@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import real, session
-from ..controls import PAGE, draw
-from ..i18n import t
-from ..safe import md
+from explorer.base import session
+from explorer.base.i18n import t
+from explorer.base.safe import md
+from explorer.controls import PAGE, draw
+from explorer.model import real
 
 CONTROL = PAGE["rm_model"]
 SHORT = "model"  # ?model=NAME, the short spelling of ?rm_model=NAME

@@ -9,13 +9,13 @@ import re
 
 import streamlit as st
 
-from .. import figures as fig
-from .. import real
-from ..controls import PAGE, draw
-from ..i18n import t
-from ..jobs import waiting
-from ..safe import md, plot
-from ..views import chart
+from explorer import figures as fig
+from explorer.base.i18n import t
+from explorer.base.safe import md, plot
+from explorer.charts.views import chart
+from explorer.controls import PAGE, draw
+from explorer.jobs import waiting
+from explorer.model import real
 
 SHOWN_TERMS = 16  # the largest per-dimension terms drawn (all of them are in the CLI's JSON)
 ATLAS = ("entropy", "first_token", "first_token_value_weighted")

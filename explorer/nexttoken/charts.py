@@ -8,10 +8,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from attn_core.models import numbered
-
-from ..figures.base import CHECKED, axis_name, figure, ticks
-from ..figures.style import Style
-from ..safe import plot
+from explorer.base.safe import plot
+from explorer.figures.base import CHECKED, axis_name, figure, ticks
+from explorer.figures.style import Style
 
 GREY = "#bdbdbd"
 
@@ -25,7 +24,7 @@ def ranked(top: list[dict]) -> list[str]:
 def distribution(top: list[dict], *, value: str, chosen: int, style: Style, title: str, y_title: str) -> go.Figure:
     """One bar per token (most probable first): ``value`` 'prob' (after the temperature) or 'logit'; the tokens
     top-k/top-p cut are grey, the chosen one outlined in the accent colour."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     names = [plot(x) for x in ranked(top)]
     ys = [float(c[value]) for c in top]
@@ -53,7 +52,7 @@ def lens_grid(cells: list[list[dict]], labels: list[str], decided_at: list[int],
     """Rows: the embeddings, then each layer (the last one is the model's own output); columns: positions, from 1,
     by the prompt's token labels. Colour: the top token's probability; text: its label; a ring marks where each
     position is decided."""
-    from ..i18n import t
+    from explorer.base.i18n import t
 
     rows = [t("nt_lens_embed")] + [t("nt_lens_layer", l=i) for i in range(1, len(cells))]
     cols = [plot(x) for x in numbered(labels)]

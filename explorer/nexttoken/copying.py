@@ -13,18 +13,17 @@ import streamlit as st
 
 from attn_core import models
 from attn_core.interpret import copying as cp
-
-from .. import figures as fig
-from .. import present, tables
-from ..controls import Control, draw
-from ..figures.base import CHECKED
-from ..i18n import t
-from ..jobs import waiting
-from ..poll.view import predict_then_reveal
-from ..safe import plot
-from ..views import chart
-from .settings import Choice
-from .views import narrate
+from explorer import figures as fig
+from explorer.base import tables
+from explorer.base.i18n import t
+from explorer.base.safe import plot
+from explorer.charts.views import chart
+from explorer.controls import Control, draw, present
+from explorer.figures.base import CHECKED
+from explorer.jobs import waiting
+from explorer.nexttoken.settings import Choice
+from explorer.nexttoken.views import narrate
+from explorer.poll.view import predict_then_reveal
 
 KIND = Control("copy", "radio", "random", options=cp.KINDS, title="nt_copy_kind")
 PREDICT_TEXTS = {"ask": "nt_copy_ask", "right": "nt_copy_right", "wrong": "nt_copy_wrong", "truth": "nt_copy_truth"}
@@ -33,7 +32,7 @@ PREDICT_TEXTS = {"ask": "nt_copy_ask", "right": "nt_copy_right", "wrong": "nt_co
 def request(model: str, kind: str, prompt: str, seed: int) -> tuple[str, dict]:
     """The background job that computes the view (``attn_core.heavy``'s ``next_token_copying``): one per model,
     kind, prompt and seed, shared by every session that asks for the same."""
-    from .. import real
+    from explorer.model import real
 
     args = {"model": real.offered()[model], "kind": kind, "prompt": prompt if kind != "random" else ""}
     return "next_token_copying", args | {"seed": int(seed)}

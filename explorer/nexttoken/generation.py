@@ -12,17 +12,16 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_core.models import display_pieces, numbered, visible
-
-from .. import figures as fig
-from .. import present, session
-from ..controls import Control, draw
-from ..i18n import t
-from ..jobs import waiting
-from ..safe import md, plot
-from ..views import chart
-from . import runs
-from .settings import Choice
-from .views import narrate, shown
+from explorer import figures as fig
+from explorer.base import session
+from explorer.base.i18n import t
+from explorer.base.safe import md, plot
+from explorer.charts.views import chart
+from explorer.controls import Control, draw, present
+from explorer.jobs import waiting
+from explorer.nexttoken import runs
+from explorer.nexttoken.settings import Choice
+from explorer.nexttoken.views import narrate, shown
 
 STEP = Control("gen_step", "int", 1, low=1, high=64, title="nt_gen_step")
 PLAYING = "_nt_playing"  # session: whether Play is on (a plain bool)

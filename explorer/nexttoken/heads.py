@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import figures as fig
-from .. import present, tables
-from ..controls import draw
-from ..i18n import t
-from ..views import chart
-from . import runs
-from .settings import HEAD, LAYER, Choice
-from .views import narrate, shown
+from explorer import figures as fig
+from explorer.base import tables
+from explorer.base.i18n import t
+from explorer.charts.views import chart
+from explorer.controls import draw, present
+from explorer.nexttoken import runs
+from explorer.nexttoken.settings import HEAD, LAYER, Choice
+from explorer.nexttoken.views import narrate, shown
 
 
 def parts(e: dict) -> list[tuple[str, float]]:

@@ -1,4 +1,4 @@
-"""The engine's results for the Next token page, cached server-wide on plain values (``explorer.cache.bounded``:
+"""The engine's results for the Next token page, cached server-wide on plain values (``explorer.base.cache.bounded``:
 a class opening the same link computes each once). Results may hold tensors; they stay in these caches, never in
 the session. Each function takes the model's offered name and the page's plain settings.
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from attn_core import models
 from attn_core import nexttoken as nt
-
-from ..cache import bounded
-from .settings import Choice
+from explorer.base.cache import bounded
+from explorer.nexttoken.settings import Choice
 
 SHOWN = 12  # bars of the next-token distribution
 N_NEW_BRANCH = 4  # greedy tokens after each alternative
@@ -28,7 +27,7 @@ def decoder(name: str):
 def other_load_running() -> bool:
     """Whether the server's background load of the encoder still runs (a first load of transformers' classes
     in a second thread meanwhile can find them half imported)."""
-    from .. import real
+    from explorer.model import real
 
     try:
         return real.model(real.pt.BUNDLED) is None
@@ -83,7 +82,7 @@ def prediction(choice: Choice) -> dict:
 def _request(choice: Choice, max_new: int) -> dict:
     """A generation's plain request for the background worker: the model by its directory (a worker started
     before the server's models were offered loads it all the same), the prompt and the sampling settings."""
-    from .. import real
+    from explorer.model import real
 
     return {
         "model": real.offered()[choice.model],

@@ -16,10 +16,9 @@ from attn_core import AttentionConfigError
 from attn_core import nexttoken as nt
 from attn_core.models import ModelUnavailable
 from attn_core.nexttoken.sampling import SEED_MAX, T_HIGH, T_LOW, whole
-
-from .. import session
-from ..controls import Control, draw
-from ..i18n import error_text
+from explorer.base import session
+from explorer.base.i18n import error_text
+from explorer.controls import Control, draw
 
 DEFAULT_PROMPT = "Once upon a time, there was a"
 SEED_HIGH = min(2**31 - 1, SEED_MAX)  # the sidebar's seed control's own bound

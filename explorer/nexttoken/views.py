@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import figures as fig
-from .. import present, tables, widgets
-from ..i18n import t
-from ..poll.view import predict_then_reveal
-from ..safe import md, md_t, plot
-from ..views import chart
-from . import charts, runs
-from .settings import Choice
+from explorer import figures as fig
+from explorer.base import tables, widgets
+from explorer.base.i18n import t
+from explorer.base.safe import md, md_t, plot
+from explorer.charts.views import chart
+from explorer.controls import present
+from explorer.nexttoken import charts, runs
+from explorer.nexttoken.settings import Choice
+from explorer.poll.view import predict_then_reveal
 
 PREDICT_TEXTS = {"ask": "nt_predict_ask", "right": "nt_predict_right", "wrong": "nt_predict_wrong"}
 PREDICT_TEXTS["truth"] = "nt_predict_truth"

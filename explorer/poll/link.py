@@ -21,8 +21,8 @@ def check_url() -> None:
     lesson and ``teacher=0`` leaves the teacher's view. Ending a lesson clears its answers: the
     sessions that joined it keep its code, and their next answers start a new count. The
     teacher's link turns predict on unless the teacher turns it off."""
-    from .. import session
-    from ..urlcheck import url_switch
+    from explorer.base import session
+    from explorer.base.urlcheck import url_switch
 
     carry = dict(session.get(CARRY) or {})
     code = session.url("lesson")
@@ -55,7 +55,7 @@ def check_url() -> None:
 
 def lesson() -> str | None:
     """The lesson this run's link names (checked and carried by ``check_url``)."""
-    from .. import session
+    from explorer.base import session
 
     code = session.url("lesson")
     return code if valid_code(code) else None
@@ -63,7 +63,7 @@ def lesson() -> str | None:
 
 def teacher() -> bool:
     """Whether this run shows the teacher's view of its lesson."""
-    from .. import session
-    from ..urlcheck import switch
+    from explorer.base import session
+    from explorer.base.urlcheck import switch
 
     return lesson() is not None and switch(session.url("teacher")) is True

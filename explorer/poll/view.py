@@ -14,15 +14,14 @@ import io
 
 import streamlit as st
 
-from attn_core.classroom import store
+from attn_core.classroom import check, store
 from attn_core.classroom.base import PollUnavailable
-
-from .. import figures as fig
-from .. import session, widgets
-from ..i18n import t
-from ..safe import plot
-from ..views import chart
-from . import link as poll
+from explorer import figures as fig
+from explorer.base import session, widgets
+from explorer.base.i18n import t
+from explorer.base.safe import plot
+from explorer.charts.views import chart
+from explorer.poll import link as poll
 
 PENDING = "_poll_pending"
 # the pages that ask a predict-then-reveal question
@@ -46,7 +45,7 @@ def unavailable(teacher: bool = False) -> None:
 
 
 def _send(code: str, question: tuple, token: int, meta: dict) -> bool:
-    from ..server import session_id
+    from explorer.base.runtime import session_id
 
     try:
         store.POLLS.answer(code, question, session_id(), token, meta)
@@ -227,11 +226,9 @@ def teacher_tools(code: str) -> None:
         key="poll_download",
     )
     if c2.button(t("predict_end"), key="predict_end"):
-        from ..check_view import end as check_end
-
         try:
             store.POLLS.end(code)
-            check_end(code)  # the lesson's concept check ends with it
+            check.end(check.CHECKS, code)  # the lesson's concept check ends with it
         except PollUnavailable:
             unavailable(teacher=True)
         else:

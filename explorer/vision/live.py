@@ -12,15 +12,14 @@ import streamlit as st
 import torch
 
 from attn_core.vision.model import VisionConfig, VisionModel
-
-from .. import figures as fig
-from .. import session
-from ..i18n import t
-from ..safe import md
-from ..server import session_id
-from ..views import chart
-from . import view
-from .runs import VISION_RUNS as RUNS
+from explorer import figures as fig
+from explorer.base import session
+from explorer.base.i18n import t
+from explorer.base.runtime import session_id
+from explorer.base.safe import md
+from explorer.charts.views import chart
+from explorer.vision import view
+from explorer.vision.runs import VISION_RUNS as RUNS
 
 
 def kinds(c: VisionConfig, compare: bool) -> dict[str, VisionConfig]:

@@ -16,8 +16,7 @@ import torch
 
 from attn_core import AttentionConfigError
 from attn_core.vision.model import VisionConfig
-
-from ..lab.runs import RUNS, Runs
+from explorer.lab.runs import RUNS, Runs
 
 
 @dataclass

@@ -15,12 +15,11 @@ from attn_core import AttentionConfigError
 from attn_core import vision as V
 from attn_core.vision.model import VisionConfig, VisionModel, digits
 from attn_core.vision.picture import MAX_BYTES, read_digit
-
-from .. import figures as fig
-from .. import tables
-from ..i18n import error_text, t
-from ..safe import md
-from ..views import chart
+from explorer import figures as fig
+from explorer.base import tables
+from explorer.base.i18n import error_text, t
+from explorer.base.safe import md
+from explorer.charts.views import chart
 
 PATCHES_224 = (32, 16, 8, 4)
 

@@ -17,7 +17,7 @@ def _clear_caches():
 @pytest.fixture(scope="session", autouse=True)
 def _model_loaded():
     """The server loads the trained model in the background; under AppTest, wait for it once."""
-    from explorer import real
+    from explorer.model import real
 
     real.wait_for(real.pt.BUNDLED, timeout=300)
 
@@ -44,7 +44,7 @@ def tiny_gpt2(tmp_path_factory):
     module that asks for it runs (through ``ATTN_EXPLORER_MODELS``: nothing downloads)."""
     from tiny_decoders import NAME, build
 
-    from explorer import real
+    from explorer.model import real
 
     path = build(tmp_path_factory.mktemp("decoders"))
     with pytest.MonkeyPatch.context() as mp:

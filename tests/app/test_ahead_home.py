@@ -1,9 +1,9 @@
-"""The start page says what a class server prepared for the lessons at its start (explorer.ahead.status)."""
+"""The start page says what a class server prepared for the lessons at its start (explorer.classroom.ahead.status)."""
 
 import pytest
 
-from explorer import ahead
-from explorer.tour import TOUR
+from explorer.classroom import ahead
+from explorer.classroom.tour import TOUR
 
 
 def captions(at) -> str:

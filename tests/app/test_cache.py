@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from explorer import figures as fig
-from explorer.cache import COMPUTING, BoundedCache, nbytes
+from explorer.base.cache import COMPUTING, BoundedCache, nbytes
 
 
 def test_nbytes_counts_the_tensors_of_a_trace():
@@ -93,7 +93,7 @@ def test_results_nobody_asks_for_expire_and_the_others_stay():
 
 
 def test_expire_all_reaches_every_bounded_cache():
-    from explorer import cache as module
+    from explorer.base import cache as module
 
     now = [0.0]
     a = BoundedCache(lambda x: torch.ones(5), max_bytes=10**6, idle_s=10, clock=lambda: now[0])
@@ -258,7 +258,7 @@ def test_token_text_is_escaped_for_plotly():
 
 
 def test_the_error_curve_has_at_most_24_points_whatever_the_length():
-    from explorer.variants import curve_points
+    from explorer.variants.results import curve_points
 
     assert curve_points(6) == (1, 2, 3, 4, 5, 6)
     long = curve_points(500)

@@ -12,7 +12,7 @@ import pytest
 from attn_core import locales
 from attn_core.errors import MESSAGES, AttentionConfigError
 from attn_core.kernels import KERNELS
-from explorer.i18n import ERRORS_ZH, STRINGS, t
+from explorer.base.i18n import ERRORS_ZH, STRINGS, t
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = locales.strings("en"), locales.strings("zh")
@@ -86,7 +86,7 @@ def test_no_key_is_unused():
 
 
 def test_a_key_the_chinese_file_lacks_shows_in_english(monkeypatch):
-    from explorer import i18n
+    from explorer.base import i18n
 
     files = {
         "en": {"only_en": "Only {n}", "both": "Both"},

@@ -11,7 +11,7 @@ from attn_core.check import bank
 from attn_core.classroom import check
 from attn_core.classroom.redis_store import Unusable
 from attn_core.classroom.store import Polls
-from explorer import check_view
+from explorer.classroom import check_view
 
 IDS = ("qkv-shape", "mask-causal", "live-top-key")
 LESSON = {"lesson": "chk-1", "items": ",".join(IDS)}

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from conftest import run_made_up_sweep
 
 from attn_core import bench
-from explorer.i18n import kernel_label
+from explorer.base.i18n import kernel_label
 
 APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
 LAWS = {"full": (1e-5, 2), "sdpa": (6e-6, 2), "sliding_window": (2e-3, 1), "linear_elu": (4e-3, 1)}  # ms = c L^p

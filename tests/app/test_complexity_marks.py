@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import bench
 from attn_core.bench import record
-from explorer.i18n import STRINGS, kernel_label
+from explorer.base.i18n import STRINGS, kernel_label
 from explorer.jobs import sweeps
 
 APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")

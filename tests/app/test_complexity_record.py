@@ -17,8 +17,8 @@ from conftest import run_made_up_sweep
 from streamlit.testing.v1 import AppTest
 
 from attn_core import bench
-from explorer.i18n import STRINGS
-from explorer.safe import md
+from explorer.base.i18n import STRINGS
+from explorer.base.safe import md
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 APP = os.path.join(ROOT, "app.py")

@@ -17,7 +17,7 @@ import torch
 from tiny_decoders import NAME
 from tolerance import assert_close
 
-from explorer import real
+from explorer.model import real
 
 MODEL_PAGE, INSIDE = "pages/7_model.py", "pages/9_inside.py"
 PROMPT = "the cat sat on the mat"

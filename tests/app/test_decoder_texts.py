@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from explorer import figures as fig
-from explorer import real
+from explorer.base.i18n import t
 from explorer.figures.base import word
-from explorer.i18n import t
+from explorer.model import real
 
 DECODER = "fortune-gpt"
 MODEL, INSIDE, EXPLAIN = "pages/7_model.py", "pages/9_inside.py", "pages/10_explain.py"

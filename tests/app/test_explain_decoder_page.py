@@ -13,8 +13,8 @@ import time
 import pytest
 
 from attn_core.explain import explain as X
-from explorer.i18n import t
-from explorer.safe import md
+from explorer.base.i18n import t
+from explorer.base.safe import md
 
 PAGE = "pages/10_explain.py"
 NAME = "tiny-gpt2-32"  # not test_decoder_pages.py's name: the pages cache results by model name, per process
@@ -51,7 +51,7 @@ def tiny():
 @pytest.fixture
 def offered(tiny, monkeypatch):
     """The tiny decoder offered by name, loaded as the page loads it."""
-    from explorer import real
+    from explorer.model import real
 
     monkeypatch.setenv("ATTN_EXPLORER_MODELS", f"{NAME}={tiny}")
     pre = real.wait_for(NAME, timeout=300)

@@ -102,7 +102,7 @@ def test_a_new_sidebar_sentence_is_the_one_explained(app):
     at = until_explained(at)
     from attn_core.explain.staged import cheap
     from explorer import figures as fig
-    from explorer import real
+    from explorer.model import real
 
     tokens = cheap(real.wait_for(real.pt.BUNDLED), "zebras graze quietly")["tokens"]
     assert list(overview_spec(at)["data"][0]["x"]) == fig.labels(tokens)
@@ -114,7 +114,7 @@ def test_the_cheap_part_is_drawn_at_once_and_the_rest_as_it_arrives(app):
     with a progress bar for the rest, which the page gets from its background job on a later run."""
     from attn_core.explain import explain as X
     from attn_core.explain.explain import METHODS
-    from explorer import real
+    from explorer.model import real
 
     sentence = "Otters hold hands while they sleep on the water"
     at = app(PAGE, {"lang": "en"})

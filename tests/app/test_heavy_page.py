@@ -15,8 +15,8 @@ import pytest
 from background import until_done
 from streamlit.testing.v1 import AppTest
 
-from explorer import real
 from explorer.jobs import heavy, waiting
+from explorer.model import real
 
 PAGE = "pages/7_model.py"
 QUERY = {"sentence": "Otters hold hands while they sleep", "rm_why": "1", "rm_layer": "1", "rm_head": "2"}

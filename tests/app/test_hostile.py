@@ -347,7 +347,7 @@ def test_the_markdown_check_can_fail():
     """The detector above flags an unescaped link (so a passing test means something)."""
     assert MARKDOWN_LINK.search("see ![x](https://evil.example/x.png)")
     assert MARKDOWN_LINK.search("[click](https://evil.example)")
-    from explorer.safe import md
+    from explorer.base.safe import md
 
     assert not MARKDOWN_LINK.search(md("see ![x](https://evil.example/x.png) [click](https://evil.example)"))
 
@@ -355,7 +355,7 @@ def test_the_markdown_check_can_fail():
 def test_the_crash_this_guards_against_is_real():
     """A bare URL-bound number_input given 1e400 raises inside Streamlit: the checks above are needed.
     Run in a fresh interpreter: the app guards Streamlit's number deserializer process-wide once it ran
-    (explorer/widgets.py), so in this process the bare widget would be guarded too."""
+    (explorer/base/widgets.py), so in this process the bare widget would be guarded too."""
     import subprocess
     import sys
 

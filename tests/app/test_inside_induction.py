@@ -10,7 +10,7 @@ from background import until_done
 
 from attn_core import models
 from attn_core.interpret import composition, decoder
-from explorer import real
+from explorer.model import real
 from explorer.model.formation import RECORD
 
 PAGE = "pages/9_inside.py"

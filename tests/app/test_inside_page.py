@@ -10,7 +10,7 @@ from background import until_done
 
 from attn_core import models as pt
 from attn_core.interpret import ablate, patch
-from explorer import real
+from explorer.model import real
 
 PAGE = "pages/9_inside.py"
 SENTENCE = "The animal didn't cross the street because it was too tired"

@@ -1,4 +1,5 @@
-"""The Lab's presets trained at a server's start are the runs a learner's press asks for (explorer.lab.ahead)."""
+"""The Lab's presets trained at a server's start are the runs a learner's press asks for
+(explorer.classroom.ahead.lab)."""
 
 import threading
 import time
@@ -8,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from attn_core import lab as engine
-from explorer.lab import ahead
+from explorer.classroom.ahead import lab as ahead
 from explorer.lab.runs import RUNS, Run
 
 PAGE = "pages/8_lab.py"
@@ -40,7 +41,7 @@ def test_every_preset_pressed_on_the_page_starts_the_runs_trained_ahead(app, sta
 
 
 def test_the_positions_lesson_played_starts_runs_trained_ahead(app, started):
-    from explorer.tour import BY_KEY, params
+    from explorer.classroom.tour import BY_KEY, params
 
     at = app(PAGE, query=params(BY_KEY["positions"]))
     at.button(key="lab_play").click().run()

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from explorer.i18n import t
+from explorer.base.i18n import t
 
 PAGE = "pages/8_lab.py"
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from attn_core.kernels import KERNELS
+from explorer.base.i18n import STRINGS
 from explorer.figures import AXES
-from explorer.i18n import STRINGS
 from explorer.pages import PAGES
 
 ENGLISH = {en.strip() for en, zh in STRINGS.values() if en.strip() != zh.strip()}

@@ -2,8 +2,8 @@
 
 from urllib.parse import parse_qs, urlsplit
 
+from explorer.classroom.lesson import OPEN_KEY
 from explorer.controls import SIDEBAR
-from explorer.lesson import OPEN_KEY
 
 
 def open_builder(at):

@@ -78,8 +78,8 @@ def test_the_predict_switch_written_1_hides_the_weights_until_the_answer(app):
     + [("2", None), ("", None), ("maybe", None), ("truee", None), ("1,0", None), (" 1", None), ("TRUE ", None)],
 )
 def test_one_parser_reads_every_spelling_of_a_switch(raw, expected):
+    from explorer.base.urlcheck import switch
     from explorer.controls import BY_NAME, PAGE
-    from explorer.urlcheck import switch
 
     assert switch(raw) is expected
     for c in (BY_NAME["causal"], BY_NAME["residual_norm"], PAGE["predict"], PAGE["lab_mlp"]):
@@ -292,7 +292,7 @@ def test_the_class_histogram_counts_whole_answers_and_names_a_tie(app):
     "n,en,zh", [(0, "(0 answers)", "0 个回答"), (1, "(1 answer)", "1 个回答"), (2, "(2 answers)", "2 个回答")]
 )
 def test_the_count_of_answers_is_said_in_the_singular_and_the_plural(n, en, zh):
-    from explorer import session
+    from explorer.base import session
     from explorer.poll.view import class_figure
 
     for lang, said in (("en", en), ("zh", zh)):

@@ -9,8 +9,8 @@ import pytest
 from background import until_done
 from markdown_it import MarkdownIt
 
-from explorer.i18n import STRINGS, t
-from explorer.safe import md
+from explorer.base.i18n import STRINGS, t
+from explorer.base.safe import md
 
 COMMONMARK = MarkdownIt("commonmark")
 SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -34,7 +34,7 @@ def test_no_catalogue_string_shows_its_markup_as_text(lang):
 
 
 def test_md_t_renders_the_catalogues_markup_and_escapes_the_values():
-    from explorer.safe import md_t
+    from explorer.base.safe import md_t
 
     hostile = "**x** <b>y</b> [z](javascript:alert(1)) :red[w] $m$"
     for lang in ("en", "zh"):

@@ -9,7 +9,7 @@ import torch
 
 from attn_core import models as pt
 from attn_core.interpret import corpus, hooks
-from explorer import real
+from explorer.model import real
 
 
 def _load(warm: bool):
@@ -107,7 +107,8 @@ def test_a_server_warms_every_model_and_the_lessons_unless_told_not_to(monkeypat
     handed their warm-up's thread); ATTN_EXPLORER_WARM=models stops after the models; 0 (a server for one person,
     the test suite's short-lived ones) loads nothing before a page asks; a test's process loads the bundled model
     cold."""
-    from explorer import ahead, server
+    from explorer import server
+    from explorer.classroom import ahead
 
     calls = []
     monkeypatch.setattr(server, "serving", lambda: serving)

@@ -11,7 +11,7 @@ import pytest
 from attn_core import AttentionConfigError, Settings, lab, validate
 from attn_core.cli import main
 from attn_core.dimensions import DIMENSIONS, Dimension, Span, limits, register_dimension, unregister_dimension
-from explorer import i18n
+from explorer.base import i18n
 from explorer.controls import BY_NAME, SIDEBAR
 from explorer.lab import config as lab_config
 

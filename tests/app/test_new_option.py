@@ -15,7 +15,7 @@ from attn_core import Settings, bench, kernels, run_trace
 from attn_core.cli import main
 from attn_core.errors import AttentionConfigError
 from attn_core.options import OPTIONS, Option, add_flags, register_option, unregister_option
-from explorer import i18n
+from explorer.base import i18n
 from explorer.controls import BY_NAME, SIDEBAR
 from explorer.jobs import sweeps
 

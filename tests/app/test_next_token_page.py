@@ -193,7 +193,7 @@ def test_the_direct_effects_map_sums_to_the_models_logit(page):
 def test_the_take_home_buttons_build_this_prediction_s_notebook(page, monkeypatch):
     import nbformat
 
-    from explorer import takehome
+    from explorer.classroom import takehome
 
     seen: dict[str, tuple] = {}
     real_button = takehome._button

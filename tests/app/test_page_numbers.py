@@ -8,7 +8,7 @@ import json
 import torch
 
 from attn_core import Settings, run_trace
-from explorer.state import DEFAULT_SOURCE
+from explorer.controls.state import DEFAULT_SOURCE
 
 
 def charts(at) -> dict[str, dict]:

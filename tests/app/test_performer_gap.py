@@ -5,7 +5,7 @@ import torch
 from attn_core import Settings
 from attn_core.compare import head0
 from attn_core.kernels import full_attention
-from explorer import performer_gap
+from explorer.variants import performer_gap
 
 
 def test_gap_curves_match_an_independent_computation_and_show_where_features_help():

@@ -1,4 +1,4 @@
-"""Every chart downloads as PNG too (``explorer.png``): the page-end control offers exactly the charts the page
+"""Every chart downloads as PNG too (``explorer.charts.png``): the page-end control offers exactly the charts the page
 drew, named as their SVG files are; a real chart's PNG has the size asked for; without a Chromium the page says so
 in the UI's language instead."""
 
@@ -10,8 +10,8 @@ import struct
 import plotly.io as pio
 import pytest
 
-from explorer import png
-from explorer.i18n import t
+from explorer.base.i18n import t
+from explorer.charts import png
 from explorer.pages import PAGES
 
 QUERY = {"heads": "2", "sentence": "Attention learns what to read"}

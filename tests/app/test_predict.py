@@ -154,7 +154,7 @@ def gives_away(at, row) -> list[str]:
 
 def _model_row(layer: int, head: int, focus: int):
     from attn_core.config import TUTORIAL_SENTENCE
-    from explorer import real
+    from explorer.model import real
 
     spec = next(iter(real.offered()))
     ht = real.head(spec, TUTORIAL_SENTENCE, 0, layer, head)
@@ -162,7 +162,7 @@ def _model_row(layer: int, head: int, focus: int):
 
 
 def _cross_row(focus: int):
-    from explorer.state import cross_settings
+    from explorer.controls.state import cross_settings
 
     return run_trace(cross_settings(Settings())).attn[0, focus]
 

@@ -8,7 +8,7 @@ import pytest
 from attn_core import Settings, run_trace
 from attn_core.config import TUTORIAL_SENTENCE
 from explorer.controls import STEPS
-from explorer.present import CSS
+from explorer.controls.present import CSS
 
 TRUTH = run_trace(Settings())  # the tutorial's settings
 
@@ -143,7 +143,7 @@ def shows_weights(at, row) -> list[str]:
 )
 def test_predict_hides_the_weights_on_multihead_and_cross_then_marks_the_answer(app, page, query, weights):
     if weights is None:  # cross-attention: queries from the second sentence, keys from the first
-        from explorer.state import cross_settings
+        from explorer.controls.state import cross_settings
 
         tr = run_trace(cross_settings(Settings()))
         row = tr.attn[0, 2]
@@ -164,7 +164,7 @@ def test_predict_hides_the_weights_on_multihead_and_cross_then_marks_the_answer(
 
 
 def test_predict_on_the_real_model_uses_the_trained_heads_weights(app):
-    from explorer import real
+    from explorer.model import real
 
     at = app("pages/7_model.py", query={"predict": "true", "focus": "2", "rm_layer": "1", "rm_head": "3"})
     assert not at.exception

@@ -6,8 +6,8 @@ draws every section as before."""
 import pytest
 from tiny_decoders import NAME
 
+from explorer.base.i18n import STRINGS
 from explorer.controls.page import NT_PARTS, RM_PARTS, VI_PARTS
-from explorer.i18n import STRINGS
 
 TITLES = {  # each part's section, by the catalogue key of its heading
     "pages/11_next_token.py": dict(

@@ -12,8 +12,8 @@ from tolerance import assert_close
 
 from attn_core import run_trace
 from attn_core.why import qk_map
-from explorer import real
-from explorer.qk_view import OPEN_KEY
+from explorer.model import real
+from explorer.steps.qk_view import OPEN_KEY
 
 PAGE = "pages/1_steps.py"
 
@@ -71,7 +71,7 @@ SENTENCE = "The animal didn't cross the street because it was too tired"
 
 
 def _model_map(app, **query):
-    from explorer.qk_view import MODEL_OPEN_KEY
+    from explorer.steps.qk_view import MODEL_OPEN_KEY
 
     at = app(MODEL, query={"sentence": SENTENCE} | query)
     assert map_chart(at) is None  # nothing computed until opened
@@ -83,7 +83,7 @@ def _model_map_opened_in_chinese(**query):
     """Opened from the first run (AppTest cannot rerun a Chinese page whose radio labels are translated)."""
     from streamlit.testing.v1 import AppTest
 
-    from explorer.qk_view import MODEL_OPEN_KEY
+    from explorer.steps.qk_view import MODEL_OPEN_KEY
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
     for k, v in ({"sentence": SENTENCE, "lang": "zh"} | query).items():
@@ -139,7 +139,7 @@ def test_a_decoders_map_in_chinese_leaves_the_later_keys_out_of_the_correlation(
 
 
 def test_d_k_1_is_said_to_be_a_line(app):
-    from explorer.i18n import STRINGS
+    from explorer.base.i18n import STRINGS
 
     for lang in ("en", "zh"):
         at = opened(app(PAGE, query={"d_q": "1", "d_k": "1", "lang": lang}))
@@ -222,7 +222,7 @@ def test_the_colour_bar_is_labelled_in_chinese(app):
 
 
 def test_a_clicked_query_is_read_only_from_the_queries_trace_and_in_range():
-    from explorer.qk_parts import clicked_query
+    from explorer.steps.qk_parts import clicked_query
 
     def event(*points):
         return {"selection": {"points": list(points), "point_indices": [], "box": [], "lasso": []}}
@@ -243,7 +243,7 @@ def test_a_clicked_query_is_read_only_from_the_queries_trace_and_in_range():
 
 
 def test_a_click_writes_the_query_to_the_focus_and_nothing_else(monkeypatch):
-    from explorer import qk_parts
+    from explorer.steps import qk_parts
 
     store = {"chart": {"selection": {"points": [{"curve_number": 4, "point_index": 2}]}}}
     monkeypatch.setattr(qk_parts.session, "get", lambda k, d=None: store.get(k, d))

@@ -9,8 +9,8 @@ from attn_core.cli.entry import build_parser
 from attn_core.explain import references
 from attn_core.explain.explain import notices, word_texts
 from attn_core.explain.sentence import make_item
+from explorer.base.i18n import STRINGS
 from explorer.explain.views import shapley_limit
-from explorer.i18n import STRINGS
 
 TWELVE = "I didn't think it would rain today, but it did."  # 10 words, a comma and a full stop to a reader
 EIGHT = "I didn't think it wasn't good at all"  # refused as 12 players when the tokenizer's words were counted

@@ -11,8 +11,8 @@ import torch
 from attn_core import AttentionConfigError
 from attn_core.tokenize import dropped_symbols, split_words
 from explorer import figures as fig
-from explorer import i18n
-from explorer.i18n import STRINGS, error_text
+from explorer.base import i18n
+from explorer.base.i18n import STRINGS, error_text
 
 QUERY = {"heads": "2", "sentence": "Attention learns what to read"}
 

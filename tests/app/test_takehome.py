@@ -14,7 +14,7 @@ import io
 import nbformat
 import pytest
 
-from explorer import takehome
+from explorer.classroom import takehome
 
 PAGES = {
     "pages/1_steps.py": ("dl_notebook", "dl_script", "attention_steps"),

@@ -2,8 +2,8 @@
 
 import pytest
 
-from explorer.i18n import t
-from explorer.tour import FILES, TOUR, params
+from explorer.base.i18n import t
+from explorer.classroom.tour import FILES, TOUR, params
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from attn_core import Settings, run_trace
+from explorer.base.i18n import STRINGS
 from explorer.controls import live_variants
-from explorer.i18n import STRINGS
 
 VARIANTS = [v for v in live_variants() if v != "full"]
 TITLE = {"features": "φ(Q)", "pattern": "pattern", "projections": "K' = EK", "random_features": "ω"}

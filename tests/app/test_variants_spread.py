@@ -8,8 +8,8 @@ import pytest
 
 from attn_core import Settings
 from attn_core.why import spread as sp
-from explorer import spread_view
-from explorer.i18n import STRINGS
+from explorer.base.i18n import STRINGS
+from explorer.variants import spread_view
 
 PAGE = "pages/5_variants.py"
 

@@ -14,7 +14,7 @@ from test_decoder_pages import chart, charts, metric, z_of
 from tiny_decoders import NAME
 
 from attn_core import models as M
-from explorer import real
+from explorer.model import real
 
 PAGE = "pages/7_model.py"
 SENTENCE = "The animal didn't cross the street because it was too tired"

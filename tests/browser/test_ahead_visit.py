@@ -1,7 +1,7 @@
-"""The tab a server's start visits its lessons with (explorer.ahead.visit), against a real server."""
+"""The tab a server's start visits its lessons with (explorer.classroom.ahead.visit), against a real server."""
 
-from explorer.ahead.visit import visit
-from explorer.tour import TOUR
+from explorer.classroom.ahead.visit import visit
+from explorer.classroom.tour import TOUR
 
 
 def test_a_visit_draws_the_lesson_and_reads_its_buttons(server):

@@ -12,7 +12,7 @@ from conftest import ARTIFACTS
 from playwright.sync_api import expect
 from theme import switch_to_dark
 
-from explorer.i18n import STRINGS
+from explorer.base.i18n import STRINGS
 from explorer.pages import PAGES
 
 AXE = os.path.join(serve.ROOT, "node_modules", "axe-core", "axe.min.js")

@@ -8,7 +8,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 from theme import switch_to_dark
 
-from explorer.tour import TOUR
+from explorer.classroom.tour import TOUR
 
 WAIT = 60_000
 

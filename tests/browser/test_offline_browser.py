@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import expect
 from test_browser import WAIT, open_app, settle
 
-from explorer.i18n import t
+from explorer.base.i18n import t
 from explorer.pages import PAGES
 
 LOCAL_HOSTS = {"127.0.0.1"}

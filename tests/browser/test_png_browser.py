@@ -1,4 +1,4 @@
-"""A chart as PNG in Chromium against a real server (``explorer.png``): the page-end control, opened, a chart
+"""A chart as PNG in Chromium against a real server (``explorer.charts.png``): the page-end control, opened, a chart
 chosen in its list and its button clicked, downloads that chart rendered by the server's own Chromium (kaleido),
 a PNG of the size the button says, under the chart's name; in Chinese, as a class in Chinese would."""
 
@@ -10,7 +10,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 from test_browser import WAIT, open_app, settle
 
-from explorer.i18n import t
+from explorer.base.i18n import t
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -61,7 +61,7 @@ def test_no_tick_labels_overlap_on_crowded_pages(server, projector, path, lang):
 
 def _label(kernel: str, lang: str) -> str:
     from attn_core.kernels import KERNELS
-    from explorer.i18n import STRINGS
+    from explorer.base.i18n import STRINGS
 
     key = f"kernel.{kernel}.label"
     return STRINGS[key][lang == "zh"] if key in STRINGS else KERNELS[kernel].label
@@ -72,7 +72,7 @@ def test_complexity_charts_are_labelled_and_uncrowded(server, projector, lang):
     """A sweep run from the page in the browser (a short one: three kernels, 256 to 1024) draws its fitted slopes
     and two charts whose labels are the selector's names, uncrowded."""
     from attn_core import bench
-    from explorer.i18n import STRINGS
+    from explorer.base.i18n import STRINGS
 
     open_app(projector, server, f"complexity?lang={lang}")
     keep = {"full", "sliding_window", "linear_elu"}

@@ -1,4 +1,5 @@
-"""A server's start computes what the tour's lessons ask for (explorer.ahead): the order, and what it reports."""
+"""A server's start computes what the tour's lessons ask for (explorer.classroom.ahead): the order, and what it
+reports."""
 
 import logging
 import threading
@@ -7,9 +8,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from explorer import ahead
-from explorer.ahead.visit import Visit
-from explorer.tour import TOUR, params
+from explorer.classroom import ahead
+from explorer.classroom.ahead.visit import Visit
+from explorer.classroom.tour import TOUR, params
 
 
 @pytest.fixture(autouse=True)
@@ -32,9 +33,9 @@ class Lines(logging.Handler):
 
 @pytest.fixture
 def log():
-    """What explorer.ahead writes to the server's log (the suite runs without pytest's logging plugin)."""
+    """What explorer.classroom.ahead writes to the server's log (the suite runs without pytest's logging plugin)."""
     handler = Lines()
-    logger = logging.getLogger("explorer.ahead")
+    logger = logging.getLogger("explorer.classroom.ahead")
     logger.addHandler(handler)
     yield handler
     logger.removeHandler(handler)
@@ -94,7 +95,9 @@ def test_a_lesson_that_fails_is_named_in_the_ready_line_and_the_others_still_run
 def test_a_button_the_page_did_not_draw_is_a_lesson_not_complete(log):
     rec = Recorder()
 
-    def no_button(url, page, query, press="", limit_s=None):  # as explorer.ahead.visit says a button not drawn
+    def no_button(
+        url, page, query, press="", limit_s=None
+    ):  # as explorer.classroom.ahead.visit says a button not drawn
         v = rec.visit(url, page, query, press)
         v.pressed, v.error = False, f"no button {press}" if press else None
         return v

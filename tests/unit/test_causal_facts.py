@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from explorer import figures as fig
+from explorer.base.i18n import t
 from explorer.figures.base import axis_name, word
-from explorer.i18n import t
 
 WORDS = fig.labels(["Life", "is", "short", ",", "eat", "dessert", "first"])
 

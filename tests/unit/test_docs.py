@@ -147,7 +147,7 @@ def tour_counts(text: str) -> list[int]:
 
 
 def test_the_docs_count_the_tours_lessons_as_the_code_does():
-    from explorer.tour import TOUR
+    from explorer.classroom.tour import TOUR
 
     counted = {doc.relative_to(ROOT).as_posix(): tour_counts(doc.read_text(encoding="utf-8")) for doc in DOC_FILES}
     assert any(counted.values()), "no document says how many lessons the tour has"

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 
 import explain_burst as eb
 
-from explorer.i18n import t
+from explorer.base.i18n import t
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

@@ -1,4 +1,5 @@
-"""A formula with a definition after it is drawn on lines of its own (``explorer.i18n.stacked``): linear attention's
+"""A formula with a definition after it is drawn on lines of its own (``explorer.base.i18n.stacked``): linear
+attention's
 φ(x) = elu(x) + 1 was the end of one long line, cut at the edge of a narrow column (Variants' side by side). Checked
 on every formula the pages draw: the lines joined again are the formula, each line's braces and brackets balance,
 and a comma inside a subscript or a bracket stays where it is."""
@@ -8,7 +9,7 @@ import pytest
 from attn_core import Settings, run_trace
 from attn_core.kernels import KERNELS
 from attn_core.stages import step_stages
-from explorer.i18n import stacked
+from explorer.base.i18n import stacked
 
 BEGIN, END, BREAK = r"\begin{gathered}", r"\end{gathered}", r" \\ "
 

@@ -194,7 +194,7 @@ def test_the_probe_file_validates_and_the_validator_can_fail():
 
 
 def test_head_statistics_use_the_weights_the_head_view_shows(pre):
-    from explorer import real
+    from explorer.model import real
 
     real.wait_for(pt.BUNDLED, timeout=300)
     items = corpus.load()["sentences"][:12]

@@ -54,7 +54,7 @@ def test_a_path_into_the_ui_is_found(tmp_path):
 
 
 def test_the_app_reads_the_same_strings():
-    from explorer import i18n
+    from explorer.base import i18n
 
     en, zh = locales.strings("en"), locales.strings("zh")
     assert set(i18n.STRINGS) == set(en)

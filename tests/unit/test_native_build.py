@@ -25,7 +25,8 @@ def join_builds() -> None:
 
 
 def test_the_server_builds_the_kernels_at_its_start_in_the_background(monkeypatch):
-    from explorer import real, server
+    from explorer import server
+    from explorer.model import real
 
     join_builds()  # an earlier start's build in this process, if any, is over
     built = []

@@ -330,7 +330,7 @@ def _cjk(s: str) -> bool:
 
 @pytest.mark.parametrize("name", ["tutorial", "variant_block", "variant_causal_linear", "heads_2", "chinese_cross"])
 def test_text_cells_in_both_languages(name):
-    from explorer.i18n import t as page_text
+    from explorer.base.i18n import t as page_text
 
     s = GRID[name]
     en, zh = nbk.trace_notebook(s, lang="en"), nbk.trace_notebook(s, lang="zh")
@@ -358,8 +358,8 @@ def test_the_page_texts_are_the_pages():
     from pathlib import Path
 
     from attn_core import notebook_text
-    from explorer.i18n import t
-    from explorer.views import SOFTMAX_STAGES, WEIGHTED_SUM
+    from explorer.base.i18n import t
+    from explorer.charts.views import SOFTMAX_STAGES, WEIGHTED_SUM
 
     code = "".join(f.read_text() for f in sorted(Path(nbk.__file__).parent.glob("*.py")))  # the package's modules
     keys = set(re.findall(r"""\btext\(\s*["']([a-z0-9_.]+)["']""", code))

@@ -1,4 +1,5 @@
-"""One PNG render at a time for the whole server (``explorer.png.render``): Streamlit runs each click's render in a
+"""One PNG render at a time for the whole server (``explorer.charts.png.render``): Streamlit runs each click's
+render in a
 shared worker thread, so a class clicking at once must queue behind one Chromium, not start thirty; a click that
 waits longer than ``WAIT_S`` fails instead of queueing without end. The figure's own ``to_image`` is replaced by
 one that holds until the test lets it go, so which render is inside is known, not guessed from timing."""
@@ -9,7 +10,7 @@ import threading
 
 import pytest
 
-from explorer import png
+from explorer.charts import png
 
 HOLD_S = 30.0  # how long a stand-in render waits for the test at most: a safety net, never reached when all is well
 

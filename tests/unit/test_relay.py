@@ -1,4 +1,4 @@
-"""explorer/relay.py: a script run's events reach the event loop in order, every one once, with one
+"""explorer/base/relay.py: a script run's events reach the event loop in order, every one once, with one
 wake-up per burst; and the pinned Streamlit still has the two hand-offs it replaces."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from explorer import relay
+from explorer.base import relay
 
 
 class CountingLoop:

@@ -1,11 +1,12 @@
-"""explorer.session and the one way code writes a control's key (controls.assign)."""
+"""explorer.base.session and the one way code writes a control's key (controls.assign)."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 
 def script() -> None:
-    from explorer import controls, session
+    from explorer import controls
+    from explorer.base import session
 
     try:
         controls.assign({"heads": 3, "no_such_control": 1})

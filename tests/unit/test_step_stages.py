@@ -68,7 +68,7 @@ def test_a_variants_steps_are_its_own_stages_between_the_base_ones(name):
     assert steps["st_output"].formula == KERNELS[name].formula
 
 
-# ---- the page's step table (explorer/step_views.py) against the step selector's options
+# ---- the page's step table (explorer/steps/step_views.py) against the step selector's options
 
 
 def offered() -> dict[str, tuple[str, ...]]:
@@ -93,7 +93,7 @@ def uncovered(keys, stages: dict, views: dict) -> list[str]:
 
 
 def test_the_step_table_draws_every_step_the_selector_offers(trace):
-    from explorer.step_views import VIEWS
+    from explorer.steps.step_views import VIEWS
 
     assert set(VIEWS) == set(STEPS)  # a drawer of its own for each base step, no stale row
     base = step_stages(trace, HEAD, FOCUS)
@@ -103,7 +103,7 @@ def test_the_step_table_draws_every_step_the_selector_offers(trace):
 
 
 def test_the_coverage_check_fails_on_a_broken_table(trace):
-    from explorer.step_views import VIEWS
+    from explorer.steps.step_views import VIEWS
 
     stages = step_stages(trace, HEAD, FOCUS)
     broken = {k: v for k, v in VIEWS.items() if k != "st_mask"}

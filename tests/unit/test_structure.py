@@ -11,7 +11,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGES = ("explorer", "attn_core")
-GATEWAY = os.path.join("explorer", "session.py")
+GATEWAY = os.path.join("explorer", "base", "session.py")
 STATE = {"session_state", "query_params"}
 
 
@@ -58,7 +58,7 @@ def test_only_the_session_module_touches_session_state_and_the_url():
             lines = state_accesses(f.read())
         if lines:
             found[path] = lines
-    assert not found, f"route these through explorer/session.py: {found}"
+    assert not found, f"route these through explorer/base/session.py: {found}"
     with open(os.path.join(ROOT, GATEWAY), encoding="utf-8") as f:
         assert state_accesses(f.read())  # the gateway itself is seen by the same detector
 
@@ -147,11 +147,50 @@ def test_the_cycle_finder_finds_a_cycle_and_only_cycles():
 
 def test_explorer_and_attn_core_import_each_other_without_a_cycle():
     known = modules()
-    assert "explorer.real" in known and "attn_core.trace" in known
+    assert "explorer.model.real" in known and "attn_core.trace" in known
     graph = {name: imports(name, path, known) for name, path in known.items()}
-    assert "explorer.real" in graph["explorer.server"]  # the graph sees lazy imports
+    assert "explorer.model.real" in graph["explorer.server"]  # the graph sees lazy imports
     found = [sorted(c) for c in cycles(graph)]
     assert not found, f"import cycles: {found}"
+
+
+def rooms(graph: dict[str, set[str]], top: str = "explorer") -> dict[str, set[str]]:
+    """The import graph folded to ``top``'s rooms: each of its sub-packages, and each module at its top level."""
+
+    def room(name: str) -> str | None:
+        parts = name.split(".")
+        return ".".join(parts[:2]) if parts[0] == top and len(parts) > 1 else None
+
+    out: dict[str, set[str]] = {}
+    for name, deps in graph.items():
+        r = room(name)
+        if r is not None:
+            out.setdefault(r, set()).update(d for d in map(room, deps) if d is not None and d != r)
+    for deps in list(out.values()):
+        for d in deps:
+            out.setdefault(d, set())
+    return out
+
+
+def test_the_room_folding_sees_a_cycle_between_two_packages():
+    graph = {"explorer.a.x": {"explorer.b.y"}, "explorer.b.y": {"explorer.a.z"}, "explorer.a.z": set()}
+    assert cycles(rooms(graph)) == [frozenset({"explorer.a", "explorer.b"})]
+
+
+def test_explorers_packages_and_top_modules_import_each_other_without_a_cycle():
+    """No circle between the rooms of ``explorer/`` (its sub-packages and top modules): each stands on a floor, and
+    its imports run down (a lazy import counts)."""
+    known = modules()
+    graph = rooms({name: imports(name, path, known) for name, path in known.items()})
+    assert {"explorer.base", "explorer.classroom", "explorer.server"} <= set(graph)
+    found = [sorted(c) for c in cycles(graph)]
+    assert not found, f"circles between explorer's rooms: {found}"
+
+
+def test_explorers_top_floor_holds_at_most_15_modules():
+    top = os.path.join(ROOT, "explorer")
+    flat = sorted(f for f in os.listdir(top) if f.endswith(".py"))
+    assert "__init__.py" in flat and len(flat) <= 15, f"{len(flat)} modules at explorer's top level: {flat}"
 
 
 @pytest.mark.parametrize("name", sorted(n for n in modules() if not n.endswith("__main__")))  # those run
@@ -179,10 +218,10 @@ def ui_imports(source: str) -> list[tuple[int, str]]:
 def test_the_direction_detector_sees_eager_and_lazy_imports():
     code = (
         "import os\nimport streamlit as st\nfrom explorer.poll import link\n"
-        "def f():\n    import explorer.session\n    from streamlit.runtime import exists\n"
+        "def f():\n    import explorer.base.session\n    from streamlit.runtime import exists\n"
         "from . import explorer\nimport explorers\n"
     )
-    expected = [(2, "streamlit"), (3, "explorer.poll"), (5, "explorer.session"), (6, "streamlit.runtime")]
+    expected = [(2, "streamlit"), (3, "explorer.poll"), (5, "explorer.base.session"), (6, "streamlit.runtime")]
     assert ui_imports(code) == expected
 
 

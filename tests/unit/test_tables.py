@@ -1,4 +1,4 @@
-"""explorer.tables: the Arrow table handed to st.dataframe shows what Streamlit's own conversion (through pandas)
+"""explorer.base.tables: the Arrow table handed to st.dataframe shows what Streamlit's own conversion (through pandas)
 shows, column for column; what Arrow cannot type goes Streamlit's way unchanged."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from streamlit import dataframe_util as du
 
-from explorer import tables
+from explorer.base import tables
 
 COLUMNS = {
     "位置": [0, 1, 2],

@@ -85,7 +85,8 @@ def test_a_variants_stage_keys_are_rows(name):
 
 
 def test_the_urls_step_keys_are_the_tables():
-    from explorer import controls, step_views
+    from explorer import controls
+    from explorer.steps import step_views
 
     assert tuple(controls.STEPS) == T.URL_STEPS == tuple(STEPS) == tuple(step_views.VIEWS)
     assert controls.PAGE["step"].options == T.URL_STEPS
