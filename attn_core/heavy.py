@@ -163,6 +163,33 @@ def _atlas(m, a: dict) -> Steps:
     return _once(lambda: {"heads": why.atlas(m, _model_run(m, a))})
 
 
+def _minimal_pair(m, a: dict) -> Steps:
+    from .interpret import minimal_pair
+
+    return _once(lambda: minimal_pair.minimal_pair(m, a["a"], a["b"], top_k=a.get("top_k", minimal_pair.TOP_K)))
+
+
+def _minimal_pair_ablation(m, a: dict) -> Steps:
+    from .interpret import minimal_pair
+
+    return _once(lambda: minimal_pair.ablation_gap(m, a["a"], a["b"]))
+
+
+def _match_heads(m, a: dict) -> Steps:
+    from .interpret import head_match
+    from .models import load
+
+    return _once(lambda: head_match.match_models(m, load(a["other"])))
+
+
+def _match_lab(m, a: dict) -> Steps:
+    from .interpret import head_match
+
+    return _once(
+        lambda: head_match.match_lab(a["a"], a["b"], name_a=a.get("name_a", "A"), name_b=a.get("name_b", "B"))
+    )
+
+
 KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "explain": _explain,
     "explain_join": _explain_join,
@@ -181,6 +208,10 @@ KINDS: dict[str, Callable[[object, dict], Steps]] = {
     "next_token_branches": _next_token_branches,
     "why_weight": _why_weight,
     "atlas": _atlas,
+    "minimal_pair": _minimal_pair,
+    "minimal_pair_ablation": _minimal_pair_ablation,
+    "match_heads": _match_heads,
+    "match_lab": _match_lab,
 }
 
 

@@ -301,4 +301,29 @@ MESSAGES: dict[str, tuple[str, str]] = {  # code: (what is wrong, how to fix it)
         "Copying needs at least 3 tokens, and this prompt has {n}.",
         "Type a longer prompt, or pick random tokens repeated.",
     ),
+    # minimal pairs and matched heads (attn_core.interpret.minimal_pair, head_match)
+    "pair_chars": (
+        "Sentence {side} has {n} characters, more than the {limit} a minimal pair takes.",
+        "Shorten it: a minimal pair is two short sentences that differ in a word or two.",
+    ),
+    "pair_too_long": (
+        "Sentence {side} has {n} tokens; a minimal pair is compared for up to {limit}.",
+        "Shorten it to {limit} tokens or fewer (a long word can take several tokens).",
+    ),
+    "pair_identical": (
+        "The two sentences are the same token for token for {model}: nothing differs to compare.",
+        "Change a word or two in sentence B (a character the model does not know is [UNK] in both).",
+    ),
+    "match_tokenizer": (
+        "{a} and {b} cut '{text}' into different tokens, so their heads cannot be compared position by position.",
+        "Match two models or checkpoints that share a tokenizer.",
+    ),
+    "match_shapes": (
+        "Input {probe} has {n} tokens in A and {m} in B: the two were not run on the same input.",
+        "Match checkpoints of runs with the same task, seed and sequence length.",
+    ),
+    "match_empty": (
+        "Checkpoint {side} has no attention weights to match (a run that diverged keeps none).",
+        "Pick a checkpoint taken before the run diverged.",
+    ),
 }

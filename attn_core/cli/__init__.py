@@ -14,6 +14,7 @@ One entry (``entry.main``) and one module per subcommand, each with ``add(sub) -
 - ``why``         why, atlas (``attn_core.why``)
 - ``vision``      vision (``attn_core.vision``: patches, ViT, Swin's windows, the digits)
 - ``check``       items, lesson (``attn_core.check``: the concept check's items, a lesson's gains from the app's store)
+- ``minimal``     pair, match-heads (``attn_core.interpret``: a minimal pair on a model; two models' heads matched)
 
 Bad arguments exit with status 2 and one line on stderr, never a traceback (``attn_core.command``).
 """

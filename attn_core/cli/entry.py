@@ -21,17 +21,32 @@ SUBCOMMANDS = (
     "why",
     "vision",
     "check",
+    "minimal",
 )
 
 
 def build_parser() -> tuple[Parser, dict]:
     """The parser with every subcommand, and {command name: its function}."""
     # imported here: --help lists them all
-    from . import bench, check, explain, interpret, lab, nexttoken, notebook, pair, pretrained, trace, vision, why
+    from . import (
+        bench,
+        check,
+        explain,
+        interpret,
+        lab,
+        minimal,
+        nexttoken,
+        notebook,
+        pair,
+        pretrained,
+        trace,
+        vision,
+        why,
+    )
 
     modules = {"trace": trace, "compare": pair, "bench": bench, "pretrained": pretrained, "lab": lab}
     modules |= {"interpret": interpret, "notebook": notebook, "explain": explain, "nexttoken": nexttoken}
-    modules |= {"why": why, "vision": vision, "check": check}
+    modules |= {"why": why, "vision": vision, "check": check, "minimal": minimal}
     parser = Parser(prog=PROG, description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     commands: dict = {}
