@@ -8,19 +8,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 
-from .dimensions import DIMENSIONS, INITS, LAYOUTS, POSITIONS, SCORES  # noqa: F401  (the names config has always had)
-from .dimensions import limits as dimension_limits
 from .errors import AttentionConfigError
-from .options import OPTIONS
-from .options import limits as option_limits
+
+# INITS, LAYOUTS, POSITIONS, SCORES: the names config has always had
+from .knobs import INITS, KNOBS, LAYOUTS, POSITIONS, SCORES, Beyond, kernel_knobs, limits  # noqa: F401
 from .tokenize import MAX_TOKENS
 
 TUTORIAL_SENTENCE = "Life is short, eat dessert first"
 MAX_TRACE_BYTES = 192 * 2**20  # what one live view may take; the CLI can pass more
 
-# field: (low, high), inclusive, for live use: the dimensions' (attn_core.dimensions), the kernel options'
-LIMITS = {**dimension_limits("trace"), **option_limits()}
-_D = {name: d.default for name, d in DIMENSIONS.items()}  # the trace's defaults, for the fields below
+# field: (low, high), inclusive, for live use: every whole-number knob's (attn_core.knobs)
+LIMITS = limits("trace")
+_D = {name: k.default for name, k in KNOBS.items()}  # the trace's defaults, for the fields below
 
 
 class Plain:
@@ -50,10 +49,10 @@ class Plain:
 
 
 @dataclass(frozen=True)
-class Settings(Plain):
+class Settings(Plain, Beyond):
     sentence: str = TUTORIAL_SENTENCE
     source: str | None = None  # keys/values come from here when set (cross-attention)
-    seed: int = OPTIONS["seed"].default
+    seed: int = _D["seed"]
     init: str = _D["init"]
     d_model: int = _D["d_model"]
     d_q: int = _D["d_q"]
@@ -66,38 +65,31 @@ class Settings(Plain):
     pos: str = _D["pos"]
     mask: str = _D["mask"]
     causal: bool = _D["causal"]  # AND-ed with any other mask
-    window: int = OPTIONS["window"].default
-    dilation: int = OPTIONS["dilation"].default
-    global_tokens: int = OPTIONS["global_tokens"].default
-    block: int = OPTIONS["block"].default
+    window: int = _D["window"]
+    dilation: int = _D["dilation"]
+    global_tokens: int = _D["global_tokens"]
+    block: int = _D["block"]
     pad_to: int = _D["pad_to"]  # padding mode: the batch length; 0 = no padding
     dropout: float = _D["dropout"]
     residual_norm: bool = _D["residual_norm"]
     kernel: str = _D["kernel"]
-    features: int = OPTIONS["features"].default  # performer's random features m
-    proj_k: int = OPTIONS["proj_k"].default  # linformer's projected length k
+    features: int = _D["features"]  # performer's random features m
+    proj_k: int = _D["proj_k"]  # linformer's projected length k
     max_tokens: int = MAX_TOKENS
     max_bytes: int = MAX_TRACE_BYTES  # one trace's memory, refused beyond (a shared server's budget)
-    # kernel options and dimensions registered beyond these fields (attn_core.options, attn_core.dimensions),
-    # as sorted (name, value) pairs
+    # knobs registered beyond these fields (attn_core.knobs), as sorted (name, value) pairs
     extra: tuple = ()
 
-    def __post_init__(self) -> None:  # from JSON or a dict: lists of pairs -> sorted tuples (hashable)
-        pairs = self.extra.items() if isinstance(self.extra, dict) else self.extra
-        object.__setattr__(self, "extra", tuple(sorted((str(k), v) for k, v in pairs)))
+    def __post_init__(self) -> None:
+        self._sort_beyond()
 
     def with_options(self, **values) -> Settings:
-        """These settings with kernel options (or dimensions) changed: a field's by ``replace``, any other's in
-        ``extra``."""
-        known = {k: v for k, v in values.items() if k in FIELDS}
-        extra = {**dict(self.extra), **{k: v for k, v in values.items() if k not in FIELDS}}
-        return replace(self, **known, extra=tuple(extra.items()))
+        """These settings with knobs changed: a field's by ``replace``, any other's in ``extra``."""
+        return self.with_values(**values)
 
     def option(self, name: str):
-        """A kernel option's (or a dimension's) value: its field, else ``extra``, else its default."""
-        if name in FIELDS:
-            return getattr(self, name)
-        return dict(self.extra).get(name, (OPTIONS.get(name) or DIMENSIONS[name]).default)
+        """A knob's value: its field, else ``extra``, else its default."""
+        return self.value(name)
 
     def resolved(self) -> Settings:
         """The settings the engine really uses: the standard layout fixes the head dims."""
@@ -113,17 +105,18 @@ FIELDS = frozenset(f.name for f in fields(Settings))
 def validate(s: Settings) -> Settings:
     """Check every setting and combination; return the resolved settings or raise
     ``AttentionConfigError`` naming the field and the fix."""
-    dims = [d for d in DIMENSIONS.values() if d.checked]
-    for d in sorted(dims, key=lambda d: d.type != "choice"):  # the choices first, then the numbers
-        if d.type != "float":
-            d.check(s.option(d.name))
-    for name, value in [(n, getattr(s, n)) for n in OPTIONS if n in FIELDS] + list(s.extra):
-        if name not in OPTIONS and name not in DIMENSIONS:
-            raise AttentionConfigError("kernel", "unknown_choice", value=name, options=", ".join(OPTIONS))
-        (OPTIONS.get(name) or DIMENSIONS[name]).check(value)
-    for d in dims:
-        if d.type == "float":
-            d.check(s.option(d.name))
+    model = [k for k in KNOBS.values() if k.checked and not k.kernel_option]
+    for k in sorted(model, key=lambda k: k.type != "choice"):  # the choices first, then the numbers
+        if k.type != "float":
+            k.check(s.option(k.name))
+    options = kernel_knobs()  # then every kernel option, and every knob beyond the fields
+    for name, value in [(n, getattr(s, n)) for n in options if n in FIELDS] + list(s.extra):
+        if name not in KNOBS:
+            raise AttentionConfigError("kernel", "unknown_choice", value=name, options=", ".join(options))
+        KNOBS[name].check(value)
+    for k in model:  # the real numbers last
+        if k.type == "float":
+            k.check(s.option(k.name))
     return _combinations(s)
 
 

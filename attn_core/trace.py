@@ -15,8 +15,8 @@ from . import steps
 from .config import Settings, validate
 from .errors import AttentionConfigError
 from .kernels import KERNELS, Explained, effective_weights, kernel_options
+from .knobs import kernel_knobs
 from .masks import build_mask
-from .options import OPTIONS
 from .positions import SCHEMES, input_table
 from .steps import AdditiveParams, Attended, AttendedView
 from .tokenize import PAD, Tokens, build_vocab, tokenize
@@ -115,9 +115,9 @@ class Trace(AttendedView):
 
 
 def kernel_settings(s: Settings) -> dict:
-    """The settings a kernel may take as options, by their option names (every row of
-    ``attn_core.options``: a field of ``Settings``, else its ``extra``, else the option's default)."""
-    return {name: s.option(name) for name in OPTIONS}
+    """The settings a kernel may take as options, by their option names (every kernel option of
+    ``attn_core.knobs``: a field of ``Settings``, else its ``extra``, else the option's default)."""
+    return {name: s.option(name) for name in kernel_knobs()}
 
 
 def _padded(tokens: Tokens, length: int) -> Tokens:

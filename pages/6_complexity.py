@@ -8,8 +8,8 @@ import streamlit as st
 from attn_core import AttentionConfigError, bench
 from attn_core.bench.record import fallback_slopes as record_slopes
 from attn_core.bench.record import load as recorded
-from attn_core.dimensions import DIMENSIONS
 from attn_core.kernels import KERNELS
+from attn_core.knobs import KNOBS
 from explorer import figures as fig
 from explorer.base import widgets
 from explorer.base.i18n import error_text, kernel_label, t
@@ -48,10 +48,17 @@ lengths = widgets.multiselect(
 )
 c = st.columns(6)
 batch = widgets.number(c[0], t("cx_batch"), 1, 64, 1, key="cx_batch")
-SWEPT = DIMENSIONS["heads"].span("sweep")  # the sweep's own range of heads (attn_core.dimensions)
-heads = widgets.number(c[1], t("cx_heads"), SWEPT.low, SWEPT.high, SWEPT.default, key="cx_heads")
+
+
+def swept(col, name: str, label: str):
+    """A knob's input (``cx_<name>``): its range and default are its sweep span's (attn_core.knobs)."""
+    span = KNOBS[name].span("sweep")
+    return widgets.number(col, label, span.low, span.high, span.default, key=f"cx_{name}")
+
+
+heads = swept(c[1], "heads", t("cx_heads"))
 d_head = widgets.number(c[2], t("cx_dhead"), 8, 256, 64, step=8, key="cx_dhead")
-window = widgets.number(c[3], t("cx_window"), 1, 4096, 128, key="cx_window")
+window = swept(c[3], "window", t("cx_window"))
 dtypes = ["fp32", "bf16"] + (["fp16"] if device != "cpu" else [])
 dtype = widgets.selectbox(c[4], t("cx_dtype"), dtypes, key="cx_dtype")
 causal = widgets.checkbox(c[5], t("cx_causal"), key="cx_causal")

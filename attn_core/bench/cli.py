@@ -11,18 +11,19 @@ import time
 from dataclasses import asdict
 
 from ..kernels import KERNELS
-from ..options import OPTIONS, add_flags, values_from
+from ..knobs import add_flags, given, in_context
 from .analysis import fit_slope
 from .devices import DEVICES, best_device, device_info
 from .sweeping import (
     DEFAULT_KERNELS,
     DEFAULT_LENGTHS,
     DTYPES,
-    OPTION_NAMES,
+    OWN,
     SWEEP_LOCK,
     Row,
     Shape,
     SweepConfig,
+    fields_of_shape,
     format_table,
     rows_to_csv,
     sweep,
@@ -39,15 +40,13 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 
 def _add_shape_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--d-head", type=int, default=64, dest="d_head")
-    p.add_argument("--causal", action="store_true")
-    # every kernel option's flag from its row in attn_core.options (the seed is the sweep's own), with a Shape's
-    # defaults for those it has fields for; not strict: a number out of range reaches validate_sweep's message
+    p.add_argument("--batch", type=int, default=OWN["batch"])
+    p.add_argument("--d-head", type=int, default=OWN["d_head"], dest="d_head")
+    # a flag per knob with a sweep span (attn_core.knobs: heads, causal, every kernel option but the seed, the
+    # sweep's own), with a Shape's defaults for those it has fields for; not strict: a number out of range reaches
+    # validate_sweep's message
     shape = Shape()
-    defaults = {name: getattr(shape, name) for name in OPTION_NAMES}
-    add_flags(p, [n for n in OPTIONS if n != "seed"], defaults, strict=False)
+    add_flags(p, "sweep", defaults={name: getattr(shape, name) for name in _fields()})
 
 
 def add_cli(sub) -> None:
@@ -73,17 +72,23 @@ def add_cli(sub) -> None:
     )
 
 
+def _fields() -> list[str]:
+    """The knobs a Shape has a field for."""
+    return [n for n in in_context("sweep") if n in fields_of_shape()]
+
+
 def _extra_options() -> list[str]:
-    """The kernel options a Shape carries in ``extra``: those without a field of their own."""
-    return [n for n in OPTIONS if n not in OPTION_NAMES and n != "seed"]
+    """The knobs a Shape carries in ``extra``: those registered after it was made."""
+    return [n for n in in_context("sweep") if n not in fields_of_shape()]
 
 
 def config_from_args(args: argparse.Namespace) -> SweepConfig:
-    names = ("batch", "heads", "d_head", "causal", *OPTION_NAMES)
+    names = (*OWN, *_fields())
+    extra = given(args, "sweep", names=_extra_options(), checked=True)
     return SweepConfig(
         kernels=tuple(k.strip() for k in args.kernels.split(",") if k.strip()),
         lengths=tuple(args.lengths),
-        shape=Shape(**{name: getattr(args, name) for name in names}, extra=values_from(args, _extra_options())),
+        shape=Shape(**{name: getattr(args, name) for name in names}, extra=extra),
         device=args.device or best_device(),
         dtype=args.dtype,
         min_run_time=args.min_run_time,

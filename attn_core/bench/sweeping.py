@@ -12,11 +12,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
 
 import torch
 
 from ..kernels import KERNELS, kernel_options
+from ..knobs import KNOBS, Beyond, in_context
 from . import devices
 from .devices import synchronize
 from .timing import peak_bytes, time_fn, trustworthy, warm_up
@@ -26,35 +27,41 @@ DEFAULT_KERNELS = ("full", "sdpa", "sliding_window", "linear_elu", "causal_linea
 DEFAULT_LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 BUDGET_FRACTION = 0.5  # of the memory free now
 SWEEP_LOCK = threading.Lock()  # one sweep per process (server): concurrent timings mean nothing
-OPTION_NAMES = ("window", "features", "proj_k", "dilation", "global_tokens", "block")  # the kernel options a Shape has
+OWN = {"batch": 1, "d_head": 64}  # the Shape's own fields (at least 1 each); the rest are knobs with a sweep span
 
 
-@dataclass(frozen=True)
-class Shape:
-    """The sweep's shape and every kernel option it passes (each kernel takes its own, and its FLOP
-    model counts with the same values: block attention with its block, not the window)."""
+class _Shape(Beyond):
+    """What every ``Shape`` has beside its fields: the kernel options registered after it was made, in ``extra``
+    ((name, value) pairs), each read like a field (a FLOP model's ``sh.stride``)."""
 
-    batch: int = 1
-    heads: int = 4
-    d_head: int = 64
-    window: int = 128
-    features: int = 64
-    proj_k: int = 64
-    causal: bool = False
-    dilation: int = 2
-    global_tokens: int = 1
-    block: int = 2
-    extra: tuple = ()  # kernel options registered beyond these fields (attn_core.options): (name, value) pairs
+    CONTEXT = "sweep"
 
     def __post_init__(self) -> None:
-        pairs = self.extra.items() if isinstance(self.extra, dict) else self.extra
-        object.__setattr__(self, "extra", tuple(sorted((str(k), v) for k, v in pairs)))
+        self._sort_beyond()
 
-    def __getattr__(self, name: str):  # an extra option reads like a field (a FLOP model's ``sh.stride``)
+    def __getattr__(self, name: str):  # only called for a name that is not a field
         for key, value in object.__getattribute__(self, "extra"):
             if key == name:
                 return value
         raise AttributeError(name)
+
+
+def _make_shape() -> type:
+    """``Shape``: the sweep's own fields, then a field per knob with a sweep span (``attn_core.knobs``: heads,
+    causal and every kernel option the sweep passes, with the sweep's default), then ``extra``."""
+    kinds = {"int": int, "float": float, "bool": bool, "choice": str}
+    rows = [(n, kinds[k.type], field(default=k.span("sweep").default)) for n, k in in_context("sweep").items()]
+    own = [(n, int, field(default=v)) for n, v in OWN.items()]
+    doc = """The sweep's shape and every kernel option it passes (each kernel takes its own, and its FLOP
+    model counts with the same values: block attention with its block, not the window). Made from the table of
+    knobs: a knob registered later travels in ``extra``."""
+    cls = make_dataclass("Shape", [*own, *rows, ("extra", tuple, field(default=()))], bases=(_Shape,), frozen=True)
+    cls.__module__, cls.__doc__ = __name__, doc
+    return cls
+
+
+Shape = _make_shape()
+OPTION_NAMES = tuple(f.name for f in fields(Shape) if f.name in KNOBS and KNOBS[f.name].kernel_option)
 
 
 def fields_of_shape() -> set[str]:
@@ -117,14 +124,27 @@ class SweepConfig:
     budget_bytes: int | None = None  # default: BUDGET_FRACTION of the free memory
 
 
+FLOOR_CODES = {1: "at_least_one", 0: "not_negative"}  # a number below its sweep span's low end
+
+
 def _validate_shape(sh: Shape) -> None:
+    """Each own field at least 1; each knob's value at least its sweep span's low end (the high end is the page's
+    input's: the command line may ask for more), a choice one of its choices."""
     from ..errors import AttentionConfigError
 
-    for name in ("batch", "heads", "d_head", "window", "features", "proj_k", "dilation", "block"):
+    for name in OWN:
         if getattr(sh, name) < 1:
             raise AttentionConfigError(name, "at_least_one", value=getattr(sh, name))
-    if sh.global_tokens < 0:
-        raise AttentionConfigError("global_tokens", "not_negative", value=sh.global_tokens)
+    table = in_context("sweep")
+    for name, value in [(n, getattr(sh, n)) for n in table if n in fields_of_shape()] + list(sh.extra):
+        if name not in table:
+            raise AttentionConfigError("extra", "unknown_choice", value=name, options=", ".join(table))
+        k, span = table[name], table[name].span("sweep")
+        if k.type == "choice":
+            k.check(value, "sweep")
+        elif k.type in ("int", "float") and value < span.low:
+            code = FLOOR_CODES.get(span.low, "out_of_range")
+            raise AttentionConfigError(name, code, value=value, low=span.low, high=span.high)
 
 
 def validate_sweep(cfg: SweepConfig) -> None:

@@ -1,7 +1,7 @@
 """``python -m attn_core trace``: one attention layer, every step printed (or the whole trace as JSON).
 
-Its flags are the model's settings: every dimension's flag comes from ``attn_core.dimensions.add_flags``,
-every kernel option's from ``attn_core.options.add_flags`` (``export-notebook`` takes the same argparse actions).
+Its flags are the model's settings: every knob's flag comes from ``attn_core.knobs.add_flags`` (``export-notebook``
+takes the same argparse actions).
 """
 
 from __future__ import annotations
@@ -10,10 +10,8 @@ import argparse
 from dataclasses import replace
 
 from ..config import Settings
-from ..dimensions import add_flags as dimension_flags
-from ..dimensions import given
 from ..errors import AttentionConfigError
-from ..options import add_flags, values_from
+from ..knobs import add_flags, given, kernel_knobs
 
 
 def add(sub) -> dict:
@@ -37,8 +35,7 @@ def add_settings_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="the key/value sentence: cross-attention")
     p.add_argument("--preset", choices=["tutorial"], help="start from the tutorial's settings")
     p.add_argument("--seed", type=int)
-    dimension_flags(p)  # every model dimension (attn_core.dimensions), any registered later too
-    add_flags(p, strict=False)  # every kernel option (attn_core.options), any registered later too; validate() checks
+    add_flags(p)  # every knob (attn_core.knobs), any registered later too; validate() checks their ranges
     p.add_argument("--focus", type=int, help="the query position to follow (default: the second token)")
     p.add_argument(
         "--max-mib",
@@ -57,7 +54,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         raise AttentionConfigError("sentence", "no_sentence")
     fields = Settings.__dataclass_fields__
     changes = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
-    extra = {k: v for k, v in {**given(args), **values_from(args)}.items() if k not in fields}
+    given_now = {**given(args), **given(args, names=kernel_knobs(), checked=True)}  # a kernel option checked at once
+    extra = {k: v for k, v in given_now.items() if k not in fields}
     if not (args.max_mib > 0 and args.max_mib < 2**40):
         raise AttentionConfigError("max_mib", "max_mib", value=args.max_mib)
     changes["max_bytes"] = int(args.max_mib * 2**20)

@@ -15,7 +15,7 @@ import argparse
 import json
 
 from ..config import LIMITS as TRACE_LIMITS
-from ..dimensions import Live
+from ..knobs import Live
 from ..lab import LAB_LIMITS
 
 MAX_MASK_TOKENS = 1024  # the mask is printed whole: 1024² booleans at most

@@ -1,7 +1,7 @@
 """The registry: a variant is one ``Kernel`` spec.
 
 A spec holds its function, what it is called and where it comes from, the options it takes (by
-their names in ``attn_core.options``), what it can and cannot do (``check``), the L x S matrix it
+their names in ``attn_core.knobs``), what it can and cannot do (``check``), the L x S matrix it
 amounts to (``weights``), its cost models (``flops``, ``peak_bytes``) and its steps in the take-home notebook
 (``notebook``: ``notebook_cells.NotebookSteps``). The trace, the Variants page, the sweep, the CLI and the notebook
 export ask the spec; nothing outside the kernel modules branches on a variant's name. A new variant is one
@@ -11,11 +11,12 @@ function and one ``register(...)`` call (see the README).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
-from ..options import OPTIONS
+from ..knobs import KNOBS, kernel_knobs
+from ..knobs import register as register_knob
 from .base import _check_nothing, _scale
 from .notebook_cells import NotebookSteps
 
@@ -53,15 +54,19 @@ class Kernel:
 
 
 KERNELS: dict[str, Kernel] = {}
+register_knob(replace(KNOBS["kernel"], choices=lambda: tuple(KERNELS)))  # the variant's choices: the registry's
 
 
 def register(name: str, fn: Callable, **spec) -> Kernel:
     """Add a variant to the registry (``spec``: the ``Kernel`` fields by keyword). Its ``label``
     comes from the catalogue (``kernel.<name>.label`` in attn_core/locales/en.toml) unless given."""
     spec.setdefault("check", _check_nothing)
-    unknown = [o for o in (*spec.get("options", ()), spec.get("sweep")) if o is not None and o not in OPTIONS]
-    if unknown:  # a new option is registered first (attn_core.options.register_option), then the variant
-        raise ValueError(f"kernel {name}: unknown options {unknown}; register_option(Option(...)) them first")
+    known = kernel_knobs()
+    unknown = [o for o in (*spec.get("options", ()), spec.get("sweep")) if o is not None and o not in known]
+    if unknown:  # a new option is registered first (attn_core.knobs.register), then the variant
+        raise ValueError(
+            f"kernel {name}: unknown options {unknown}; register(Knob(..., kernel_option=True)) them first"
+        )
     if "label" not in spec:
         spec["label"] = _catalogue_label(name)
     kernel = Kernel(name=name, fn=fn, **spec)

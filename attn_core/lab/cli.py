@@ -8,9 +8,8 @@ from dataclasses import fields, replace
 import torch
 
 from ..command import die_with_parent
-from ..dimensions import DIMENSIONS, given
-from ..dimensions import add_flags as dimension_flags
 from ..errors import AttentionConfigError
+from ..knobs import KNOBS, add_flags, given
 from .config import MAX_BYTES, LabConfig, check_memory, validate
 from .presets import PRESETS, preset
 from .tasks import TASKS
@@ -24,13 +23,11 @@ def add_cli(sub) -> None:
     p.add_argument("--task", choices=list(TASKS))
     p.add_argument("--length", type=int, help="sequence length (default: the task's)")
     p.add_argument("--layers", type=int)
-    dimension_flags(p, "lab")  # every model dimension the Lab takes (attn_core.dimensions), any registered later too
-    p.add_argument("--window", type=int)
+    add_flags(p, "lab")  # every knob with a Lab span (attn_core.knobs: the window and seed too), registered later too
     p.add_argument("--no-mlp", action="store_false", dest="mlp", default=None, help="attention only, no MLP")
     p.add_argument("--lr", type=float)
     p.add_argument("--batch", type=int)
     p.add_argument("--steps", type=int, help="training steps (default: the budget the task's preset uses)")
-    p.add_argument("--seed", type=int)
     p.add_argument("--every", type=int, help="a snapshot every this many steps")
     p.add_argument(
         "--max-mib",
@@ -62,12 +59,12 @@ def config_from_args(args) -> LabConfig:
 
 
 def train_flags(cfg: LabConfig) -> list[str]:
-    """The ``train`` flags that set ``cfg``: each setting that differs from the default (a dimension
+    """The ``train`` flags that set ``cfg``: each setting that differs from the default (a knob
     registered later by its own flag), ``--no-mlp`` last."""
     base = LabConfig()
     own = [(f"--{f.name.replace('_', '-')}", getattr(cfg, f.name), getattr(base, f.name)) for f in fields(LabConfig)]
     own = [(flag, v, d) for flag, v, d in own if flag not in ("--mlp", "--every", "--added")]
-    added = [(DIMENSIONS[k].cli, v, DIMENSIONS[k].span("lab").default) for k, v in cfg.added]
+    added = [(KNOBS[k].cli, v, KNOBS[k].span("lab").default) for k, v in cfg.added]
     return [f"{flag} {v}" for flag, v, d in own + added if v != d] + ([] if cfg.mlp else ["--no-mlp"])
 
 

@@ -6,27 +6,25 @@ import math
 from dataclasses import dataclass, replace
 
 from ..config import Plain
-from ..dimensions import DIMENSIONS, LAB_KERNELS, Live, in_context
-from ..dimensions import limits as dimension_limits
 from ..errors import AttentionConfigError
 from ..kernels import KERNELS
+from ..knobs import KNOBS, LAB_KERNELS, Beyond, Live, in_context, limits
 from ..positions import SCHEMES
 from .tasks import TASKS
 
-POSITIONS = DIMENSIONS["pos"].span("lab").choices  # the app's (none, sinusoidal, learned) and rope, alibi
-OPTIONS_SHARED = {"window": (1, 32), "seed": (0, 2**31 - 1)}  # kernel options the Lab takes, with its own range
+POSITIONS = KNOBS["pos"].span("lab").choices  # the app's (none, sinusoidal, learned) and rope, alibi
 OWN_LIMITS = {"length": (2, 32), "layers": (1, 2), "batch": (1, 512), "steps": (1, 5000), "every": (1, 1000)}
-# field: (low, high), inclusive: the Lab's own, the dimensions' in the Lab (registered later too), the options'
-LAB_LIMITS = Live(lambda: {**OWN_LIMITS, **dimension_limits("lab"), **OPTIONS_SHARED})
-MAX_DROPOUT = DIMENSIONS["dropout"].span("lab").high  # the sidebar's own maximum: every value it offers trains
-# The fields a LabConfig shares with the trace's config.Settings: the same names, types and meanings (the
-# defaults differ: the Lab's suit a model that trains). The Lab page takes them from the sidebar.
-SHARED = Live(lambda: {**in_context("lab"), **OPTIONS_SHARED})  # read as the names
-_D = {name: d.span("lab").default for name, d in in_context("lab").items()}  # the Lab's defaults, for the fields
+# field: (low, high), inclusive: the Lab's own, then the whole-number knobs' Lab spans (registered later too)
+LAB_LIMITS = Live(lambda: {**OWN_LIMITS, **limits("lab")})
+MAX_DROPOUT = KNOBS["dropout"].span("lab").high  # the sidebar's own maximum: every value it offers trains
+# The fields a LabConfig shares with the trace's config.Settings (every knob with a Lab span): the same names, types
+# and meanings (the defaults differ: the Lab's suit a model that trains). The Lab page takes them from the sidebar.
+SHARED = Live(lambda: in_context("lab"))  # read as the names
+_D = {name: k.span("lab").default for name, k in in_context("lab").items()}  # the Lab's defaults, for the fields
 
 
 @dataclass(frozen=True)
-class LabConfig(Plain):
+class LabConfig(Plain, Beyond):
     task: str = "reverse"
     length: int = 0  # 0: the task's own
     layers: int = 1
@@ -39,20 +37,21 @@ class LabConfig(Plain):
     pos: str = _D["pos"]
     mask: str = _D["mask"]
     kernel: str = _D["kernel"]
-    window: int = 2
+    window: int = _D["window"]
     dropout: float = _D["dropout"]
     mlp: bool = True
     lr: float = 3e-3
     batch: int = 64
     steps: int = 0  # 0: the budget the task's preset uses
-    seed: int = 0
+    seed: int = _D["seed"]
     every: int = 25  # a snapshot every this many steps
-    # dimensions registered beyond these fields (attn_core.dimensions), as sorted (name, value) pairs
+    # knobs registered beyond these fields (attn_core.knobs), as sorted (name, value) pairs
     added: tuple = ()
 
-    def __post_init__(self) -> None:  # from JSON or a dict: lists of pairs -> sorted tuples (hashable)
-        pairs = self.added.items() if isinstance(self.added, dict) else self.added
-        object.__setattr__(self, "added", tuple(sorted((str(k), v) for k, v in pairs)))
+    BEYOND, CONTEXT = "added", "lab"  # (class attributes, not fields) Beyond's value() and with_values()
+
+    def __post_init__(self) -> None:
+        self._sort_beyond()
 
     def to_dict(self) -> dict:
         """Its fields (``added`` only when a registered dimension is set: the JSON is as it was)."""
@@ -60,18 +59,6 @@ class LabConfig(Plain):
         if not self.added:
             del data["added"]
         return data
-
-    def value(self, name: str):
-        """A shared dimension's value: its field, else ``added``, else the dimension's Lab default."""
-        if name in self:
-            return getattr(self, name)
-        return dict(self.added).get(name, DIMENSIONS[name].span("lab").default)
-
-    def with_values(self, **values) -> LabConfig:
-        """This config with shared dimensions changed: a field's by ``replace``, any other's in ``added``."""
-        known = {k: v for k, v in values.items() if k in self}
-        added = {**dict(self.added), **{k: v for k, v in values.items() if k not in self}}
-        return replace(self, **known, added=tuple(added.items()))
 
     def resolved(self) -> LabConfig:
         task = TASKS.get(self.task)
@@ -109,7 +96,7 @@ def validate(cfg: LabConfig) -> LabConfig:
     for name, (low, high) in LAB_LIMITS.items():
         if name == "length":
             low, high = max(low, task.low), min(high, task.high)  # the lengths this task can build
-        _range(name, c.value(name) if name in DIMENSIONS else getattr(c, name), low, high)
+        _range(name, c.value(name) if name in KNOBS else getattr(c, name), low, high)
     if not (isinstance(c.lr, float | int) and math.isfinite(c.lr) and 1e-5 <= c.lr <= 1.0):
         raise AttentionConfigError("lr", "lab_lr", value=c.lr)
     for name, d in in_context("lab").items():

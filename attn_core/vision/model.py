@@ -20,8 +20,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import steps
-from ..dimensions import Live
 from ..errors import AttentionConfigError
+from ..knobs import Live
 from ..lab.config import LAB_LIMITS
 from .windows import check_window, window_mask
 

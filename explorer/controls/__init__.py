@@ -1,8 +1,8 @@
 """Every setting a user can change, as one table, and the one way each is drawn, reset and kept in the URL.
 
-The package by job: the ``Control`` type (``control``), the sidebar's table, generated from the model's
-dimensions and the kernel options (``sidebar``), the pages' own table (``page``), drawing (``drawing``)
-and the link (``url``: reading, writing, assigning, forgetting and resetting).
+The package by job: the ``Control`` type (``control``), the sidebar's table, generated from the table of
+knobs (``attn_core.knobs``: the model's settings and the kernel options; ``sidebar``), the pages' own table
+(``page``), drawing (``drawing``) and the link (``url``: reading, writing, assigning, forgetting and resetting).
 
 A control's ``name`` is its URL parameter, its ``st.session_state`` key and its widget key (a
 contract: links in lesson plans use these names). Its first value comes from the session, else
@@ -35,10 +35,9 @@ from explorer.controls.sidebar import (
     LANG,
     PALETTE,
     SIDEBAR,
-    dimension_control,
     extra_options,
+    knob_control,
     live_variants,
-    option_control,
     sidebar_rows,
 )
 from explorer.controls.url import assign, forget, forget_all, reset, sync_url, url_value
@@ -62,14 +61,13 @@ __all__ = [
     "STEPS",
     "Control",
     "assign",
-    "dimension_control",
     "draw",
     "extra_options",
     "forget",
     "forget_all",
     "keep",
+    "knob_control",
     "live_variants",
-    "option_control",
     "pin_choices",
     "reset",
     "sidebar_rows",

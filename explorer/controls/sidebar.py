@@ -1,10 +1,10 @@
-"""The sidebar's table: a row per model dimension (``attn_core.dimensions``) and per kernel option
-(``attn_core.options``), in the table's order, and the few rows that are the sidebar's own.
+"""The sidebar's table: a row per knob with a section (``attn_core.knobs``: the model's settings and the kernel
+options), in the table's order, and the few rows that are the sidebar's own.
 
-Each section lists its dimensions, then the kernel options under that heading, then its ``late``
-dimensions; a dimension or option registered later gets its row with no edit here. The few rows
-drawn otherwise than their dimension's type says are in ``DRAWN_AS``: the variant's choices (the
-ones this server runs), when the mask and the causal switch show, and dropout (a switch and a rate).
+Sections come in the order the table first names them, each with its knobs in the table's order; a knob registered
+later gets its row, at the end of its section, with no edit here. The few rows drawn otherwise than their knob's
+type says are in ``DRAWN_AS``: the variant's choices (the ones this server runs), when the mask and the causal
+switch show, and dropout (a switch and a rate).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 
 from attn_core import Settings
 from attn_core.config import FIELDS, TUTORIAL_SENTENCE
-from attn_core.dimensions import DIMENSIONS, Dimension
-from attn_core.options import OPTIONS, Option
+from attn_core.knobs import KNOBS, Knob
 from explorer.controls.control import Control
 
 DEFAULT_SOURCE = "Das Leben ist kurz, iss zuerst den Nachtisch"
@@ -57,35 +56,20 @@ def _needs(option: str, *masks: str):
     return shown
 
 
-def option_control(o: Option) -> Control:
-    """The sidebar row of a kernel option (``attn_core.options``): its widget, limits, default and
-    label from the option's row; a variant-section option is shown when the chosen variant takes it
-    (or the mask uses it), the model section's always."""
-    limits = {"low": o.low, "high": o.high} if o.type in ("int", "float") else {}
-    return Control(
-        o.name,
-        _KINDS[o.type],
-        o.default,
-        o.section,
-        options=tuple(o.choices),
-        shown=_needs(o.name, *o.masks) if o.section == "sec_variant" else None,
-        title="" if o.label_key == o.name else o.label_key,
-        **limits,
-    )
-
-
-def dimension_control(d: Dimension) -> Control:
-    """The sidebar row of a model dimension: its widget, the trace's range, default and choices, and
-    its label, from the dimension's row."""
-    span = d.span("trace")
-    limits = {"low": span.low, "high": span.high} if d.type in ("int", "float") else {}
-    fields = dict(step=d.step, options=span.choices, fmt=d.fmt, row=d.row, title=d.label_key)
-    return Control(d.name, d.widget or _KINDS[d.type], span.default, d.section, **fields, **limits)
+def knob_control(k: Knob) -> Control:
+    """The sidebar row of a knob: its widget, the trace's range, default and choices, and its label, from the
+    knob's row; a kernel option under the variant's heading is shown when the chosen variant takes it (or the mask
+    uses it)."""
+    span = k.span("trace")
+    limits = {"low": span.low, "high": span.high} if k.type in ("int", "float") else {}
+    shown = _needs(k.name, *k.masks) if k.kernel_option and k.section == "sec_variant" else None
+    fields = dict(step=k.step, options=span.choices, fmt=k.fmt, row=k.row, title=k.label_key, shown=shown)
+    return Control(k.name, k.widget or _KINDS[k.type], span.default, k.section, **fields, **limits)
 
 
 def _dropout(c: Control) -> tuple[Control, ...]:
     """Dropout as a switch and, when on, its rate (up to the Lab's maximum: every value it offers trains)."""
-    high = DIMENSIONS["dropout"].span("lab").high
+    high = KNOBS["dropout"].span("lab").high
     return (
         Control("dropout_on", "switch", False, c.section, title="dropout"),
         Control("dropout", "slider", 0.1, c.section, low=0.05, high=high, step=0.05, shown=_on, title="dropout_p"),
@@ -96,7 +80,7 @@ def _on(v: dict) -> bool:
     return v["dropout_on"]
 
 
-DRAWN_AS = {  # dimension -> its rows in the sidebar, where they differ from its table row
+DRAWN_AS = {  # knob -> its rows in the sidebar, where they differ from its table row
     "kernel": lambda c: (replace(c, options=live_variants()),),
     "mask": lambda c: (replace(c, shown=lambda v: not _kernel(v).pattern),),
     "causal": lambda c: (replace(c, shown=lambda v: v["mask"] != "causal" and not _kernel(v).always_causal),),
@@ -104,8 +88,8 @@ DRAWN_AS = {  # dimension -> its rows in the sidebar, where they differ from its
 }
 
 
-def _dimension_rows(dims) -> tuple[Control, ...]:
-    rows = (dimension_control(d) for d in dims)
+def _knob_rows(knobs) -> tuple[Control, ...]:
+    rows = (knob_control(k) for k in knobs)
     return tuple(r for c in rows for r in DRAWN_AS.get(c.name, lambda c: (c,))(c))
 
 
@@ -114,13 +98,8 @@ def _sidebar() -> tuple[Control, ...]:
         Control("sentence", "area", TUTORIAL_SENTENCE, "sec_input"),
         Control("source", "text", DEFAULT_SOURCE, "sec_input"),
     ]
-    sections = tuple(dict.fromkeys(d.section for d in DIMENSIONS.values() if d.section))
-    for section in sections:
-        dims = [d for d in DIMENSIONS.values() if d.section == section]
-        rows += _dimension_rows(d for d in dims if not d.late)
-        rows += (option_control(o) for o in OPTIONS.values() if o.section == section)
-        rows += _dimension_rows(d for d in dims if d.late)
-    rows += (option_control(o) for o in OPTIONS.values() if o.section and o.section not in sections)
+    for section in dict.fromkeys(k.section for k in KNOBS.values() if k.section):
+        rows += _knob_rows(k for k in KNOBS.values() if k.section == section)
     return tuple(rows)
 
 
@@ -129,11 +108,10 @@ _NAMED: dict[str, Any] = {}  # the rows last named, and their names
 
 
 def sidebar_rows() -> tuple[Control, ...]:
-    """The sidebar's rows for the dimensions and options registered now (built once per set of them)."""
+    """The sidebar's rows for the knobs registered now (built once per set of them)."""
     from attn_core.kernels import KERNELS
 
-    tables = (OPTIONS, DIMENSIONS)
-    key = (*(tuple((name, id(o)) for name, o in t.items()) for t in tables), tuple(KERNELS))  # cheap: every access
+    key = (tuple((name, id(k)) for name, k in KNOBS.items()), tuple(KERNELS))  # cheap: every access
     if key not in _BUILT:
         _BUILT.clear()
         _BUILT[key] = _sidebar()
@@ -141,7 +119,7 @@ def sidebar_rows() -> tuple[Control, ...]:
 
 
 class _Rows(Sequence):
-    """``SIDEBAR``: the table as it is now (a dimension or option registered later has its row)."""
+    """``SIDEBAR``: the table as it is now (a knob registered later has its row)."""
 
     def __getitem__(self, i):
         return sidebar_rows()[i]
@@ -168,9 +146,8 @@ class _ByName(Mapping):
 
 
 def extra_options(values: dict) -> tuple:
-    """The drawn values of kernel options and dimensions that ``Settings`` has no field for (``Settings.extra``)."""
-    names = (*OPTIONS, *DIMENSIONS)
-    return tuple((name, values[name]) for name in names if name not in FIELDS and name in values)
+    """The drawn values of knobs that ``Settings`` has no field for (``Settings.extra``)."""
+    return tuple((name, values[name]) for name in KNOBS if name not in FIELDS and name in values)
 
 
 SIDEBAR: Sequence[Control] = _Rows()

@@ -19,7 +19,8 @@ import time
 from dataclasses import dataclass, field
 
 from attn_core import bench
-from attn_core.options import OPTIONS
+from attn_core.bench.sweeping import OWN
+from attn_core.knobs import in_context
 from explorer.base.runtime import active_sessions
 from explorer.jobs.children import JsonLines, spawn
 from explorer.jobs.skeleton import Jobs
@@ -49,16 +50,24 @@ class Job:
         return len(self.cfg.kernels) * len(self.cfg.lengths)
 
 
-def option_flags(sh: bench.Shape) -> list[str]:
-    """Every kernel option the shape carries, as the bench CLI's flags (attn_core.options): each
-    kernel in the child gets its own (dilation, global tokens and block too, not the window alone)."""
-    values = bench.shape_options(sh)
-    return [arg for name, value in values.items() if name in OPTIONS for arg in (OPTIONS[name].cli, str(value))]
+def shape_flags(sh: bench.Shape) -> list[str]:
+    """The shape as the bench CLI's flags: its own fields (batch, d_head), then every knob it carries
+    (attn_core.knobs: each with a sweep span), the heads and each kernel option, so each kernel in the child gets
+    its own (dilation, global tokens and block too, not the window alone); a switch (causal) only when on."""
+    out = [arg for name in OWN for arg in ("--" + name.replace("_", "-"), str(getattr(sh, name)))]
+    table = in_context("sweep")
+    values = {name: getattr(sh, name) for name in table if name in bench.fields_of_shape()} | dict(sh.extra)
+    for name, value in values.items():
+        knob = table[name]
+        if knob.type != "bool":
+            out += [knob.cli, str(value)]
+        elif value:
+            out.append(knob.cli)
+    return out
 
 
 def command(cfg: bench.SweepConfig) -> list[str]:
-    sh = cfg.shape
-    cmd = [
+    return [
         sys.executable,
         "-m",
         "attn_core",
@@ -68,13 +77,7 @@ def command(cfg: bench.SweepConfig) -> list[str]:
         ",".join(cfg.kernels),
         "--lengths",
         ",".join(str(L) for L in cfg.lengths),
-        "--batch",
-        str(sh.batch),
-        "--heads",
-        str(sh.heads),
-        "--d-head",
-        str(sh.d_head),
-        *option_flags(sh),
+        *shape_flags(cfg.shape),
         "--device",
         cfg.device,
         "--dtype",
@@ -82,7 +85,6 @@ def command(cfg: bench.SweepConfig) -> list[str]:
         "--min-run-time",
         str(cfg.min_run_time),
     ]
-    return cmd + (["--causal"] if sh.causal else [])
 
 
 class Runner(Jobs):

@@ -4,19 +4,19 @@ A ``LabConfig`` takes most of its fields from the shared sidebar (the dimensions
 variant, the seed...) and the rest from the Lab page's own controls (task, length, layers, the
 positional encoding when it is the Lab's own, MLP, learning rate, batch, steps). ``from_controls``
 builds the config from both; ``to_controls`` is a preset applied: the session values that make
-the sidebar and the page show that config. Fields only read (``READ_ONLY``) keep the sidebar's
-value when a preset is applied: the seed (the command line under the page names it) and the
-window (the Lab's limit is lower than the sidebar's).
+the sidebar and the page show that config. Fields only read (``READ_ONLY``: the knobs whose Lab span says
+``read_only``) keep the sidebar's value, brought into the Lab's range, when a preset is applied: the seed (the
+command line under the page names it) and the window (the Lab's limit is lower than the sidebar's).
 """
 
 from __future__ import annotations
 
 from attn_core.config import Settings
-from attn_core.dimensions import Live
+from attn_core.knobs import Live, in_context
 from attn_core.lab import LAB_LIMITS, SHARED, LabConfig
 
 SIDEBAR = Live(lambda: {f: v for f, v in SHARED.items() if f != "pos"})  # pos: the sidebar's or the Lab's own
-READ_ONLY = ("seed", "window")  # read from the sidebar, never written by a preset
+READ_ONLY = Live(lambda: {f: k for f, k in in_context("lab").items() if k.lab.read_only})  # never written by a preset
 PAGE = {  # LabConfig field -> the Lab page's control (explorer.controls.PAGE)
     "task": "lab_task",
     "length": "lab_length",
@@ -32,8 +32,10 @@ SIDEBAR_POS = ("none", "sinusoidal", "learned")  # the sidebar's positional enco
 def from_controls(s: Settings, page: dict) -> LabConfig:
     """The config the sidebar's settings ``s`` and the page's control values ``page`` (by control
     name, ``lab_pos`` included) describe."""
-    shared = {f: s.option(f) for f in SIDEBAR}  # a dimension registered later too (Settings.extra)
-    shared["window"] = min(s.window, LAB_LIMITS["window"][1])
+    shared = {f: s.option(f) for f in SIDEBAR}  # a knob registered later too (Settings.extra)
+    for f in (f for f in READ_ONLY if f in LAB_LIMITS):  # into the Lab's range (the sidebar's window goes further)
+        low, high = LAB_LIMITS[f]
+        shared[f] = min(max(shared[f], low), high)
     own = {f: page[key] for f, key in PAGE.items()}
     pos = s.pos if page["lab_pos"] == "sidebar" else page["lab_pos"]
     return LabConfig(**own, pos=pos).with_values(**shared)

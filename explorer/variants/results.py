@@ -1,10 +1,12 @@
 """The Variants page's results, shared by every session (a page script is executed anew on every
-run, so its caches live here, in a module imported once per process)."""
+run, so its caches live here, in a module imported once per process), and what the table of knobs gives the page:
+its own inputs and each error curve's values."""
 
 from __future__ import annotations
 
 from attn_core import Settings
 from attn_core.compare import compare, error_curve
+from attn_core.knobs import KNOBS, Span, in_context
 from explorer.base.cache import bounded
 
 
@@ -37,3 +39,15 @@ def curve_points(n: int, *, most: int = 24) -> tuple[int, ...]:
     if n <= most:
         return tuple(range(1, n + 1))
     return tuple(sorted({round(n ** (i / (most - 1))) for i in range(most)}))
+
+
+def inputs() -> dict[str, Span]:
+    """The page's own inputs (``var_<name>``): every knob with a page span (attn_core.knobs), its range and
+    default, in the table's order."""
+    return {name: k.span("page") for name, k in in_context("page").items()}
+
+
+def curve_values(param: str, n: int) -> tuple:
+    """The values an error curve over the knob ``param`` takes: its own (``Knob.curve``), else ``curve_points(n)``
+    (at most 24 points, spread evenly on a log scale: each point is a full comparison)."""
+    return tuple(KNOBS[param].curve) or curve_points(n)

@@ -3,7 +3,7 @@
 import pytest
 
 from attn_core import Settings
-from attn_core.options import OPTIONS
+from attn_core.knobs import KNOBS
 from explorer.controls import DEFAULTS, PAGE, SIDEBAR, Control
 
 # What a control needs in the link to be shown at all.
@@ -115,7 +115,7 @@ def test_the_table_knows_every_field_a_user_can_set():
     engine_only = {"pad_to", "max_tokens", "max_bytes", "extra"}  # extra: options beyond the fields, each a row
     names = {c.name for c in SIDEBAR}
     assert set(Settings.__dataclass_fields__) - engine_only <= names
-    assert {o.name for o in OPTIONS.values() if o.section} <= names  # every kernel option the sidebar draws
+    assert {k.name for k in KNOBS.values() if k.section} <= names  # every knob the sidebar draws
     for c in SIDEBAR:
         assert c.parse(c.to_url(c.default)) == c.default, c.name  # the URL text round-trips
     assert set(PAGE) >= {"focus", "step", "head_steps", "cross_head", "rm_layer", "rm_head", "rm_step"}

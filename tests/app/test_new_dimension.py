@@ -1,4 +1,4 @@
-"""A NEW model dimension: ``gain`` is registered here, in the test alone, with ``register_dimension``,
+"""A NEW model dimension: ``gain`` is registered here, in the test alone, with ``knobs.register``,
 and with no other edit it reaches the engine's settings and checks, the sidebar and the link (drawn
 under its section, read from and written to ``?gain=``), both commands (``trace`` and ``train``: a
 flag each, range-checked with each context's range) and the Lab (read from the sidebar, carried to
@@ -10,23 +10,23 @@ import pytest
 
 from attn_core import AttentionConfigError, Settings, lab, validate
 from attn_core.cli import main
-from attn_core.dimensions import DIMENSIONS, Dimension, Span, limits, register_dimension, unregister_dimension
+from attn_core.knobs import KNOBS, Knob, Span, limits, register, unregister
 from explorer.base import i18n
 from explorer.controls import BY_NAME, SIDEBAR
 from explorer.lab import config as lab_config
 
-GAIN = Dimension("gain", "float", 1.0, 0.5, 2.0, help="a made-up gain", section="sec_scores", lab=Span(high=1.5))
+GAIN = Knob("gain", "float", 1.0, 0.5, 2.0, help="a made-up gain", section="sec_scores", lab=Span(high=1.5))
 LAB_PAGE = {"lab_task": "reverse", "lab_length": 8, "lab_layers": 1, "lab_pos": "sidebar", "lab_mlp": True}
 LAB_PAGE |= {"lab_lr": 3e-3, "lab_batch": 64, "lab_steps": 800}
 
 
 @pytest.fixture
 def gain(monkeypatch):
-    register_dimension(GAIN)
+    register(GAIN)
     monkeypatch.setitem(i18n.STRINGS, "gain", ("Gain", "增益"))  # its label in the catalogue
     yield GAIN
-    unregister_dimension("gain")
-    assert "gain" not in DIMENSIONS and "gain" not in BY_NAME
+    unregister("gain")
+    assert "gain" not in KNOBS and "gain" not in BY_NAME
 
 
 def test_the_table_gives_it_a_range_per_context(gain):

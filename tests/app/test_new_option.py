@@ -1,5 +1,5 @@
 """A variant that brings a NEW option: ``stride`` is registered here, in the test alone, with
-``register_option`` next to its variant, and with no other edit it reaches the engine, the
+``knobs.register`` next to its variant, and with no other edit it reaches the engine, the
 sidebar and the link (drawn when that variant is chosen, read from and written to ``?stride=``),
 the CLI (a flag, range-checked) and the Complexity sweep (the bench Shape and the child's argv)."""
 
@@ -14,13 +14,24 @@ from streamlit.testing.v1 import AppTest
 from attn_core import Settings, bench, kernels, run_trace
 from attn_core.cli import main
 from attn_core.errors import AttentionConfigError
-from attn_core.options import OPTIONS, Option, add_flags, register_option, unregister_option
+from attn_core.knobs import KNOBS, Knob, Span, add_flags, register, unregister
 from explorer.base import i18n
 from explorer.controls import BY_NAME, SIDEBAR
 from explorer.jobs import sweeps
 
 APP = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "app.py")
-STRIDE = Option("stride", "int", 2, 1, 16, help="strided mean: every s-th key back from the query", sweep=(1, 2, 3))
+STRIDE = Knob(
+    "stride",
+    "int",
+    2,
+    1,
+    16,
+    help="strided mean: every s-th key back from the query",
+    kernel_option=True,
+    section="sec_variant",
+    curve=(1, 2, 3),
+    sweep=Span(),
+)
 
 
 def strided_weights(q, k, *, causal: bool, scale: float, stride: int = 2, **_) -> torch.Tensor:
@@ -66,12 +77,12 @@ SPEC = dict(
 
 @pytest.fixture
 def strided(monkeypatch):
-    register_option(STRIDE)
+    register(STRIDE)
     kernels.register("strided_mean", strided_attention, **SPEC)
     monkeypatch.setitem(i18n.STRINGS, "stride", ("Stride", "步长"))  # its label in the catalogue
     yield "strided_mean"
     kernels.unregister("strided_mean")
-    unregister_option("stride")
+    unregister("stride")
 
 
 def test_a_variant_cannot_name_an_option_nobody_registered():
@@ -127,7 +138,7 @@ def test_the_cli_takes_it_and_refuses_a_bad_value_in_one_line(strided, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: stride = 99 is outside the range 1..16. Choose a value between 1 and 16 for stride."]
     p = argparse.ArgumentParser(prog="x", exit_on_error=False)  # add_flags alone: range-checked by argparse
-    add_flags(p, ["stride"])
+    add_flags(p, names=["stride"], strict=True)
     assert p.parse_args(["--stride", "4"]).stride == 4
     with pytest.raises(argparse.ArgumentError, match="stride = 0 is outside the range 1..16"):
         p.parse_args(["--stride", "0"])
@@ -144,4 +155,4 @@ def test_the_sweep_carries_it_to_the_child_and_counts_its_flops(strided, capsys)
     assert len(rows) == 1 and rows[0]["status"].startswith("ok"), rows
     flops = 1 * 2 * 2 * 64 * 16 * 16  # L/s = 16 keys per query with stride 4
     assert rows[0]["gflops"] == pytest.approx(flops / (rows[0]["median_ms"] / 1e3) / 1e9, rel=1e-3)
-    assert OPTIONS["stride"] is STRIDE
+    assert KNOBS["stride"] is STRIDE

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from attn_core import AttentionConfigError, Settings, run_trace
-from attn_core.dimensions import INITS, LAYOUTS, POSITIONS, SCORES
 from attn_core.kernels import KERNELS
+from attn_core.knobs import INITS, LAYOUTS, POSITIONS, SCORES
 from attn_core.masks import MASK_MODES
 from attn_core.trace import check_settings
 

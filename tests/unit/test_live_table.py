@@ -1,11 +1,11 @@
-"""``attn_core.dimensions.Live``: a table made from the registered rows each time it is read, so a row
+"""``attn_core.knobs.Live``: a table made from the registered rows each time it is read, so a row
 registered later is in it, and made once per reading: a walk over its items, values or keys, ``get`` and ``in``
 each build it once (Mapping's own walk built it again for every row: the Lab's settings check did so on every
 rerun, a tenth of the Lab page's time under a class)."""
 
 from __future__ import annotations
 
-from attn_core.dimensions import Live
+from attn_core.knobs import Live
 from attn_core.lab.config import LAB_LIMITS, OWN_LIMITS
 
 

@@ -9,7 +9,7 @@ import pytest
 from attn_core import bench
 from attn_core.cli import main
 from attn_core.kernels import pattern_pairs
-from attn_core.options import OPTIONS
+from attn_core.knobs import KNOBS
 from explorer.jobs import sweeps
 
 
@@ -19,7 +19,7 @@ def test_the_sweep_argv_carries_every_kernel_option_and_the_rows_count_with_them
     cfg = bench.SweepConfig(kernels=kernels, lengths=(96,), min_run_time=0.01, shape=shape)
     argv = sweeps.command(cfg)
     for name, value in bench.shape_options(shape).items():
-        assert argv[argv.index(OPTIONS[name].cli) + 1] == str(value), name
+        assert argv[argv.index(KNOBS[name].cli) + 1] == str(value), name
     assert main(argv[3:]) == 0  # what the child runs
     lines = capsys.readouterr().out.splitlines()
     rows = {r["kernel"]: r for r in (json.loads(x)["row"] for x in lines if '"row"' in x)}
