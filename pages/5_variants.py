@@ -4,7 +4,7 @@ import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
-from attn_core.options import OPTIONS
+from attn_core.knobs import KNOBS
 from explorer import figures as fig
 from explorer.base import session, widgets
 from explorer.base.i18n import STRINGS, error_text, kernel_label, label, t, tex
@@ -15,7 +15,6 @@ from explorer.controls import PAGE, draw
 from explorer.controls.state import current_settings
 from explorer.variants import performer_gap, spread_view
 from explorer.variants import results as variants
-from explorer.variants.results import curve_points
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -33,10 +32,10 @@ picked = widgets.multiselect(
     key="var_kernels",
     max_selections=4,
 )
-inputs = [o for o in OPTIONS.values() if o.page is not None]  # the page's own value of these options
+inputs = variants.inputs()  # the page's own value of these knobs
 chosen = {
-    o.name: widgets.number(col, t(o.label_key), o.low, o.page[1], o.page[0], key=f"var_{o.name}")
-    for col, o in zip(st.columns(len(inputs)), inputs)
+    name: widgets.number(col, t(KNOBS[name].label), span.low, span.high, span.default, key=f"var_{name}")
+    for col, (name, span) in zip(st.columns(len(inputs)), inputs.items())
 }
 s = settings.with_options(**chosen)
 window = s.window
@@ -113,8 +112,7 @@ sweepable = [n for n in shown if KERNELS[n].sweep]
 if sweepable:
     name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=label("kernel.{}.label"), key="var_curve")
     param = KERNELS[name].sweep
-    # at most 24 points, spread evenly on a log scale: each point is a full comparison
-    values = OPTIONS[param].sweep or curve_points(L)
+    values = variants.curve_values(param, L)
     rows = variants.curve(s.key(), name, values)
     if rows:
         chart(
@@ -125,9 +123,9 @@ if sweepable:
                     t("kl"): [r["kl"] for r in rows],
                     t("uniform_line"): [r["uniform_max_abs"] for r in rows],
                 },
-                title=t("curve", p=t(OPTIONS[param].label_key)),
-                x_title=t(OPTIONS[param].label_key),
-                log_x=OPTIONS[param].log,
+                title=t("curve", p=t(KNOBS[param].label)),
+                x_title=t(KNOBS[param].label),
+                log_x=KNOBS[param].log,
                 style=fig.run_style(),
             ),
             "var_curve_chart",
