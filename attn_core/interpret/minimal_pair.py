@@ -154,21 +154,31 @@ def _labels(m, ids) -> list[str]:
     return list(pt.token_labels(m.tokenizer, ids))
 
 
-def _mean_rows(att: torch.Tensor, rows: list[int]) -> torch.Tensor:
-    """(layers, H, L) the mean of the query rows ``rows`` of att (layers, H, L, L)."""
-    return att[:, :, rows, :].mean(2)
+def _row_means(rows: list[list[int]], L: int) -> torch.Tensor:
+    """(Q, L) each query's weights over the rows: 1 / |rows| on its rows (the mean of its rows)."""
+    w = torch.zeros(len(rows), L, dtype=torch.float64)
+    for q, rs in enumerate(rows):
+        w[q, list(rs)] = 1.0 / len(rs)
+    return w
 
 
-def moved(att_a: torch.Tensor, att_b: torch.Tensor, rows_a, rows_b, shared) -> torch.Tensor:
-    """(layers, H) total variation between the query's attention in A and in B, on the shared keys with the weight on
-    the changed keys lumped into one entry (see the module). att_a (layers, H, La, La), att_b (layers, H, Lb, Lb)."""
-    qa, qb = _mean_rows(att_a.double(), list(rows_a)), _mean_rows(att_b.double(), list(rows_b))
+def moved_all(att_a: torch.Tensor, att_b: torch.Tensor, qs: list[dict], shared) -> torch.Tensor:
+    """(Q, layers, H) ``moved`` for every query of ``qs`` (their ``a`` and ``b`` rows) in one pass."""
+    att_a, att_b = att_a.double(), att_b.double()
+    qa = torch.einsum("qr,lhrk->qlhk", _row_means([q["a"] for q in qs], att_a.shape[-2]), att_a)
+    qb = torch.einsum("qr,lhrk->qlhk", _row_means([q["b"] for q in qs], att_b.shape[-2]), att_b)
     ka = torch.tensor([i for i, _ in shared], dtype=torch.long)
     kb = torch.tensor([j for _, j in shared], dtype=torch.long)
     sa, sb = qa[..., ka], qb[..., kb]
     rest_a = (qa.sum(-1) - sa.sum(-1)).clamp_min(0.0)  # the weight on A's changed keys
     rest_b = (qb.sum(-1) - sb.sum(-1)).clamp_min(0.0)
     return 0.5 * ((sb - sa).abs().sum(-1) + (rest_b - rest_a).abs())
+
+
+def moved(att_a: torch.Tensor, att_b: torch.Tensor, rows_a, rows_b, shared) -> torch.Tensor:
+    """(layers, H) total variation between the query's attention in A and in B, on the shared keys with the weight on
+    the changed keys lumped into one entry (see the module). att_a (layers, H, La, La), att_b (layers, H, Lb, Lb)."""
+    return moved_all(att_a, att_b, [{"a": list(rows_a), "b": list(rows_b)}], shared)[0]
 
 
 def queries(al: Alignment, n_a: int, n_b: int, causal: bool) -> tuple[list[dict], int]:
@@ -256,8 +266,8 @@ def minimal_pair(m, a: str, b: str, *, top_k: int = TOP_K) -> dict:
     al = align(ids_a, ids_b)
     ra, rb = pt.forward(m, ea), pt.forward(m, eb)
     qs, default = queries(al, len(ids_a), len(ids_b), m.causal)
-    for q in qs:
-        q["moved"] = moved(ra.attentions, rb.attentions, q["a"], q["b"], al.shared).tolist()
+    for q, m_q in zip(qs, moved_all(ra.attentions, rb.attentions, qs, al.shared).tolist(), strict=True):
+        q["moved"] = m_q
     nxt = _next_token(m, ra.logits[ea.n_real - 1], rb.logits[eb.n_real - 1], top_k) if m.causal else None
     return {
         "model": m.name,
