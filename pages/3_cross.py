@@ -11,6 +11,7 @@ from explorer.classroom import takehome
 from explorer.controls import PAGE, draw
 from explorer.controls.state import cross_settings, current_settings, current_trace
 from explorer.poll.view import predict_then_reveal
+from explorer.steps import pair_predict, pin
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -30,10 +31,15 @@ st.latex(
 )
 c1, c2, c3 = st.columns([1, 2, 1])
 head = draw(PAGE["cross_head"], c3, high=trace.settings.heads - 1) if trace.settings.heads > 1 else 0
+pinned = pin.pin()  # A from the link's a=: its sidebar settings and its second sentence, or None
+a_cross = None if pinned is None else pin.cross_of(pinned)  # A's queries over A's keys, as B's are built
 if draw(PAGE["predict"], c1):  # predict, then reveal: which word of the first sentence will it attend to?
     focus = focus_select(c2, q_labels)
-    question = ("cross", trace.settings.key(), head, focus)
-    predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
+    if a_cross is not None:  # a comparison in the link: A's row shown, B's predicted
+        pair_predict.ask_then_reveal("cross", a_cross, settings, head, focus)
+    else:
+        question = ("cross", trace.settings.key(), head, focus)
+        predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
 a, b = st.columns(2)
 with a:
     chart(
@@ -64,4 +70,7 @@ with b:
         ),
         "cross_lines",
     )
+pin.pin_ui(st, pinned is not None)
+if a_cross is not None:  # the weights of A and B on one colour scale, B − A (or what still compares), in words
+    pin.compare_section(a_cross, settings, "st_softmax", head)
 takehome.offer("cross", settings, head=head)  # the view as a notebook, built when clicked

@@ -13,7 +13,8 @@ from explorer.boot import run_through_app
 from explorer.charts.views import chart
 from explorer.controls import PAGE, draw
 from explorer.controls.state import current_settings
-from explorer.variants import performer_gap, spread_view
+from explorer.steps import pin
+from explorer.variants import performer_gap, pin_view, spread_view
 from explorer.variants import results as variants
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -22,7 +23,8 @@ st.title(t("page.variants"))
 st.caption(t("var_intro"))
 settings = current_settings()
 names = [k for k, spec in KERNELS.items() if spec.teaching]
-session.translated("var_kernels", "var_curve")  # labels in the UI's language: re-pinned on a switch (see controls)
+# labels in the UI's language: re-pinned on a switch (see controls)
+session.translated("var_kernels", "var_curve", pin_view.KEY)
 picked = widgets.multiselect(
     st,
     t("var_pick"),
@@ -107,6 +109,11 @@ for col, name in zip(cols, shown):
         with st.expander(t("how")):
             how = f"kernel.{name}.how"  # the engine's docstring, in the UI's language
             st.text(t(how) if how in STRINGS else k.doc)
+
+pinned = pin.pin()  # A from the link's a=: the sidebar's settings and this page's inputs when pinned here
+pin.pin_ui(st, pinned is not None, page=chosen)
+if pinned is not None:  # each variant against full attention in A and in B; one variant's weights, A beside B
+    pin_view.section(pinned, s, chosen, picked)
 
 sweepable = [n for n in shown if KERNELS[n].sweep]
 if sweepable:
