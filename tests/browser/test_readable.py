@@ -260,3 +260,39 @@ def test_presenter_mode_walks_each_teaching_page_with_each_steps_chart_on_the_fi
         assert scrolled == 0 and _inside(box), (path, lang, i + 1, scrolled, box)
     leave = {"en": "Leave presenter mode", "zh": "退出演示模式"}[lang]
     assert projector.locator("button", has_text=leave).count() == 1
+
+
+# A pinned comparison presented: A's chart and B's, by their titles, side by side on the first screen of every step
+PAIR_TITLES = {"en": ("A (pinned)", "B (now)"), "zh": ("A（固定）", "B（当前）")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenter_mode_shows_a_and_b_of_each_step_on_the_first_screen(server, projector, lang):
+    """Step by step presented at 1280×720 with A pinned in the link (two heads; B has one): at every step A's and
+    B's main chart lie wholly inside the viewport, side by side, without scrolling."""
+    from urllib.parse import quote, urlencode
+
+    from attn_core.config import TUTORIAL_SENTENCE
+
+    steps = _walk("full")
+    pinned = quote(urlencode({"sentence": TUTORIAL_SENTENCE, "heads": "2"}))
+    open_app(projector, server, f"steps?present=1&lang={lang}&a={pinned}")
+    for i, step in enumerate(steps):
+        if i:
+            projector.locator(".st-key-present-row h3").click()  # the keys go to the page, not to a text box
+            projector.keyboard.press("ArrowRight")
+        at = re.compile(rf"(Step {i + 1} of {len(steps)}|第 {i + 1} 步)")
+        expect(projector.locator(".st-key-present-row h3")).to_contain_text(at, timeout=WAIT)
+        settle(projector)
+        charts = [projector.locator(CHART, has_text=title).first for title in PAIR_TITLES[lang]]
+        try:
+            for chart in charts:
+                expect(chart).to_be_visible(timeout=20_000)
+            a, b = (steady_box(projector, chart) for chart in charts)
+        finally:
+            projector.screenshot(path=os.path.join(ARTIFACTS, f"present_pinned_1280x720_{lang}_{i + 1}_{step}.png"))
+        scrolled = projector.evaluate(
+            "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || window.scrollY"
+        )
+        assert scrolled == 0 and _inside(a) and _inside(b), (step, scrolled, a, b)
+        assert a["x"] + a["width"] <= b["x"], (step, a, b)  # side by side, A on the left
