@@ -3,7 +3,8 @@
 Each student is one websocket on ``/_stcore/stream`` sending ``BackMsg`` protobufs and reading
 ``ForwardMsg`` protobufs, as the browser does, so 30 students cost the server and not 30 browsers.
 Every 2-5 s a student changes a setting (a sidebar control or one of the page's own controls,
-chosen among the widgets the server last drew) or opens another page. After ``--sweep-after``
+chosen among the widgets the server last drew) or opens another page (among them Step by step and Variants from a
+teacher's comparison link: A pinned in ``a=``, A and B drawn on every rerun). After ``--sweep-after``
 seconds a teacher opens Complexity and runs the default sweep. Measured:
 
 - rerun latency: from the ``BackMsg`` sent to the ``script_finished`` received (p50/p95/p99),
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
 
 import psutil
 import websockets
@@ -199,11 +201,13 @@ class Session:
             self.widgets = {k: w for k, w in self.widgets.items() if w.id in keep}
         msg = BackMsg()
         cs = msg.rerun_script
-        page_name, _, model = self.page.partition("@")
+        spec, _, own = self.page.partition("?")  # PAGE?QUERY: the page opened from a link with its own query
+        page_name, _, model = spec.partition("@")
         if page_name in self.pages:
             cs.page_script_hash = self.pages[page_name]
         cs.page_name = page_name
-        cs.query_string = "&".join(q for q in (self.query, model and f"{MODEL_PARAM[page_name]}={model}") if q)
+        parts = (self.query, model and f"{MODEL_PARAM[page_name]}={model}", own)
+        cs.query_string = "&".join(q for q in parts if q)
         cs.fragment_id = fragment_id
         cs.widget_states.widgets.extend(self.states.values())
         if trigger is not None:
@@ -777,7 +781,15 @@ def default_pages() -> str:
     from explorer.pages import PAGES
 
     decoder = [f"{p}@fortune-gpt" for p in ("model", "inside", "explain")]
-    return ",".join([p.url_path for p in PAGES] + decoder)
+    return ",".join([p.url_path for p in PAGES] + decoder + list(PINNED))
+
+
+# Pages opened from a teacher's comparison link (Pin as A: A's settings in a=), in every student's walk: the
+# comparison's two views are drawn on each of the page's reruns, whatever the student changes next
+PINNED = (
+    "steps?a=" + quote(urlencode({"sentence": "Life is short, eat dessert first", "heads": "2"})),
+    "variants?a=" + quote(urlencode({"sentence": "Life is short, eat dessert first", "var_window": "2"})),
+)
 
 
 def print_report(rep: dict) -> None:
@@ -853,8 +865,9 @@ def main() -> None:
     ap.add_argument(
         "--pages",
         default="",
-        help="pages the students open (default: every page of explorer/pages.py, and the real-model pages again on "
-        "fortune-gpt); PAGE@MODEL: a page on another offered model",
+        help="pages the students open (default: every page of explorer/pages.py, the real-model pages again on "
+        "fortune-gpt, and Step by step and Variants from a pinned comparison's link); PAGE@MODEL: a page on another "
+        "offered model; PAGE?QUERY: a page opened from a link with its own query (a= of Pin as A)",
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
