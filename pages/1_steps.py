@@ -14,7 +14,7 @@ from explorer.classroom import takehome
 from explorer.controls import PAGE, draw, present
 from explorer.controls.state import current_settings, current_trace
 from explorer.poll.view import predict_then_reveal
-from explorer.steps import pin, qk_view
+from explorer.steps import pair_predict, pin, qk_view
 from explorer.steps.step_views import VIEWS, StepContext, stage_view
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -65,12 +65,15 @@ if presenting:  # a narration may name the answer: with predict on, it waits for
         said = present.walk(
             list(steps), step, step_label(steps), None if predicting else present.narration(step, trace, head, focus)
         )
-if predicting:
-    question = ("steps", s.key(), head, focus)
-    predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)  # stops until answered
+pinned = pin.pinned()  # A's settings from the link's a=, or None
+if predicting:  # stops until answered
+    if pinned is not None:  # a comparison in the link: A's row shown, B's predicted (stops until answered)
+        pair_predict.ask_then_reveal("steps", pinned, settings, head, focus)
+    else:
+        question = ("steps", s.key(), head, focus)
+        predict_then_reveal(trace.attn[head, focus].tolist(), question, q_words[focus], k_words)
     if presenting:
         said.markdown(present.narration(step, trace, head, focus))
-pinned = pin.pinned()  # A's settings from the link's a=, or None
 pin.pin_ui(box, pinned is not None)
 if pinned is not None:  # A beside B on one colour scale, B − A, and what changed most
     pin.compare_section(pinned, settings, step, head)

@@ -12,7 +12,7 @@ from explorer.classroom import takehome
 from explorer.controls import PAGE, assign, draw
 from explorer.controls.state import current_settings, current_trace
 from explorer.poll.view import predict_then_reveal
-from explorer.steps import pin
+from explorer.steps import pair_predict, pin
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -65,8 +65,12 @@ if draw(PAGE["predict"], c1):  # predict, then reveal: which key will the focus 
     focus = focus_select(c2, q_labels)
     h = shown[0] if shown else 0
     st.caption(t("predict_head", h=h))
-    question = ("multihead", s.key(), h, focus)
-    predict_then_reveal(trace.attn[h, focus].tolist(), question, words[focus], list(trace.key_tokens.words))
+    pinned = pin.pinned()  # a comparison in the link: A's row shown, B's predicted
+    if pinned is not None:
+        pair_predict.ask_then_reveal("multihead", pinned, settings, h, focus)
+    else:
+        question = ("multihead", s.key(), h, focus)
+        predict_then_reveal(trace.attn[h, focus].tolist(), question, words[focus], list(trace.key_tokens.words))
 cols = st.columns(max(len(shown), 1))
 for col, h in zip(cols, shown):
     with col:

@@ -186,6 +186,28 @@ def test_predict_what_changes_hides_b_until_answered_and_counts_the_class(app, l
     assert POLLS.tally(code, question, len(b.key_tokens.words))[truth] == 1  # counted as any prediction
 
 
+@pytest.mark.parametrize("page", ["pages/1_steps.py", "pages/2_multihead.py"])
+def test_predict_what_changes_on_step_by_step_and_multi_head_shows_a_and_asks_about_b(app, page):
+    code = "pair-" + page.split("_")[1].split(".")[0]
+    POLLS.end(code)
+    query = {"a": urlencode({"temperature": "5.0"}), "predict": "true", "lesson": code, "focus": "1"}
+    at = app(page, query=query)
+    assert not at.exception, [e.value for e in at.exception]
+    a = run_trace(replace(DEFAULTS, temperature=5.0))
+    b = run_trace(DEFAULTS)
+    charts = _charts(at)
+    assert "pair_predict_a" in charts and "pair_b" not in charts  # A's row, nothing of B yet
+    assert_close(torch.tensor(charts["pair_predict_a"]["data"][0]["y"]), a.attn[0, 1])
+    assert not gives_away(at, b.attn[0, 1]), gives_away(at, b.attn[0, 1])
+    truth = int(b.attn[0, 1].argmax())
+    at.radio(key="predict_pick_pair").set_value(truth).run()
+    at.button(key="predict_reveal_pair").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {"pair_a", "pair_b"} <= set(_charts(at))  # revealed: the comparison
+    question = next(iter(POLLS.lessons[code].questions))
+    assert question[2] == "pin" and POLLS.tally(code, question, len(b.key_tokens.words))[truth] == 1
+
+
 # ---- Hostile a= on these pages ----
 
 
