@@ -9,7 +9,12 @@ What Back means here: the page before. A setting changed on a page rewrites that
 place (``replaceState``, what Streamlit itself does for widgets bound to the URL); opening another
 page (the sidebar, a start-page card) adds an entry. A setting is undone by the control itself
 (or Reset), never by Back. The small script below turns the browser's pushes that keep the
-pathname (a query-string update) into replacements; pushes to another path are left as they are.
+pathname and the tour's lesson (a query-string update) into replacements; pushes to another path, or to
+another lesson of the guided tour on the same page, are left as they are (Back goes to the lesson before).
+A link followed inside the app to another page (the tour's, the sidebar's) leaves the address on the old page
+while the new page's first run writes its parameters: those writes would land on the old page's entry, and Back
+would reopen that page with the new page's parameters. From such a click to the new page's own entry, a
+write that keeps the old pathname is dropped (the new entry carries the latest parameters).
 It is installed once per browser tab (the app is a single page: it stays until a reload).
 """
 
@@ -22,16 +27,40 @@ SCRIPT = """<style>.st-key-history { display: none; }</style>
 (() => {
   const h = window.history;
   if (h.__attnOnePerPage) return;
-  const push = h.pushState.bind(h);
+  const push = h.pushState.bind(h), replace = h.replaceState.bind(h);
+  let leaving = null;  // the pathname a click inside the app is leaving, until the new page's entry is pushed
+  document.addEventListener('click', (e) => {
+    const a = e.target.closest && e.target.closest('a[href]');
+    if (!a || e.button || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    try {
+      const to = new URL(a.href, document.location.href), from = document.location.pathname;
+      if (to.origin === document.location.origin && to.pathname !== from && (a.target || '_self') === '_self') {
+        leaving = from;
+        setTimeout(() => { if (leaving === from) leaving = null; }, 30000);  // a click that opened nothing
+      }
+    } catch (err) {}
+  }, true);
+  const lesson = (u) => u.searchParams.get('tour');
+  const stale = (next) => leaving !== null && next.pathname === leaving;
   h.pushState = function (state, title, url) {
     try {
-      const next = new URL(url, document.location.href);
-      if (next.origin === document.location.origin && next.pathname === document.location.pathname) {
-        return h.replaceState(state, title, url);
+      const next = new URL(url, document.location.href), here = new URL(document.location.href);
+      if (next.origin === here.origin && stale(next)) return;
+      if (next.origin === here.origin && next.pathname === here.pathname) {
+        if (lesson(next) === lesson(here)) return replace(state, title, url);
+      } else {
+        leaving = null;
       }
     } catch (e) {}
     return push(state, title, url);
   };
+  h.replaceState = function (state, title, url) {
+    try {
+      if (stale(new URL(url, document.location.href))) return;
+    } catch (e) {}
+    return replace(state, title, url);
+  };
+  window.addEventListener('popstate', () => { leaving = null; });
   h.__attnOnePerPage = true;
 })();
 </script>"""

@@ -72,6 +72,12 @@ def url_params() -> dict[str, str]:
     return st.query_params.to_dict()
 
 
+def show_url() -> None:
+    """Tell the browser the link's parameters as this run reads them: a link inside the app to the page already
+    open (a lesson of the tour) runs with its parameters but leaves the address bar as it was."""
+    st.query_params.from_dict(st.query_params.to_dict())
+
+
 # ---- the settings every page reads ----
 
 SETTINGS, SOURCE = "settings", "source_text"

@@ -4,14 +4,13 @@ page, with the way to the next one; the start page lists them all."""
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
 
 import streamlit as st
 
 from explorer.base import session
 from explorer.base.i18n import lang, t
+from explorer.base.safe import md
 from explorer.controls import forget_all
 from explorer.pages import PAGES
 
@@ -59,19 +58,21 @@ def params(lesson: Lesson) -> dict:
     return {**lesson.params, "tour": lesson.key}
 
 
-def url(lesson: Lesson) -> str:
-    """The lesson's link, relative to the app (it works under any base path), in the UI's language."""
-    query = params(lesson) | ({"lang": lang()} if lang() != "en" else {})
-    return f"./{lesson.page}?{urlencode(query, safe=',')}"
+def query(lesson: Lesson) -> dict:
+    """The lesson's URL parameters in the UI's language (``lang`` only when not English)."""
+    return params(lesson) | ({"lang": lang()} if lang() != "en" else {})
+
+
+# A page link to the page already open is drawn as the current page (a tinted background): the lesson before or after
+# on the same page is a way on, not where the reader is.
+LINKS_CSS = "<style>.st-key-tour_banner a[data-testid='stPageLink-NavLink'] { background-color: transparent; }</style>"
 
 
 def page_link(lesson: Lesson, *, label: str, container=st) -> None:
-    """A plain link that loads the lesson as a fresh visit: its settings exactly as the link says (a
-    Streamlit page link to the page already open kept the old settings and the old address)."""
-    container.markdown(
-        f'<a href="{html.escape(url(lesson))}" target="_self" class="tour-link">{html.escape(label)}</a>',
-        unsafe_allow_html=True,  # our own link and catalogue text, escaped; never a user's
-    )
+    """A link to the lesson that opens it inside the app: no new page load (the browser keeps the page, its scripts
+    and its session), the address shows the lesson's parameters (a copied link opens the same lesson), and
+    ``arrive`` starts every setting from them. Opened in a new tab, it is the plain link it shows."""
+    container.page_link(FILES[lesson.page], label=md(label), query_params=query(lesson))
 
 
 def arrive() -> None:
@@ -84,6 +85,7 @@ def arrive() -> None:
     session.put("_tour_at", key)
     if key in BY_KEY:
         forget_all()
+        session.show_url()  # a link inside the app to the page already open left the old address showing
 
 
 def banner() -> None:
@@ -97,7 +99,8 @@ def banner() -> None:
         session.notice("tour")
         return
     n = TOUR.index(lesson)
-    with st.container(border=True):
+    st.html(LINKS_CSS)
+    with st.container(border=True, key="tour_banner"):
         st.markdown(f"**{t('tour_lesson', n=n + 1, total=len(TOUR))} · {t(f'tour.{key}.title')}**")
         st.markdown(t(f"tour.{key}.q"))
         cols = st.columns(2)

@@ -384,7 +384,7 @@ CONTRAST_SELECTORS = [
     "[data-testid=stBaseButton-primary] p",
     "[data-testid=stBaseButton-secondary] p",
     "[data-testid=stSidebar] label p",
-    "a.tour-link",
+    ".st-key-tour_banner a p",  # the tour's Back and Next (the app's page links)
     "h1",
     "[data-testid=stCaptionContainer] p",
 ]
