@@ -38,6 +38,7 @@ from explorer.explain.views import (
     specials_table,
 )
 from explorer.jobs import waiting
+from explorer.model import pair_view as minimal_pairs
 from explorer.model import pick, real
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -190,6 +191,7 @@ with one:
     sentence_section()
 with two:
     pair_section()
+    minimal_pairs.explain_section(MODEL, current_settings().sentence)  # a minimal pair: what moved, what matters
 with corpus:
     if DECODER:
         st.info(t("ex_table_encoder", model=md(MODEL)), icon=":material/info:")

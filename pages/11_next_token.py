@@ -11,7 +11,7 @@ from explorer.boot import run_through_app
 from explorer.classroom import takehome
 from explorer.controls import PAGE, draw, present
 from explorer.controls.state import current_settings
-from explorer.model import real
+from explorer.model import pair_view, real
 from explorer.nexttoken import copying, generation, heads, runs, settings, views
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -85,5 +85,6 @@ with present.part_box() if presenting else st.container():
         st.fragment(heads.heads_ui)(choice, m.layers, m.heads, p["chosen"]["id"], p["chosen"]["label"])
     if part in (None, "copy"):
         st.fragment(copying.copying_ui)(choice, predicting)
-if not presenting:
+if not presenting:  # a minimal pair: both predictions, and the heads whose removal closes their gap
+    st.fragment(pair_view.next_token_section)(name, prompt)
     takehome.offer_next_token(choice)

@@ -25,7 +25,7 @@ from explorer.charts.views import (
 from explorer.classroom import takehome
 from explorer.controls import PAGE, draw, present
 from explorer.controls.state import current_settings
-from explorer.model import causal, pick, real, why_view
+from explorer.model import causal, pair_view, pick, real, why_view
 from explorer.poll.view import predict_then_reveal
 from explorer.steps import qk_view
 
@@ -345,3 +345,5 @@ elif presenting:
     head_ui(False)
 else:
     st.fragment(head_ui)(False)
+if not presenting:  # a second sentence, a word changed: what moved (a fragment: its pickers rerun only it)
+    st.fragment(pair_view.model_section)(spec, settings.sentence)

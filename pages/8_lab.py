@@ -15,9 +15,9 @@ from explorer.boot import run_through_app
 from explorer.charts.views import chart
 from explorer.controls import PAGE, assign, draw
 from explorer.controls.state import current_settings
+from explorer.lab import checkpoints, refresh, sinks
 from explorer.lab import config as lab_config
 from explorer.lab import record as lab_record
-from explorer.lab import refresh, sinks
 from explorer.lab.runs import RUNS
 from explorer.steps import qk_view
 
@@ -398,3 +398,4 @@ def live() -> None:
 # and not at all otherwise (a class of 30 on this page)
 polling = any((r := mine(n, c_)) is not None and r.state in ("queued", "running") for n, c_ in configs.items())
 st.fragment(run_every=refresh.interval_s() if polling else None)(live)()
+checkpoints.section({n: mine(n, c_) for n, c_ in configs.items()}, labels, polling)  # two snapshots compared

@@ -15,7 +15,7 @@ from explorer.boot import run_through_app
 from explorer.charts.views import chart
 from explorer.controls.state import current_settings
 from explorer.jobs import waiting
-from explorer.model import inside, inside_view, pick, real
+from explorer.model import inside, inside_view, match_view, pair_view, pick, real
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -56,6 +56,8 @@ if enc.unk and enc.unk_share >= pt.UNK_NOTICE:
     st.warning(t("rm_unk", unk=enc.unk, n=enc.n_real - enc.specials), icon=":material/help:")
 if pre.causal:  # a decoder: everything is measured on the next token
     inside_view.page(name, pre, sentence, enc)
+    pair_view.inside_section(name, sentence)  # a minimal pair, folded away; heads matched with another model
+    match_view.section(name)
     st.stop()
 if enc.n_real <= 3:
     st.info(t("in_one_piece"), icon=":material/info:")
@@ -287,3 +289,5 @@ if roles_job is not None and waiting.status(roles_job):
     st.caption(t("in_sink_note"))
     roles_file = roles.corpus.PROBE_FILE.name
     st.caption(t("in_probe_note", n=stats["sentences"]["select"] + stats["sentences"]["score"], file=roles_file))
+pair_view.inside_section(name, sentence)  # a minimal pair, folded away; heads matched with another model
+match_view.section(name)

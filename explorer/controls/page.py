@@ -67,6 +67,11 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         # the query-key map's colouring (Step by step, Real model), and the probe set's points on it (Real model)
         Control("qk_colour", "radio", "position", options=COLOURS, fmt="qk_colour.", title="qk_colour_by"),
         Control("rm_qk_probes", "switch", False, title="qk_probes"),
+        # a minimal pair on the model pages (explorer.model.pair_view): a curated pair's id or "own" (the page's
+        # sentence as A, pair_b as B); options: the pairs that suit the model. pair_head: "layer:head".
+        Control("pair", "choice", "", title="mp.pair"),
+        Control("pair_b", "text", "", title="mp.b"),
+        Control("pair_head", "choice", "", title="mp.head"),
         *_lab_rows(),
     )
 }

@@ -36,6 +36,12 @@ EXPECTED_S = {  # a job that sends one part: its bar moves by time, up to 95 %, 
     "next_token_branches": 0.5,
     "why_weight": 0.5,  # MiniLM, layer 4: 0.25 s, two forward passes (benchmarks/results/why_cpu.txt)
     "atlas": 0.3,
+    # minimal pairs: both sentences' runs, ~0.1 s on MiniLM (the two views alone: 0.09 s); a decoder's 16 heads
+    # ablated in both, ~0.08 s; heads matched on the probe set, 5-12 s (benchmarks/results/pair_cpu.txt)
+    "minimal_pair": 0.3,
+    "minimal_pair_ablation": 0.3,
+    "match_heads": 12.0,
+    "match_lab": 0.2,
 }
 
 

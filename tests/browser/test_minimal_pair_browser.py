@@ -1,0 +1,64 @@
+"""A minimal pair on Real model in Chromium, in Chinese: the learner picks a curated pair (agreement) for the
+bundled encoder; A's and B's maps and B − A are drawn (the numbers the browser holds, B − A their difference and the
+engine's), and the line of words names the tokens that lost and gained the changed word's attention as the engine
+computes them (recomputed here in numpy from its attention)."""
+
+import os
+
+import numpy as np
+from conftest import ARTIFACTS
+from playwright.sync_api import expect
+from test_browser import open_app, settle
+
+from attn_core import models as pt
+from attn_core.interpret import minimal_pair as mp
+
+# the pair is a background job: its worker (started as the page opens) yields to everything else on the machine, and
+# on one loaded by other tests its start took minutes
+JOB_WAIT = 600_000
+PLOT = "[data-testid='stPlotlyChart']"
+PAIR = "agreement_keys"
+
+
+def _z(page, title: str) -> list:
+    chart = page.locator(PLOT, has_text=title).first
+    expect(chart).to_be_visible(timeout=JOB_WAIT)
+    return chart.locator(".js-plotly-plot").evaluate("(el) => el.data[0].z")
+
+
+def test_a_chinese_pair_picked_on_real_model_draws_both_maps_and_names_what_moved(server, page):
+    m = pt.load()
+    pair = next(p for p in mp.curated() if p["id"] == PAIR)
+    r = mp.minimal_pair(m, pair["a"], pair["b"])
+    layer, head = r["ranking"][0]["layer"], r["ranking"][0]["head"]
+    name = f"{layer}:{head}"
+    open_app(page, server, "model?lang=zh")
+    picker = page.locator("[data-testid='stSelectbox']").filter(has_text="句子对").first
+    expect(picker).to_be_visible(timeout=JOB_WAIT)
+    picker.click()
+    page.get_by_role("option", name=f"一致 · en · {pair['b']}").click()
+    settle(page)
+    assert f"pair={PAIR}" in page.url
+    a = _z(page, f"A，头 {name}（共有词元）")
+    b = _z(page, f"B，头 {name}（共有词元）")
+    diff = _z(page, f"B − A，头 {name}")
+    want = mp.head_view(r, layer, head)["diff"]
+    assert len(a) == len(b) == len(diff) == len(r["shared"])
+    assert all(abs(d - (y - x)) < 1e-6 for ra, rb, rd in zip(a, b, diff) for x, y, d in zip(ra, rb, rd))
+    assert all(abs(d - w) < 1e-5 for rd, rw in zip(diff, want) for d, w in zip(rd, rw))
+    # the line of words: the key that lost most and the one that gained most, from the engine's attention
+    q = r["queries"][r["query"]]
+    ra = np.asarray(r["attention_a"][layer][head])[q["a"]].mean(0)
+    rb = np.asarray(r["attention_b"][layer][head])[q["b"]].mean(0)
+    ia, jb = [i for i, _ in r["shared"]], [j for _, j in r["shared"]]
+    wa = np.append(ra[ia], ra.sum() - ra[ia].sum())
+    wb = np.append(rb[jb], rb.sum() - rb[jb].sum())
+    names = [r["a"]["labels"][i] for i in ia] + ["（改动的词）"]
+    src, dst = int(np.argmin(wb - wa)), int(np.argmax(wb - wa))
+    line = page.locator("[data-testid='stMarkdownContainer']", has_text="减少最多的是").first
+    expect(line).to_be_visible(timeout=JOB_WAIT)
+    text = line.inner_text()
+    assert f"头 {name} 从" in text
+    assert f"减少最多的是 {names[src]}（A 中 {wa[src]:.2f}，B 中 {wb[src]:.2f}）" in text, text
+    assert f"增加最多的是 {names[dst]}（A 中 {wa[dst]:.2f}，B 中 {wb[dst]:.2f}）" in text, text
+    page.screenshot(path=os.path.join(ARTIFACTS, "minimal_pair_zh.png"), full_page=True)
