@@ -172,9 +172,9 @@ def pair_section() -> None:
         bad(err)
         waiting.ask("pair", {})
         return
-    wanted = {"pair": runs.pair(a, b)}
+    wanted = {"pair": runs.pair(a, b, MODEL)}
     if tuple(session.get("ex_pair_shapley_for") or ()) == (a, b):
-        wanted["pair_shapley"] = runs.pair_shapley(a, b, "attention")
+        wanted["pair_shapley"] = runs.pair_shapley(a, b, "attention", MODEL)
     jobs = waiting.ask("pair", wanted)
     if waiting.status(jobs["pair"]):
         pair_view(jobs["pair"].result)

@@ -11,7 +11,7 @@ from explorer.boot import run_through_app
 from explorer.classroom import takehome
 from explorer.controls import PAGE, draw, present
 from explorer.controls.state import current_settings
-from explorer.model import pair_view, real
+from explorer.model import pair_view, pick, real
 from explorer.nexttoken import copying, generation, heads, runs, settings, views
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
@@ -36,16 +36,18 @@ def refuse(err: AttentionConfigError) -> None:
 
 
 offered = runs.offered()
-settings.read_model_link(offered)
 if not offered:
     refuse(runs.no_decoder())
-name = draw(settings.MODEL, box, options=offered, default=offered[0], format_func=str)
-if runs.other_load_running():  # transformers' lazy imports are not safe in two threads: after the server's load
-    real.wait_on_page(real.pt.BUNDLED)
+name = pick.choose(box, default=offered[0])  # the model pages' one picker: a pick made on another page follows
 try:
-    m = runs.decoder(name)
+    m = real.model(name)  # the server's one loader, in the background
 except AttentionConfigError as err:
     refuse(err)
+if m is None:  # still loading: never block the page
+    real.wait_on_page(name)
+if not m.causal:  # an encoder predicts no next token: said, with the decoders to pick
+    settings.offer_decoders(name, offered)
+    st.stop()
 limit = runs.max_new(m)
 settings.read_link(m.vocab, limit)
 said = st.container()  # why the link's refused values were refused: filled once the controls have dropped them

@@ -151,8 +151,10 @@ def locate(spec: str, transformers) -> tuple[str, bool]:
     """(what to pass to from_pretrained, local_files_only) for an offered name, a directory or a hub name."""
     if not spec:
         return bundled_path(), True
-    named = offered_paths().get(spec)
+    named = offered_paths().get(spec)  # an offered name: the server's own table, in whichever process reads it
     if named is not None:
+        if named and not os.path.isdir(named):  # offered, but no (longer a) directory: said as such
+            raise ModelUnavailable("no_model_dir", spec=named)
         return (named, True) if named else (bundled_path(), True)
     path = os.path.expanduser(spec)
     if os.path.isdir(path):

@@ -87,9 +87,10 @@ def model_file(spec: str, sentence: str, pad_to: int, layer: int, head: int, lan
 
         pre = real.wait_for(spec)
         run, ht = real.run(spec, sentence, pad_to), real.head(spec, sentence, pad_to, layer, head)  # cached
+        where = "" if pre.name == real.pt.BUNDLED else pre.path or ""  # the notebook's: the wheel, or the directory
         with COMPUTING:  # never held while waiting for a cached result: that one may need a slot
             nb = nbk.model_notebook(
-                pre, run, ht, sentence=sentence, pad_to=pad_to, lang=language, focus=focus, spec=real.offered()[spec]
+                pre, run, ht, sentence=sentence, pad_to=pad_to, lang=language, focus=focus, spec=where
             )
             return _render(nb, fmt, language)
 
@@ -102,8 +103,9 @@ def next_token_file(choice, language: str, fmt: str) -> bytes:
     def build() -> bytes:
         from attn_core import nexttoken as nt
         from attn_core.notebook import nexttoken_notebook
+        from explorer.model import real
 
-        m = nt.decoder(choice.model)  # loaded already (once per process)
+        m = real.wait_for(choice.model)  # the server's loader holds it already (the page waited for it)
         with COMPUTING:
             p = nt.predict(m, choice.prompt, choice.sampling(m.vocab))
             nb = nexttoken_notebook(m, p, prompt=choice.prompt, lang=language)

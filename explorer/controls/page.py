@@ -43,7 +43,7 @@ PAGE = {  # the pages' own controls that a link carries; each page narrows them 
         Control("head_steps", "int", 0, low=0, high=_HEAD, title="head"),
         Control("step", "radio", "st_output", options=STEPS, fmt=""),
         Control("cross_head", "int", 0, low=0, high=_HEAD, title="head"),
-        Control("rm_model", "choice", ""),  # options: the models this server offers
+        Control("model", "choice", "", title="rm_model"),  # the four model pages' one picker: the offered models
         Control("rm_pad", "int", 0, low=0, high=512),
         Control("rm_layer", "int", 0, low=0, high=63),
         Control("rm_head", "int", 0, low=0, high=63, title="head"),

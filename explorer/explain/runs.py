@@ -12,7 +12,7 @@ from functools import lru_cache
 from attn_core.explain import references, staged
 from attn_core.explain import table as T
 from explorer.base.cache import bounded
-from explorer.model.real import offered, wait_for
+from explorer.model.real import wait_for
 
 
 def _pre(name: str):
@@ -28,10 +28,8 @@ def cheap(name: str, sentence: str) -> dict:
 
 
 def on(name: str, request: tuple[str, dict]) -> tuple[str, dict]:
-    """``request`` for the offered model ``name``: the workers hold the bundled encoder; another model is named
-    by its directory, which a worker loads once (a request for the bundled one is unchanged)."""
-    path = offered().get(name, "")
-    return request if not path else (request[0], {**request[1], "model": path})
+    """``request`` for the offered model ``name``, named as such: the worker loads it by that name (once)."""
+    return request[0], {**request[1], "model": name}
 
 
 def explanation(sentence: str, removal: str, name: str) -> tuple[str, dict]:
@@ -45,12 +43,13 @@ def shapley(sentence: str, removal: str, name: str) -> tuple[str, dict]:
     return on(name, ("shapley", {"sentence": sentence, "removal": removal}))
 
 
-def pair(a: str, b: str) -> tuple[str, dict]:
-    return "pair", {"a": a, "b": b, "steps": references.IG_STEPS}
+def pair(a: str, b: str, name: str) -> tuple[str, dict]:
+    """Why two sentences are similar, on the encoder ``name`` (the one picked, never the worker's first)."""
+    return on(name, ("pair", {"a": a, "b": b, "steps": references.IG_STEPS}))
 
 
-def pair_shapley(a: str, b: str, removal: str) -> tuple[str, dict]:
-    return "pair_shapley", {"a": a, "b": b, "removal": removal}
+def pair_shapley(a: str, b: str, removal: str, name: str) -> tuple[str, dict]:
+    return on(name, ("pair_shapley", {"a": a, "b": b, "removal": removal}))
 
 
 @lru_cache(maxsize=1)

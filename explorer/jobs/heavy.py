@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -84,6 +85,14 @@ class Job:
 
 def key_of(kind: str, args: dict) -> tuple:
     return kind, json.dumps(args, sort_keys=True, ensure_ascii=False)
+
+
+def offered_table() -> str:
+    """The operator's table of offered models as this process has it now (``ATTN_EXPLORER_MODELS``): a request
+    names its model by its offered name, which a worker resolves with the table it started with."""
+    from attn_core.models import MODELS_ENV
+
+    return os.environ.get(MODELS_ENV, "")
 
 
 class Heavy(Jobs):
@@ -185,12 +194,25 @@ class Heavy(Jobs):
 
     def _spawn(self) -> subprocess.Popen:
         self.spawned += 1
-        return spawn(WORKER, stdin=True, own_group=True, fork=True)
+        proc = spawn(WORKER, stdin=True, own_group=True, fork=True)
+        proc.table = offered_table()  # what the model names it is sent mean to it
+        return proc
+
+    def _end_stale(self) -> None:
+        """Waiting workers started under another table of offered models end: a name must mean to the worker
+        what it means to the server (its table is fixed for a server's life; a test process changes it)."""
+        with self.workers.lock:
+            stale = [p for p, _ in self.workers.waiting if getattr(p, "table", None) != offered_table()]
+            self.workers.waiting = [(p, t) for p, t in self.workers.waiting if p not in stale]
+        for proc in stale:
+            proc.terminate()
+            threading.Thread(target=proc.wait, daemon=True).start()
 
     def on_start(self, job: Job) -> None:
         job.started = time.time()
 
     def execute(self, job: Job) -> None:
+        self._end_stale()
         pair = second_slot(self, job)
         if pair is not None:
             try:

@@ -30,8 +30,10 @@ def _read(path: str, mtime: float) -> dict | None:
 
 
 def shipped_record(name: str, record: Path = RECORD) -> dict | None:
-    """The training record of the offered model ``name`` when it is the shipped decoder (None otherwise)."""
-    path = real.offered().get(name, "")
+    """The training record of the offered model ``name`` when it is the shipped decoder (None otherwise): its
+    directory is the loaded model's own (``explorer.model.real``)."""
+    pre = real.model(name)
+    path = pre.path if pre is not None else None
     if not path or Path(path).parent != pt.BUNDLED_DIR:
         return None
     try:

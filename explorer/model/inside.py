@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from attn_core.interpret import ablate
 from explorer.base.cache import bounded
-from explorer.model.real import offered, wait_for
+from explorer.model.real import wait_for
 
 
 def _pre(name: str):
@@ -32,10 +32,8 @@ def intervention(name: str, sentence: str, heads: tuple, mode: str, masked: tupl
 
 
 def on(name: str, request: tuple[str, dict]) -> tuple[str, dict]:
-    """``request`` for the offered model ``name``: a worker holds the bundled encoder already; another model is
-    named by its directory (a request for the bundled one is unchanged)."""
-    path = offered()[name]
-    return request if not path else (request[0], {**request[1], "model": path})
+    """``request`` for the offered model ``name``, named as such: the worker loads it by that name."""
+    return request[0], {**request[1], "model": name}
 
 
 def importance(sentence: str, mode: str, masked: tuple, second: str | None) -> tuple[str, dict]:

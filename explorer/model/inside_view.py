@@ -162,7 +162,7 @@ def roles_ui(name: str, pre) -> None:
     cols = st.columns(4)
     for i, k in enumerate(ROLE_KEYS):
         b = best[k]
-        url = "/model?" + urlencode({"rm_model": name, "rm_layer": b["layer"], "rm_head": b["head"]})
+        url = "/model?" + urlencode({"model": name, "rm_layer": b["layer"], "rm_head": b["head"]})
         cols[i].link_button(t("in_open", rel=t(f"dec.role.{k}"), l=b["layer"], h=b["head"]), url)
     a, b = st.columns(2)
     for i, k in enumerate(ROLE_KEYS):

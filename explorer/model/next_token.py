@@ -1,7 +1,7 @@
 """Inside the model on a decoder: what is measured is the next-token prediction. One intervention (two passes)
 is computed here and cached on plain values; the 72-or-so-head maps and the head roles are requests for the
 background jobs (``explorer.jobs.heavy``, run by ``attn_core.heavy``), which load the offered model by its
-directory. Never tensors in a session."""
+name. Never tensors in a session."""
 
 from __future__ import annotations
 
@@ -42,22 +42,17 @@ def intervention(name: str, sentence: str, heads: tuple, mode: str, masked: tupl
     return out
 
 
-def _model(name: str) -> str:
-    """What a worker loads: the offered model's directory ('' is the bundled encoder it holds already)."""
-    return real.offered()[name]
-
-
 def importance(name: str, sentence: str, mode: str, masked: tuple, pair) -> tuple[str, dict]:
     """The request for the ablation map on the next token: each head ablated alone."""
-    args = {"model": _model(name), "sentence": sentence, "mode": mode, "masked": list(masked)}
+    args = {"model": name, "sentence": sentence, "mode": mode, "masked": list(masked)}
     return "next_token_importance", args | {"pair": None if pair is None else list(pair)}
 
 
 def patching(name: str, clean: str, corrupted: str, pair) -> tuple[str, dict]:
-    args = {"model": _model(name), "clean": clean, "corrupted": corrupted}
+    args = {"model": name, "clean": clean, "corrupted": corrupted}
     return "next_token_patching", args | {"pair": None if pair is None else list(pair)}
 
 
 def roles(name: str) -> tuple[str, dict]:
     """Once per server and model: the held-out set is the engine's own."""
-    return "decoder_roles", {"model": _model(name)}
+    return "decoder_roles", {"model": name}

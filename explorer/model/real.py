@@ -1,16 +1,18 @@
-"""The trained models this server offers, loaded once per server in the background, and their
-runs cached on plain values (model name, sentence, pad).
+"""The trained models this server offers, each loaded once per server in the background (the one road from a
+model's name to its weights: every page asks here, by the offered name), and their runs cached on plain values
+(model name, sentence, pad).
 
 Which models a server offers is for whoever runs it to say, never for a link (``attn_core.models.offered_paths``):
 the bundled all-MiniLM-L6-v2 always, the models bundled with the app (the shipped decoder), plus local
 directories named in the environment variable ``ATTN_EXPLORER_MODELS`` (``name=/path/to/dir;other=/path``, or a
-directory of models). The URL's ``rm_model`` picks one of these by name; it never names a path.
+directory of models). The URL's ``model`` picks one of these by name (``explorer.model.pick``); it never names a
+path. The name is what ``attn_core.models.load`` is given and what the loaded model is called; the background
+jobs are given it too, and their worker resolves it with the same table.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import threading
 
@@ -21,36 +23,46 @@ from explorer.base.heap import freeze_heap
 MODELS_ENV = pt.MODELS_ENV
 
 
-def offered() -> dict[str, str]:
-    """Model name -> its directory ('' is the bundled encoder), in menu order."""
-    return pt.offered_paths()
+def offered() -> list[str]:
+    """The offered models' names, in menu order (the bundled encoder first)."""
+    return list(pt.offered_paths())
 
 
 class _Loader:
-    """One background load per model and process; everyone who asks meanwhile is told 'not yet'."""
+    """One background load per offered model and process; everyone who asks meanwhile is told 'not yet'.
+
+    Keyed by the offered name; the directory it named when its load started is kept beside it, so that a name
+    the operator points at another directory (a test's process does) is loaded again rather than served stale."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.threads: dict[str, threading.Thread] = {}
+        self.paths: dict[str, str] = {}  # name -> the directory it named when its load started ('' bundled)
         self.done: dict[str, pt.Pretrained | pt.ModelUnavailable] = {}
         self.warming: dict[str, threading.Thread] = {}  # what is computed through the shared caches once offered
         self.warm_default = False
 
     def start(self, name: str, warm: bool | None = None) -> None:
         """``warm`` None: ``warm_default``, True on a server (``load_every_offered``: a model first asked for by a
-        page is warmed before it is offered, as those loaded at the start are), False in a test's process."""
+        page is warmed before it is offered, as those loaded at the start are), False in a test's process.
+        A name this server does not offer raises ``ModelUnavailable`` at once (nothing is tried)."""
+        path = pt.offered_paths().get(name)
+        if path is None:
+            raise pt.ModelUnavailable("unknown_model", spec=name, options=", ".join(offered()))
         with self.lock:
-            if name in self.threads:
+            if name in self.threads and self.paths.get(name) == path:
                 return
             warm = self.warm_default if warm is None else warm
-            thread = threading.Thread(target=self._load, args=(name, warm), name=f"load-model-{name}", daemon=True)
-            self.threads[name] = thread
+            thread = threading.Thread(
+                target=self._load, args=(name, path, warm), name=f"load-model-{name}", daemon=True
+            )
+            self.threads[name], self.paths[name] = thread, path
+            self.done.pop(name, None)
         thread.start()
 
-    def _load(self, name: str, warm: bool) -> None:
+    def _load(self, name: str, path: str, warm: bool) -> None:
         try:
-            result: pt.Pretrained | pt.ModelUnavailable = pt.load(offered()[name])  # by its directory
-            result = result if result.name == name else dataclasses.replace(result, name=name)  # shown by name
+            result: pt.Pretrained | pt.ModelUnavailable = pt.load(name)  # by its name: it is called that
         except pt.ModelUnavailable as err:
             result = err
         except Exception as err:  # noqa: BLE001 - any failure of a background load becomes a message on the page
@@ -59,6 +71,8 @@ class _Loader:
             _warm(result)
         freeze_heap()  # transformers and the weights are long-lived too: keep them out of every gc pass
         with self.lock:
+            if self.paths.get(name) != path:  # the name was pointed elsewhere meanwhile: that load answers
+                return
             self.done[name] = result
         if warm and not isinstance(result, pt.ModelUnavailable):
             after = threading.Thread(target=_warm_caches, args=(result,), name=f"warm-{name}", daemon=True)
@@ -145,7 +159,11 @@ def wait_on_page(name: str) -> None:
 
     @st.fragment(run_every=0.5)
     def wait_for_model() -> None:
-        if model(name) is not None:
+        try:
+            ready = model(name) is not None
+        except pt.ModelUnavailable:  # the load failed: the page's next run says why
+            ready = True
+        if ready:
             st.rerun()
         st.info(t("rm_loading"), icon=":material/hourglass_top:")
 

@@ -30,7 +30,7 @@ def source_name(name: str) -> str:
 
 
 def requests(name: str, sentence: str, pad_to: int, layer: int, head: int, query: int, key: int) -> dict:
-    args = {"model": real.offered()[name], "sentence": sentence, "pad_to": pad_to}
+    args = {"model": name, "sentence": sentence, "pad_to": pad_to}  # the worker loads it by its name
     spot = {"layer": layer, "head": head, "query": query, "key": key}
     return {"why": ("why_weight", args | spot), "atlas": ("atlas", args)}
 

@@ -32,9 +32,7 @@ PREDICT_TEXTS = {"ask": "nt_copy_ask", "right": "nt_copy_right", "wrong": "nt_co
 def request(model: str, kind: str, prompt: str, seed: int) -> tuple[str, dict]:
     """The background job that computes the view (``attn_core.heavy``'s ``next_token_copying``): one per model,
     kind, prompt and seed, shared by every session that asks for the same."""
-    from explorer.model import real
-
-    args = {"model": real.offered()[model], "kind": kind, "prompt": prompt if kind != "random" else ""}
+    args = {"model": model, "kind": kind, "prompt": prompt if kind != "random" else ""}
     return "next_token_copying", args | {"seed": int(seed)}
 
 

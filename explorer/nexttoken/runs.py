@@ -1,6 +1,7 @@
 """The engine's results for the Next token page, cached server-wide on plain values (``explorer.base.cache.bounded``:
 a class opening the same link computes each once). Results may hold tensors; they stay in these caches, never in
-the session. Each function takes the model's offered name and the page's plain settings.
+the session. Each function takes the model's offered name and the page's plain settings; the model is the one
+the server's background loader holds under that name (``explorer.model.real``), the page having waited for it.
 
 The shipped decoder is small (4 layers × 4 heads, d_model 128): one forward pass over 64 tokens takes a few
 milliseconds, and the distribution, the lens and the heads' effects are one pass each, computed here. A generation
@@ -13,26 +14,20 @@ from __future__ import annotations
 from attn_core import models
 from attn_core import nexttoken as nt
 from explorer.base.cache import bounded
-from explorer.nexttoken.settings import Choice
+from explorer.model import real
+from explorer.nexttoken.settings import Choice, not_decoder
 
 SHOWN = 12  # bars of the next-token distribution
 N_NEW_BRANCH = 4  # greedy tokens after each alternative
 
 
 def decoder(name: str):
-    """The offered decoder ``name`` (loaded once per process by ``attn_core.models``)."""
-    return nt.decoder(name)
-
-
-def other_load_running() -> bool:
-    """Whether the server's background load of the encoder still runs (a first load of transformers' classes
-    in a second thread meanwhile can find them half imported)."""
-    from explorer.model import real
-
-    try:
-        return real.model(real.pt.BUNDLED) is None
-    except models.ModelUnavailable:
-        return False
+    """The offered decoder ``name``, as the server's loader holds it (waiting for its load, which the page has
+    done already); an encoder is refused (``nexttoken_not_decoder``, naming the decoders offered)."""
+    m = real.wait_for(name)
+    if not m.causal:
+        raise not_decoder(name, offered())
+    return m
 
 
 def offered() -> list[str]:
@@ -80,12 +75,10 @@ def prediction(choice: Choice) -> dict:
 
 
 def _request(choice: Choice, max_new: int) -> dict:
-    """A generation's plain request for the background worker: the model by its directory (a worker started
-    before the server's models were offered loads it all the same), the prompt and the sampling settings."""
-    from explorer.model import real
-
+    """A generation's plain request for the background worker: the model by its offered name (the worker loads
+    it through the same table, ``attn_core.models``), the prompt and the sampling settings."""
     return {
-        "model": real.offered()[choice.model],
+        "model": choice.model,
         "prompt": choice.prompt,
         "temperature": float(choice.temperature),
         "top_k": int(choice.top_k),

@@ -1,9 +1,10 @@
 """The Next token page's settings: its controls (each one a URL parameter, drawn and checked like every other
 control, ``explorer.controls``) and the messages for a link's values that could not be used.
 
-The link's ``prompt``, ``model``, ``temp``, ``top_k``, ``top_p``, ``greedy``, ``max_new``, ``gen_step`` and the
-head's ``nt_layer``/``nt_head`` are this page's; the seed is the sidebar's ``seed`` (one ``?seed=`` per link: the
-same link samples the same token). A value that cannot be used is dropped from the link and named in the
+The link's ``prompt``, ``temp``, ``top_k``, ``top_p``, ``greedy``, ``max_new``, ``gen_step`` and the head's
+``nt_layer``/``nt_head`` are this page's; the model is the four model pages' one picker's ``model``
+(``explorer.model.pick``); the seed is the sidebar's ``seed`` (one ``?seed=`` per link: the same link samples the
+same token). A value that cannot be used is dropped from the link and named in the
 sidebar's notice, as everywhere; this page also says *why*, in the engine's words (``attn_core.nexttoken``'s
 ``SamplingError``/``PromptError`` messages, in the UI's language), for as long as the notice shows.
 """
@@ -12,20 +13,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import streamlit as st
+
 from attn_core import AttentionConfigError
 from attn_core import nexttoken as nt
 from attn_core.models import ModelUnavailable
 from attn_core.nexttoken.sampling import SEED_MAX, T_HIGH, T_LOW, whole
 from explorer.base import session
-from explorer.base.i18n import error_text
+from explorer.base.i18n import error_text, t
+from explorer.base.safe import md
 from explorer.controls import Control, draw
+from explorer.model import pick
 
 DEFAULT_PROMPT = "Once upon a time, there was a"
 SEED_HIGH = min(2**31 - 1, SEED_MAX)  # the sidebar's seed control's own bound
 RAW_SHOWN = 16  # characters of a refused link value quoted in its message
 
 PROMPT = Control("prompt", "area", DEFAULT_PROMPT, title="nt_prompt")
-MODEL = Control("model", "choice", "", title="nt_model")  # options: the decoders this server offers
 TEMP = Control("temp", "float", 1.0, low=T_LOW, high=T_HIGH, step=0.1, title="nt_temp")
 TOP_K = Control("top_k", "int", 0, low=0, high=10**7, title="nt_top_k")  # high: the model's vocabulary
 TOP_P = Control("top_p", "float", 1.0, low=0.01, high=1.0, step=0.05, title="nt_top_p")
@@ -33,7 +37,7 @@ GREEDY = Control("greedy", "switch", False, title="nt_greedy")
 MAX_NEW = Control("max_new", "int", 8, low=1, high=nt.MAX_NEW, title="nt_max_new")
 LAYER = Control("nt_layer", "int", 0, low=0, high=63, title="rm_layer")
 HEAD = Control("nt_head", "int", 0, low=0, high=63, title="head")
-CONTROLS = (PROMPT, MODEL, TEMP, TOP_K, TOP_P, GREEDY, MAX_NEW, LAYER, HEAD)
+CONTROLS = (PROMPT, TEMP, TOP_K, TOP_P, GREEDY, MAX_NEW, LAYER, HEAD)
 WHY = "_nt_link_why"  # session: {parameter: (message, fix)} of the link's refused values
 
 
@@ -97,14 +101,6 @@ def read_link(vocab: int, max_new: int) -> None:
     session.put(WHY, why)
 
 
-def read_model_link(offered: list[str]) -> None:
-    """Before the model's control is drawn: why the link's ``model`` is not one this server offers."""
-    raw = session.url(MODEL.name)
-    if raw is not None and raw not in offered:
-        err = ModelUnavailable("unknown_model", spec=raw[:RAW_SHOWN], options=", ".join(offered))
-        session.put(WHY, dict(session.get(WHY) or {}) | {MODEL.name: error_text(err)})
-
-
 def link_messages() -> list[tuple[str, str]]:
     """(message, fix) for each refused value of the link while the sidebar's notice names it; the seed's from
     the sidebar's notice (a seed is a whole number 0 to 2³¹−1)."""
@@ -124,3 +120,19 @@ def draw_sampling(container, vocab: int) -> tuple[float, int, float, bool]:
     top_p = draw(TOP_P, c)
     greedy = draw(GREEDY, d)
     return float(temperature), int(top_k), float(top_p), bool(greedy)
+
+
+def not_decoder(name: str, decoders: list[str]) -> ModelUnavailable:
+    """Why the model ``name`` cannot be used here: an encoder predicts no next token; the decoders offered."""
+    return ModelUnavailable("nexttoken_not_decoder", spec=name, options=", ".join(decoders))
+
+
+def offer_decoders(name: str, decoders: list[str]) -> None:
+    """The model picked (on this page or another) is an encoder: why it cannot be used here, in the UI's language,
+    and a button for each decoder that picks it (the pick is the learner's: it is never replaced behind them)."""
+    message, fix = error_text(not_decoder(name, decoders))
+    st.warning(f"{md(message)} {md(fix)}", icon=":material/swap_horiz:")
+    cols = st.columns(min(len(decoders), 4))
+    for i, decoder in enumerate(decoders):
+        label = f"{t('nt_model')} · {md(decoder)}"  # "Decoder · fortune-gpt"
+        cols[i % len(cols)].button(label, key=f"nt_use_{i}", on_click=pick.use, args=(decoder,))

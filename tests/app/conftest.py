@@ -16,10 +16,12 @@ def _clear_caches():
 
 @pytest.fixture(scope="session", autouse=True)
 def _model_loaded():
-    """The server loads the trained model in the background; under AppTest, wait for it once."""
+    """The server loads every offered model in the background (the bundled encoder and the shipped decoder);
+    under AppTest, wait for them once: a model page never waits for its model (it says "loading")."""
     from explorer.model import real
 
-    real.wait_for(real.pt.BUNDLED, timeout=300)
+    for name in real.offered():
+        real.wait_for(name, timeout=300)
 
 
 @pytest.fixture

@@ -65,7 +65,7 @@ def metric(at, part: str) -> str:
 
 def test_real_model_page_on_a_decoder_matches_transformers(app, tiny):
     at = app(MODEL_PAGE, query={"rm_model": NAME, "sentence": PROMPT, "rm_layer": "1", "rm_head": "2"})
-    assert not at.error and at.session_state["rm_model"] == NAME
+    assert not at.error and at.session_state["model"] == NAME  # ?rm_model=, the key before, still opens it
     assert float(metric(at, "max |attn_core")) < 1e-5  # the head recomputed through steps.attend
     model, tok = oracle(tiny)
     ids = tok(PROMPT)["input_ids"]
@@ -92,15 +92,15 @@ def test_chinese_on_a_decoder_never_shows_a_replacement_character(app, tiny):
 
 def test_the_model_round_trips_through_the_link(app, tiny):
     at = app(MODEL_PAGE, query={"sentence": PROMPT})
-    assert at.session_state["rm_model"] == real.pt.BUNDLED and "rm_model" not in at.query_params
-    at.selectbox(key="rm_model").set_value(NAME).run()
-    assert not at.exception and at.query_params.get("rm_model") == NAME
+    assert at.session_state["model"] == real.pt.BUNDLED and "model" not in at.query_params
+    at.selectbox(key="model").set_value(NAME).run()
+    assert not at.exception and at.query_params.get("model") == NAME
     link = {k: at.query_params[k] for k in at.query_params}
     again = app(MODEL_PAGE, query=link)
-    assert again.session_state["rm_model"] == NAME and float(metric(again, "max |attn_core")) < 1e-5
-    short = app(INSIDE, query={"model": NAME, "sentence": PROMPT})  # ?model= is the same choice
-    assert short.session_state["rm_model"] == NAME and "model" not in short.query_params
-    assert any("next token" in m.label for m in short.metric)
+    assert again.session_state["model"] == NAME and float(metric(again, "max |attn_core")) < 1e-5
+    old = app(INSIDE, query={"rm_model": NAME, "sentence": PROMPT})  # ?rm_model=, the key before: the same choice
+    assert old.session_state["model"] == NAME and "rm_model" not in old.query_params
+    assert any("next token" in m.label for m in old.metric)
 
 
 @pytest.mark.parametrize("lang,needle", [("en", "does not offer"), ("zh", "没有提供")])
@@ -110,7 +110,7 @@ def test_a_link_naming_a_model_not_offered_gets_one_message(app, tiny, lang, nee
         said = [w.value for w in at.warning if needle in w.value]
         assert len(said) == 1 and "no-such-model" not in said[0], [w.value for w in at.warning]
         assert NAME in said[0]  # the models offered are named
-        assert at.session_state["rm_model"] == real.pt.BUNDLED and "rm_model" not in at.query_params
+        assert at.session_state["model"] == real.pt.BUNDLED and "model" not in at.query_params
         assert not at.error and at.metric  # the page goes on with the bundled encoder
 
 
@@ -194,7 +194,7 @@ def test_inside_maps_and_roles_on_a_decoder_are_the_engines(app, tiny):
     assert list(table["role"]) == ["previous-token", "duplicate-token", "induction", "first token (sink)"]
     assert all(0.0 <= s <= 1.0 for s in table["score (0–1)"])
     urls = [b.proto.url for b in at.get("link_button")]
-    assert len(urls) == 4 and all(u.startswith(f"/model?rm_model={NAME}&rm_layer=") for u in urls)
+    assert len(urls) == 4 and all(u.startswith(f"/model?model={NAME}&rm_layer=") for u in urls)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

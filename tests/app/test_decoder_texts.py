@@ -97,8 +97,9 @@ def oracle_attentions(pre) -> torch.Tensor:
     """(layers, H, L, L) the decoder's attention from transformers' own eager forward, loaded independently."""
     import transformers
 
-    model = transformers.AutoModelForCausalLM.from_pretrained(real.offered()[DECODER], attn_implementation="eager")
-    tok = transformers.AutoTokenizer.from_pretrained(real.offered()[DECODER])
+    folder = real.pt.offered_paths()[DECODER]  # the oracle reads the weights itself, from the directory
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager")
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
     ids = torch.tensor([tok(SENTENCE)["input_ids"]])
     with torch.no_grad():
         out = model.eval()(input_ids=ids, output_attentions=True)

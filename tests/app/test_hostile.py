@@ -190,6 +190,7 @@ KNOWN = (
         "step",
         "focus",
         "rm_step",
+        "model",
         "rm_model",
         "causal",
         "dropout_on",

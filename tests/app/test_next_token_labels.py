@@ -20,7 +20,7 @@ import pytest
 import torch
 from background import until_done
 
-from attn_core import models
+from explorer.model import real
 
 PAGE = "pages/11_next_token.py"
 TINY = Path(__file__).resolve().parents[1] / "unit" / "nexttoken_tiny.py"
@@ -71,7 +71,8 @@ def rigged(tmp_path_factory):
 
 @pytest.fixture
 def page(app, rigged, monkeypatch):
-    monkeypatch.setenv(models.MODELS_ENV, f"rigged={rigged}")
+    monkeypatch.setenv(real.MODELS_ENV, f"rigged={rigged}")
+    real.wait_for("rigged/gpt2", timeout=300)  # the server's loader, as a page asks it (the page never waits)
 
     def make(**query):
         at = app(PAGE, query={"model": "rigged/gpt2", "prompt": PROMPT} | {k: str(v) for k, v in query.items()})

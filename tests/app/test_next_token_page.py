@@ -13,8 +13,8 @@ import pytest
 import torch
 from background import until_done
 
-from attn_core import models
 from attn_core import nexttoken as nt
+from explorer.model import real
 
 PAGE = "pages/11_next_token.py"
 TINY = Path(__file__).resolve().parents[1] / "unit" / "nexttoken_tiny.py"
@@ -34,7 +34,8 @@ def tiny_dir(tmp_path_factory):
 @pytest.fixture
 def page(app, tiny_dir, monkeypatch):
     """The page with the tiny decoder offered (``tiny/gpt2``) and picked in the link."""
-    monkeypatch.setenv(models.MODELS_ENV, f"tiny={tiny_dir}")
+    monkeypatch.setenv(real.MODELS_ENV, f"tiny={tiny_dir}")
+    real.wait_for("tiny/gpt2", timeout=300)  # the server's loader, as a page asks it (the page never waits)
 
     def make(**query) -> object:
         at = app(PAGE, query={"model": "tiny/gpt2", "prompt": PROMPT} | {k: str(v) for k, v in query.items()})
@@ -127,7 +128,7 @@ def test_greedy_shows_the_argmax_of_the_models_logits(page):
         ({"top_k": "99999"}, "top_k = 99999 is outside the range 0..320"),
         ({"seed": "abc"}, "seed must be a whole number"),
         ({"max_new": "999"}, "max_new = 999 is outside the range 1..47"),
-        ({"model": "nope"}, "'nope' is not a model this server offers"),
+        ({"model": "nope"}, "This server does not offer the model the link names"),  # the model pages' one message
         ({"prompt": "   "}, "The prompt is empty"),
     ],
 )

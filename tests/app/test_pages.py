@@ -262,7 +262,7 @@ def test_real_model_page_a_link_cannot_name_a_path(app):
     at = app("pages/7_model.py", query={"rm_model": "/no/such/model/dir"})
     assert not at.exception and not at.error
     assert "/no/such/model/dir" not in real._LOADER.threads  # never tried: the URL only picks offered names
-    assert at.session_state["rm_model"] == real.pt.BUNDLED
+    assert at.session_state["model"] == real.pt.BUNDLED
     assert _diff(at) < 1e-5
 
 

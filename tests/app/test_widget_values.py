@@ -59,7 +59,7 @@ EXPECTED = {
     "cx_lengths",
     "cx_dtype",
     "cx_batch",
-    "rm_model",
+    "model",
     "rm_layer",
     "rm_head",
     "rm_which",
