@@ -406,9 +406,18 @@ def _explain_view(name: str, sentence: str) -> None:
 
 
 def next_token_section(name: str, prompt: str) -> None:
-    """Next token: both next-token distributions, their gap, and the heads whose ablation closes it."""
+    """Next token: both next-token distributions, their gap, and the heads whose ablation closes it (folded away until
+    opened: a link that names a pair opens it)."""
+    box = widgets.expander(st, t("mp.title"), key="mp_nt_open", opened_by=(PAIR.name, PAIR_B.name))
+    if not box.open:
+        waiting.ask("mp_next_token", {})
+        return
+    with box:
+        _next_token_view(name, prompt)
+
+
+def _next_token_view(name: str, prompt: str) -> None:
     waiting.warm()
-    st.subheader(t("mp.title"))
     st.caption(t("mp.nt_intro"))
     m = _model(name)
     if m is None:

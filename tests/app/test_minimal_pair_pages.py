@@ -7,10 +7,12 @@ hostile ``pair`` / ``pair_b`` gets a message in the UI's language and never a tr
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from background import until_done
+from streamlit.testing.v1 import AppTest
 from tolerance import assert_close
 
 from attn_core import models
@@ -24,6 +26,7 @@ MODEL_PAGE, INSIDE, EXPLAIN, NEXT = (
     "pages/11_next_token.py",
 )
 DECODER = "fortune-gpt"
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 @pytest.fixture(scope="module")
@@ -197,14 +200,24 @@ def test_next_token_shows_both_predictions_and_the_heads_that_close_the_gap(app,
     assert_close(np.asarray(bars[1]["y"]), [x["b"] for x in nxt["tokens"]])
 
 
-def test_next_token_in_chinese_offers_the_chinese_pairs_first(app):
-    at = app(NEXT, query={"lang": "zh"})
+def test_next_token_in_chinese_offers_the_chinese_pairs_first():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["lang"] = "zh"
+    at.session_state["mp_nt_open"] = True  # the section opened (folded away until then: nothing asked)
+    at.run()
+    at.switch_page(NEXT).run()
     assert not at.exception
     zh = [p for p in mp.curated("decoder") if p["language"] == "zh"]
     kinds = {"coreference": "指代", "agreement": "一致", "negation": "否定", "repeated_name": "重复的名字"}
     assert at.selectbox(key="pair").value == zh[0]["id"] == "zh_coref_tired_wide"
     assert at.selectbox(key="pair").options[: len(zh)] == [f"{kinds[p['kind']]} · zh · {p['b']}" for p in zh]
     assert "**A**：动物没有过马路，因为它太累了。" in texts(at)
+
+
+def test_next_token_asks_nothing_until_the_section_is_opened(app):
+    at = app(NEXT)
+    assert not [s for s in at.selectbox if s.key == "pair"]
+    assert at.session_state["heavy_watching_mp_next_token"] == []  # no job asked for: a class opening the page
 
 
 def test_inside_opens_the_pair_from_a_link(app, encoder):
