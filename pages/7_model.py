@@ -9,7 +9,7 @@ from attn_core import models as pt
 from attn_core.models.heads import uniform_entropy
 from explorer import figures as fig
 from explorer.base import tables, widgets
-from explorer.base.i18n import error_text, t
+from explorer.base.i18n import error_text, lang, t
 from explorer.base.safe import md
 from explorer.boot import run_through_app
 from explorer.charts.views import (
@@ -263,9 +263,9 @@ def apart_ui(ht: pt.HeadTrace, layer: int, head: int) -> None:
     else:
         st.error(t("rm_diff_bad", d=ht.max_diff), icon=":material/warning:")  # on view: the check failed
     checked.metric(t("rm_diff"), f"{ht.max_diff:.3g}")
-    step = draw(
-        PAGE["rm_step"], box if presenting else st, horizontal=True, format_func=lambda s: t(STEP_LABEL.get(s, s))
-    )
+    language = lang()  # the labels' language, fixed when drawn (the widget formats them after the run too)
+    step_names = lambda s: t(STEP_LABEL.get(s, s), language=language)
+    step = draw(PAGE["rm_step"], box if presenting else st, horizontal=True, format_func=step_names)
     STEP_UI[step](ht, layer, head, explain)
 
 

@@ -330,21 +330,29 @@ def builder_ui() -> tuple[str, ...]:
     from explorer.base.i18n import t
 
     sets = ["", *TOUR_SETS]
+    language = lang()  # the labels' language, fixed when drawn (a widget's labels are formatted after the run too)
     ready = widgets.selectbox(
         st,
         ct("ui_ready_set"),
         sets,
-        format_func=lambda k: ct("ui_no_set") if not k else t(f"tour.{k}.title"),
+        format_func=lambda k: message("ui_no_set", language) if not k else t(f"tour.{k}.title", language=language),
         key="check_set",
     )
     preset = [i.id for i in by_id().values() if ready and i.concept in TOUR_SETS[ready]]
     ids = list(by_id())
     picked = widgets.multiselect(
-        st, ct("ui_pick_items"), ids, default=preset, format_func=_item_title, key=f"check_items_{ready or 'own'}"
+        st,
+        ct("ui_pick_items"),
+        ids,
+        default=preset,
+        format_func=_item_title(language),
+        key=f"check_items_{ready or 'own'}",
     )
     return tuple(picked)
 
 
-def _item_title(item_id: str) -> str:
-    item = by_id()[item_id]
-    return f"{item_id} · {item.question[lang()][:50]}"
+def _item_title(language: str):
+    def title(item_id: str) -> str:
+        return f"{item_id} · {by_id()[item_id].question[language][:50]}"
+
+    return title

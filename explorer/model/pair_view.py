@@ -82,11 +82,11 @@ def _link_refused(ids: list[str], causal: bool) -> None:
         st.warning(t("mp.unknown_pair", n=len(ids)), icon=":material/link_off:")
 
 
-def _pair_label(pair: dict | None) -> str:
+def _pair_label(pair: dict | None, language: str) -> str:
     if pair is None:
-        return t("mp.own")
+        return t("mp.own", language=language)
     kind = pair["kind"]
-    return f"{t(f'mp.kind.{kind}')} · {pair['language']} · {pair['b']}"
+    return f"{t(f'mp.kind.{kind}', language=language)} · {pair['language']} · {pair['b']}"
 
 
 def _new_pair() -> None:
@@ -97,7 +97,8 @@ def _new_pair() -> None:
 def choose(container, m, sentence: str) -> tuple[str, str, str] | None:
     """The pair picker (and, for ``own``, sentence B's box): (the pair's id or ``own``, sentence A, sentence B), or
     None when they cannot be compared (said on the page in the UI's language)."""
-    pairs = offered(m.causal, lang())
+    language = lang()  # the labels' language, fixed when drawn (the widget formats them after the run too)
+    pairs = offered(m.causal, language)
     by_id = {p["id"]: p for p in pairs}
     ids = list(by_id)
     _link_refused(ids, m.causal)
@@ -108,7 +109,7 @@ def choose(container, m, sentence: str) -> tuple[str, str, str] | None:
         container,
         options=[*ids, OWN],
         default=default,
-        format_func=lambda i: _pair_label(by_id.get(i)),
+        format_func=lambda i: _pair_label(by_id.get(i), language),
         on_change=_new_pair,
     )
     if chosen == OWN:
@@ -257,12 +258,13 @@ def head_picker(container, result: dict) -> tuple[int, int]:
     ranking = result["ranking"]
     moved = {head_name(c["layer"], c["head"]): c["moved"] for c in ranking}
     options = list(moved)
+    language = lang()  # the labels' language, fixed when drawn (the widget formats them after the run too)
     chosen = draw(
         PAIR_HEAD,
         container,
         options=options,
         default=options[0],
-        format_func=lambda h: t("mp.head_option", head=h, moved=f"{moved.get(h, 0.0):.2f}"),
+        format_func=lambda h: t("mp.head_option", language=language, head=h, moved=f"{moved.get(h, 0.0):.2f}"),
     )
     return parse_head(chosen)
 

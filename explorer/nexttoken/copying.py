@@ -15,7 +15,7 @@ from attn_core import models
 from attn_core.interpret import copying as cp
 from explorer import figures as fig
 from explorer.base import tables
-from explorer.base.i18n import t
+from explorer.base.i18n import label, t
 from explorer.base.safe import plot
 from explorer.charts.views import chart
 from explorer.controls import Control, draw, present
@@ -108,7 +108,7 @@ def copying_ui(choice: Choice, predicting: bool) -> None:
     st.caption(t("nt_copy_intro"))
     presenting = present.on()  # the narration says the loss sentence; the chart on the first screen
     shown_label = "collapsed" if presenting else "visible"
-    kind = draw(KIND, st, format_func=lambda k: t(f"nt_copy_kinds.{k}"), horizontal=True, label_visibility=shown_label)
+    kind = draw(KIND, st, format_func=label("nt_copy_kinds."), horizontal=True, label_visibility=shown_label)
     job = waiting.ask("nt_copy", {"copy": request(choice.model, kind, choice.prompt, choice.seed)})["copy"]
     if not waiting.status(job):
         return

@@ -10,7 +10,7 @@ import streamlit as st
 
 from explorer import figures as fig
 from explorer.base import tables, widgets
-from explorer.base.i18n import t
+from explorer.base.i18n import label, t
 from explorer.base.safe import md, md_t, plot
 from explorer.charts.views import chart
 from explorer.controls import present
@@ -68,7 +68,7 @@ def distribution_ui(p: dict, choice: Choice, predicting: bool, controls=None) ->
         controls or st,
         t("nt_show"),
         ["prob", "logit"],
-        format_func=lambda v: t(f"nt_show_{v}"),
+        format_func=label("nt_show_"),
         horizontal=True,
         key="nt_value",
     )

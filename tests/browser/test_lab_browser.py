@@ -38,6 +38,8 @@ def test_play_trains_live_other_controls_respond_and_pause_holds(server, page):
     page.get_by_role("button", name="Pause").click()
     settle(page)
     expect(page.get_by_text("paused at step").first).to_be_visible(timeout=WAIT)
+    page.wait_for_timeout(1500)  # the snapshot the worker was writing as Pause arrived may still be drawn
+    settle(page)
     held = page.evaluate(POINTS)
     page.wait_for_timeout(2500)
     assert page.evaluate(POINTS) == held

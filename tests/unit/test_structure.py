@@ -235,3 +235,36 @@ def test_the_engine_imports_neither_explorer_nor_streamlit():
         if lines:
             found[path] = lines
     assert not found, f"attn_core imports the UI layer: {found}"
+
+
+def unfixed_labels(source: str) -> list[int]:
+    """Lines where a widget's ``format_func`` is a lambda that translates (calls ``t``, ``ct`` or ``lang``) without
+    naming the language: the widget formats its options again after the run (AppTest, a rerun's check), where the
+    UI's language is no longer known, and a Chinese page's choice would be looked up by its English label."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.keyword) and node.arg == "format_func" and isinstance(node.value, ast.Lambda)):
+            continue
+        for call in ast.walk(node.value.body):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                continue
+            if call.func.id == "lang" or (
+                call.func.id in ("t", "ct") and not any(k.arg == "language" for k in call.keywords)
+            ):
+                lines.append(node.value.lineno)
+    return lines
+
+
+def test_translated_option_labels_fix_their_language_when_drawn():
+    found = {}
+    for path in python_files():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            if lines := unfixed_labels(f.read()):
+                found[path] = lines
+    assert not found, found
+
+
+def test_the_label_check_finds_a_lambda_that_translates_late():
+    assert unfixed_labels('draw(c, format_func=lambda s: t(f"x.{s}"))') == [1]
+    assert unfixed_labels("draw(c, format_func=lambda s: _name(s, lang()))") == [1]
+    assert unfixed_labels('draw(c, format_func=lambda s: t(f"x.{s}", language=language))') == []

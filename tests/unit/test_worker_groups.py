@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 
 import pytest
 from procs import group_nice, nice_of
@@ -66,8 +67,16 @@ def test_the_heavy_and_lab_workers_ask_for_a_group_of_their_own(monkeypatch):
     from explorer.lab import runs
 
     asked = []
-    monkeypatch.setattr(heavy, "spawn", lambda cmd, **kw: asked.append(("heavy", kw)))
-    monkeypatch.setattr(runs, "spawn", lambda cmd, **kw: asked.append(("lab", kw)))
+
+    def spawned(who):
+        def spawn(cmd, **kw):
+            asked.append((who, kw))
+            return types.SimpleNamespace()  # a process the caller may label
+
+        return spawn
+
+    monkeypatch.setattr(heavy, "spawn", spawned("heavy"))
+    monkeypatch.setattr(runs, "spawn", spawned("lab"))
     monkeypatch.setattr(runs.RUNS.workers, "take", lambda: None)  # no idle worker kept: a new one is started
     heavy.Heavy()._spawn()
     runs.RUNS._worker()
