@@ -166,7 +166,8 @@ def _atlas(m, a: dict) -> Steps:
 def _minimal_pair(m, a: dict) -> Steps:
     from .interpret import minimal_pair
 
-    return _once(lambda: minimal_pair.minimal_pair(m, a["a"], a["b"], top_k=a.get("top_k", minimal_pair.TOP_K)))
+    top_k = a.get("top_k", minimal_pair.TOP_K)
+    return _once(lambda: minimal_pair.minimal_pair(m, a["a"], a["b"], top_k=top_k, packed=True))
 
 
 def _minimal_pair_ablation(m, a: dict) -> Steps:

@@ -158,8 +158,8 @@ def query_weights(result: dict, layer: int, head: int, q: int | None = None) -> 
     the changed keys)."""
     q = result["query"] if q is None else q
     rows = result["queries"][q]
-    ra = _mean_row(result["attention_a"][layer][head], rows["a"])
-    rb = _mean_row(result["attention_b"][layer][head], rows["b"])
+    ra = _mean_row(mp.head_map(result, "a", layer, head), rows["a"])
+    rb = _mean_row(mp.head_map(result, "b", layer, head), rows["b"])
     a = [ra[i] for i, _ in result["shared"]]
     b = [rb[j] for _, j in result["shared"]]
     a.append(max(0.0, sum(ra) - sum(a)))

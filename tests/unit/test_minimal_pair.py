@@ -176,6 +176,20 @@ def test_head_view_is_the_maps_sliced(minilm):
         mp.head_view(r, 6, 0)
 
 
+def test_a_packed_pair_of_the_longest_sentences_is_small_and_reads_the_same(minilm):
+    from explorer.base.cache import nbytes
+
+    a = " ".join(["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "and", "then"] * 5)
+    a = minilm.tokenizer.convert_tokens_to_string(minilm.tokenizer.tokenize(a)[: mp.MAX_PIECES - 2])
+    b = a.replace("fox", "cat", 1)
+    plain, packed = mp.minimal_pair(minilm, a, b), mp.minimal_pair(minilm, a, b, packed=True)
+    assert len(plain["a"]["ids"]) == mp.MAX_PIECES  # the longest a side may be
+    for layer, head in ((0, 0), (3, 7), (5, 11)):
+        assert mp.head_view(packed, layer, head) == mp.head_view(plain, layer, head)
+    assert nbytes(packed) < 2.5e6 and nbytes(plain) > 8e6  # what a job keeps in the shared cache
+    assert len(json.dumps(packed)) < len(json.dumps(plain)) / 3  # what the worker's line carries
+
+
 # --- decoders ---------------------------------------------------------------------------------------------------
 
 
@@ -237,7 +251,15 @@ def test_the_heavy_jobs_give_the_direct_results(tiny):
     args = {"model": tiny.path, "a": "the cat sat on the mat", "b": "the dog sat on the mat"}
     (share, part), *rest = list(worker.run(None, "minimal_pair", args))
     assert share == 1.0 and not rest
-    assert worker.plain(part) == worker.plain(mp.minimal_pair(tiny, args["a"], args["b"]))
+    direct = mp.minimal_pair(tiny, args["a"], args["b"])
+    for side in "ab":  # the job's maps travel packed: every head the same floats
+        maps = np.array(direct[f"attention_{side}"])
+        assert part[f"attention_{side}"]["shape"] == list(maps.shape)
+        got = [[mp.head_map(part, side, i, h) for h in range(tiny.heads)] for i in range(tiny.layers)]
+        np.testing.assert_array_equal(np.array(got), maps)
+    rest_of = {k: v for k, v in part.items() if not k.startswith("attention_")}
+    assert worker.plain(rest_of) == worker.plain({k: v for k, v in direct.items() if not k.startswith("attention_")})
+    assert mp.head_view(part, 1, 1) == mp.head_view(direct, 1, 1)
     (_, part), *_ = list(worker.run(None, "minimal_pair_ablation", args))
     assert worker.plain(part) == worker.plain(mp.ablation_gap(tiny, args["a"], args["b"]))
     json.dumps(part)  # plain: JSON as it is
