@@ -30,12 +30,30 @@ _CACHE: dict[str, Model] = {}
 _LOCK = threading.Lock()
 
 
+_IMPORT_LOCK = threading.Lock()
+_USED = ("AutoConfig", "AutoTokenizer", "AutoModel", "AutoModelForCausalLM")  # what the families take from it
+_imported = None
+
+
 def _import_transformers():
-    try:
-        import transformers
-    except ImportError as err:
-        raise ModelUnavailable("no_transformers", install=INSTALL) from err
-    return transformers
+    """transformers, its classes this package uses already resolved. Its top module is lazy (a name is imported on
+    first use) and not safe for threads: two threads' first ``transformers.AutoConfig`` at once can each see the
+    module without it (AttributeError), as a fresh server's loader and a job's did. So the first import and those
+    names are resolved by one thread at a time, once."""
+    global _imported
+    if _imported is not None:
+        return _imported
+    with _IMPORT_LOCK:
+        if _imported is None:
+            try:
+                import transformers
+
+                for name in _USED:
+                    getattr(transformers, name)
+            except ImportError as err:
+                raise ModelUnavailable("no_transformers", install=INSTALL) from err
+            _imported = transformers
+    return _imported
 
 
 def bundled_path() -> str:
