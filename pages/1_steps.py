@@ -4,6 +4,7 @@ import streamlit as st
 
 from attn_core.export import to_json
 from attn_core.stages import step_stages
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables
 from explorer.base.i18n import kernel_label, step_label, t
@@ -83,12 +84,11 @@ tok = q_words[focus]
 if bool(trace.empty_rows.any()):
     st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))
 chart(
-    fig.bars(
+    charts.bars(
         trace.attn[head, focus].tolist(),
         k_labels,
         title=t("focus_row", tok=tok),
         highlight=int(trace.attn[head, focus].argmax()),
-        style=fig.run_style(),
     ),
     "chart_focus",
 )

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from attn_core import param_count
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import session, tables, widgets
 from explorer.base.i18n import kernel_label, t
@@ -75,7 +76,7 @@ cols = st.columns(max(len(shown), 1))
 for col, h in zip(cols, shown):
     with col:
         chart(
-            fig.heatmap(
+            charts.heatmap(
                 trace.attn[h],
                 k_labels,
                 q_labels,
@@ -85,7 +86,6 @@ for col, h in zip(cols, shown):
                 height=360,
                 weights=True,
                 focus=focus,  # outlined, and the caption says where it attends most
-                style=fig.run_style(),
             ),
             f"mh_head_{h}",
         )
@@ -111,7 +111,7 @@ st.code(
     language="python",
 )
 chart(
-    fig.heatmap(
+    charts.heatmap(
         trace.concat,
         dims,
         q_labels,
@@ -120,14 +120,13 @@ chart(
         y_title="query",
         colorscale="RdBu",
         zmid=0,
-        style=fig.run_style(),
     ),
     "mh_concat",
 )
 if trace.projected is not None or s.residual_norm:
     out_dims = [str(i) for i in range(trace.output.shape[1])]
     chart(
-        fig.heatmap(
+        charts.heatmap(
             trace.output,
             out_dims,
             q_labels,
@@ -136,7 +135,6 @@ if trace.projected is not None or s.residual_norm:
             y_title="query",
             colorscale="RdBu",
             zmid=0,
-            style=fig.run_style(),
         ),
         "mh_output",
     )

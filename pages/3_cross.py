@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import widgets
 from explorer.base.i18n import kernel_label, t
@@ -43,7 +44,7 @@ if draw(PAGE["predict"], c1):  # predict, then reveal: which word of the first s
 a, b = st.columns(2)
 with a:
     chart(
-        fig.heatmap(
+        charts.heatmap(
             trace.attn[head],
             k_labels,
             q_labels,
@@ -51,14 +52,13 @@ with a:
             x_title=t("keys"),
             y_title=t("queries"),
             weights=True,
-            style=fig.run_style(),
         ),
         "cross_heatmap",
     )
 with b:
     floor = widgets.slider(st, t("min_weight"), 0.0, 0.5, 0.02, 0.01, key="cross_floor")
     chart(
-        fig.attention_lines(
+        charts.attention_lines(
             trace.attn[head].tolist(),
             q_labels,
             k_labels,
@@ -66,7 +66,6 @@ with b:
             title=t("line_view"),
             left=t("queries"),
             right=t("keys"),
-            style=fig.run_style(),
         ),
         "cross_lines",
     )

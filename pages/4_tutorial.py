@@ -4,6 +4,7 @@ import streamlit as st
 
 from attn_core.config import TUTORIAL_SENTENCE
 from attn_core.tutorial import PRINTED, walkthrough
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables
 from explorer.base.i18n import t
@@ -80,7 +81,7 @@ tables.dataframe(
 )
 names = fig.labels(tr.tokens.words)
 chart(
-    fig.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4, style=fig.run_style()),
+    charts.bars(w.attention_weights_2.tolist(), names, title="attention_weights_2", highlight=4),
     "tut_bars",
 )
 st.success(t("tut_dessert", w=float(w.attention_weights_2[4])))
@@ -101,14 +102,13 @@ st.code(
     language="python",
 )
 chart(
-    fig.heatmap(
+    charts.heatmap(
         w.multihead_weights_2,
         names,
         [f"{t('head')} {h}" for h in range(3)],
         title=t("tut_heads_title"),
         x_title="key",
         y_title=t("head"),
-        style=fig.run_style(),
     ),
     "tut_heads",
 )
@@ -119,5 +119,5 @@ st.code(
     f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})",
     language="python",
 )
-chart(fig.bars(w.cross_weights.tolist(), names, title=t("tut_cross_title"), style=fig.run_style()), "tut_cross")
+chart(charts.bars(w.cross_weights.tolist(), names, title=t("tut_cross_title")), "tut_cross")
 st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")

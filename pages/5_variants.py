@@ -5,6 +5,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core.kernels import KERNELS
 from attn_core.knobs import KNOBS
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import session, widgets
 from explorer.base.i18n import STRINGS, error_text, kernel_label, label, t, tex
@@ -73,7 +74,7 @@ for col, name in zip(cols, shown):
         st.latex(tex(k.formula))
         st.caption(f"{t('cost_time')} {k.time} · {t('cost_memory')} {k.memory}  \n{t('paper')}: {k.paper}")
         chart(
-            fig.heatmap(
+            charts.heatmap(
                 r["weights"],
                 labels,
                 labels,
@@ -82,20 +83,18 @@ for col, name in zip(cols, shown):
                 y_title="query",
                 height=340,
                 weights=True,
-                style=fig.run_style(),
             ),
             f"var_w_{name}",
         )
         if r["pattern"] is not None:
             chart(
-                fig.heatmap(
+                charts.heatmap(
                     r["pattern"],
                     labels,
                     labels,
                     title=t("pattern"),
                     colorscale="Blues",
                     height=300,
-                    style=fig.run_style(),
                 ),
                 f"var_p_{name}",
             )
@@ -123,7 +122,7 @@ if sweepable:
     rows = variants.curve(s.key(), name, values)
     if rows:
         chart(
-            fig.line(
+            charts.line(
                 [r[param] for r in rows],
                 {
                     t("max_abs"): [r["max_abs"] for r in rows],
@@ -133,7 +132,6 @@ if sweepable:
                 title=t("curve", p=t(KNOBS[param].label)),
                 x_title=t(KNOBS[param].label),
                 log_x=KNOBS[param].log,
-                style=fig.run_style(),
             ),
             "var_curve_chart",
         )

@@ -10,6 +10,7 @@ from attn_core.bench.record import fallback_slopes as record_slopes
 from attn_core.bench.record import load as recorded
 from attn_core.kernels import KERNELS
 from attn_core.knobs import KNOBS
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import widgets
 from explorer.base.i18n import error_text, kernel_label, t
@@ -142,21 +143,18 @@ result = bench.analyse(rows, cfg.shape, peak_gflops=job.matmul_gflops)  # every 
 colours = fig.kernel_colours(cfg.kernels, style=fig.run_style())  # one colour per kernel, the same in both charts
 a, b = st.columns(2)
 with a:
-    times = fig.loglog(
+    times = charts.loglog(
         result.times,
         title=t("cx_time"),
         y_title="ms",
         theory=result.theory,
         label=kernel_label,
         colours=colours,
-        style=fig.run_style(),
     )
     chart(times, "cx_time_chart")
     st.caption(t("cx_theory"))
 with b:
-    memory = fig.loglog(
-        result.memory, title=t("cx_mem"), y_title="MiB", label=kernel_label, colours=colours, style=fig.run_style()
-    )
+    memory = charts.loglog(result.memory, title=t("cx_mem"), y_title="MiB", label=kernel_label, colours=colours)
     chart(memory, "cx_mem_chart")
 
 st.subheader(t("cx_slopes"))

@@ -7,6 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import models as pt
 from attn_core.models.heads import uniform_entropy
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables, widgets
 from explorer.base.i18n import error_text, lang, t
@@ -109,13 +110,12 @@ def overview_ui(layer: int, head: int) -> None:
     if pre.causal:
         st.caption(t("dec.causal_grid"))
     chart(
-        fig.small_multiples(
+        charts.small_multiples(
             causal.shown(grid, pre.causal).numpy(),
             labels=grid_labels,
             row_name=t("rm_layer"),
             col_name=t("head"),
             mark=(layer, head),
-            style=fig.run_style(),
         ),
         "rm_overview",
     )
@@ -127,7 +127,7 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
     a, b, c = st.columns(3)
     with a:
         chart(
-            fig.attention_lines(
+            charts.attention_lines(
                 ht.model_attn,
                 labels,
                 labels,
@@ -135,7 +135,6 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
                 title=t("rm_head_view", l=layer, h=head),
                 left=t("queries"),
                 right=t("keys"),
-                style=fig.run_style(),
                 allowed=ht.mask,
             ),
             "rm_lines",
@@ -143,7 +142,7 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
     for col, title, h_trace, key in ((b, t("rm_model_weights"), ht, "trained"), (c, t("rm_untrained"), rnd, "random")):
         with col:
             chart(
-                fig.heatmap(
+                charts.heatmap(
                     causal.shown(h_trace.model_attn if key == "trained" else h_trace.attn[0], pre.causal),
                     labels,
                     labels,
@@ -151,7 +150,6 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
                     x_title="key",
                     y_title="query",
                     weights=True,
-                    style=fig.run_style(),
                 ),
                 f"rm_{key}_heatmap",
             )
@@ -175,7 +173,7 @@ def qkv_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
         rows, title = [str(i) for i in range(m.shape[0])], which
     cols = [str(i) for i in range(m.shape[1])]
     matrix_chart(  # a chart and its CSV download
-        fig.heatmap(
+        charts.heatmap(
             m,
             cols,
             rows,
@@ -183,7 +181,6 @@ def qkv_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
             x_title="dim",
             colorscale="RdBu",
             zmid=0,
-            style=fig.run_style(),
         ),
         which,
         m,

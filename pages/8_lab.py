@@ -6,6 +6,7 @@ import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core import lab as engine
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import session, widgets
 from explorer.base.i18n import error_text, kernel_label, label, t
@@ -291,12 +292,11 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
         st.error(t("lab_diverged", step=snaps[-1].step), icon=":material/trending_up:")
     done = [x for x in snaps if x.status != "diverged"]
     xs = [x.step for x in done]
-    loss = fig.line(
+    loss = charts.line(
         xs,
         {t("lab_train_loss"): [x.train_loss for x in done], t("lab_val_loss"): [x.val_loss for x in done]},
         title=t("lab_loss"),
         x_title="step",
-        style=fig.run_style(),
     )
     small_legend(loss, shared["loss"])
     if run.cfg.task == "repeat":  # the induction mechanism's forming, where the loss falls
@@ -304,12 +304,11 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
         if phase is not None:
             loss.add_vline(x=phase, line_dash="dash", annotation_text=t("lab_phase", step=phase))
     chart(loss, f"lab_loss_{name}")
-    acc = fig.line(
+    acc = charts.line(
         xs,
         {t("lab_train_acc"): [x.train_acc for x in done], t("lab_val_acc"): [x.val_acc for x in done]},
         title=t("lab_acc"),
         x_title="step",
-        style=fig.run_style(),
     )
     small_legend(acc, shared["acc"])
     chart(acc, f"lab_acc_{name}")
@@ -321,13 +320,12 @@ def draw_run(name: str, run, at: int | None, shared: dict) -> None:
         for h in range(w.shape[0]):
             with cols[h % len(cols)]:
                 chart(
-                    fig.heatmap(
+                    charts.heatmap(
                         w[h],
                         labels,
                         labels,
                         title=t("lab_head", layer=layer, head=h),
                         height=300,
-                        style=fig.run_style(),
                     ),
                     f"lab_w_{name}_{layer}_{h}",
                 )
@@ -356,7 +354,7 @@ def live() -> None:
     left, right = st.columns([2, 3] if len(runs) == 1 else [1, 2])
     with left:
         chart(
-            fig.heatmap(
+            charts.heatmap(
                 ideal,
                 labels,
                 labels,
@@ -364,7 +362,6 @@ def live() -> None:
                 x_title=t("lab_ideal_x"),
                 y_title=t("lab_ideal_y"),
                 height=420,
-                style=fig.run_style(),
             ).update_layout(  # the task on a line of its own: in a third of the page, one line was cut
                 title_subtitle_text=plot(t(f"lab.task.{cfg.task}")), margin_t=fig.MARGIN["t"] + 24
             ),

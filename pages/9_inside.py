@@ -7,6 +7,7 @@ import streamlit as st
 from attn_core import AttentionConfigError
 from attn_core import models as pt
 from attn_core.interpret import ablate, prune, roles
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables, widgets
 from explorer.base.i18n import error_text, t
@@ -101,12 +102,11 @@ labels = fig.labels(pieces)
 if result["attentions"] is not None:
     st.subheader(t("in_after"))
     chart(
-        fig.small_multiples(
+        charts.small_multiples(
             result["attentions"].numpy(),
             labels=labels,
             row_name=t("rm_layer"),
             col_name=t("head"),
-            style=fig.run_style(),
         ),
         "in_after",
     )
@@ -115,8 +115,6 @@ else:
 
 st.subheader(t("in_importance"))
 st.caption(t("in_importance_note"))
-head_axis = [str(h) for h in range(pre.heads)]
-layer_axis = [str(layer) for layer in range(pre.layers)]
 try:  # a sentence too long for the 72 ablated passes is refused here at once, not by the job
     ablate.check_length(pre, enc)
     if second is not None:
@@ -132,27 +130,17 @@ if imp_job is not None and waiting.status(imp_job):
     imp = imp_job.result
     z = imp["importance"]
     chart(
-        fig.heatmap(
+        charts.head_grid(
             z,
-            head_axis,
-            layer_axis,
             title=t("in_importance_title"),
-            x_title="head",
-            y_title="layer",
-            style=fig.run_style(),
         ),
         "in_imp",
     )
     if "pair" in imp:
         chart(
-            fig.heatmap(
+            charts.head_grid(
                 imp["pair"],
-                head_axis,
-                layer_axis,
                 title=t("in_pair_title"),
-                x_title="head",
-                y_title="layer",
-                style=fig.run_style(),
             ),
             "in_pair",
         )
@@ -171,16 +159,11 @@ else:
         else:
             st.caption(t("in_patch_base", d=pm["base_distance"]))
             chart(
-                fig.heatmap(
+                charts.head_grid(
                     pm["restored"],
-                    head_axis,
-                    layer_axis,
                     title=t("in_patch_title"),
-                    x_title="head",
-                    y_title="layer",
                     colorscale="RdBu",
                     zmid=0,
-                    style=fig.run_style(),
                 ),
                 "in_patch",
             )
@@ -194,13 +177,12 @@ else:
     waiting.ask("inside_prune", {})
 if pr_job is not None and waiting.status(pr_job):
     pr = pr_job.result
-    curve = fig.line(
+    curve = charts.line(
         [round(100 * x) for x in pr["removed"]],
         {t("in_prune_series"): pr["cosine"]},
         title=t("in_prune_title"),
         x_title=t("in_prune_x"),
         y_title="cosine",
-        style=fig.run_style(),
     )
     curve.add_vline(x=100 * prune.MICHEL_BERT_MNLI, line_dash="dash", annotation_text=t("in_michel"))
     chart(curve, "in_prune")
@@ -257,27 +239,17 @@ if roles_job is not None and waiting.status(roles_job):
     a, b = st.columns(2)
     with a:
         chart(
-            fig.heatmap(
+            charts.head_grid(
                 sep,
-                head_axis,
-                layer_axis,
                 title=t("in_sep_title"),
-                x_title="head",
-                y_title="layer",
-                style=fig.run_style(),
             ),
             "in_sep",
         )
     with b:
         chart(
-            fig.heatmap(
+            charts.head_grid(
                 cls,
-                head_axis,
-                layer_axis,
                 title=t("in_cls_title"),
-                x_title="head",
-                y_title="layer",
-                style=fig.run_style(),
             ),
             "in_cls",
         )

@@ -13,6 +13,7 @@ import re
 import streamlit as st
 
 from attn_core.export import matrix_csv
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import session, tables
 from explorer.base.i18n import STRINGS, t, tex
@@ -82,7 +83,7 @@ def signed_matrix(
 ) -> None:
     """A matrix of either sign (rows x cols) as a heatmap centred on 0, with its CSV (``matrix_chart``);
     ``y``: the rows' axis labels (the rows themselves when None)."""
-    figure = fig.heatmap(
+    figure = charts.heatmap(
         values,
         cols,
         rows if y is None else y,
@@ -91,7 +92,6 @@ def signed_matrix(
         y_title=y_title,
         colorscale="RdBu",
         zmid=0,
-        style=fig.run_style(),
     )
     matrix_chart(figure, name, values, rows, cols, key_prefix=key_prefix)
 
@@ -101,14 +101,13 @@ def query_key_chart(
 ) -> None:
     """A query × key matrix (a row per query token, a column per key token) drawn with its CSV download;
     ``options``: the heatmap's own (``colorscale``, ``zmid``, ``zrange``, ``weights``)."""
-    figure = fig.heatmap(
+    figure = charts.heatmap(
         m,
         fig.labels(k_words),
         fig.labels(q_words),
         title=title,
         x_title="key",
         y_title="query",
-        style=fig.run_style(),
         **options,
     )
     matrix_chart(figure, name, m, q_words, k_words, key_prefix=key_prefix)
@@ -240,7 +239,7 @@ def _variant_charts(tr, stage, h: int, focus: int, q_words: list[str], k_words: 
         signed = bool((m.nan_to_num(0.0) < 0).any())
         with cols[n % len(cols)]:
             matrix_chart(
-                fig.heatmap(
+                charts.heatmap(
                     m,
                     x,
                     y,
@@ -249,7 +248,6 @@ def _variant_charts(tr, stage, h: int, focus: int, q_words: list[str], k_words: 
                     y_title=rows,
                     colorscale="RdBu" if signed else "Viridis",
                     zmid=0 if signed else None,
-                    style=fig.run_style(),
                 ),
                 name,
                 m,

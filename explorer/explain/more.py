@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_core.explain.table import facts
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables
 from explorer.base.i18n import STRINGS, t
@@ -20,11 +21,11 @@ def pair_view(p: dict) -> None:
     c1, c2 = st.columns(2)
     for col, side, labels, key in ((c1, "a", la, "ex_pair_ig_a"), (c2, "b", lb, "ex_pair_ig_b")):
         with col:
-            chart(fig.bars(att[side], labels, title=t(key), style=fig.run_style()), key)
+            chart(charts.bars(att[side], labels, title=t(key)), key)
             st.caption(t("ex_pair_complete", err=100 * att["completeness_error"][side], delta=att[f"delta_{side}"]))
     title = t("ex_pair_pairs")
     chart(
-        fig.heatmap(
+        charts.heatmap(
             p["token_pairs"],
             lb,
             la,
@@ -33,7 +34,6 @@ def pair_view(p: dict) -> None:
             y_title="a",
             colorscale="RdBu",
             zmid=0,
-            style=fig.run_style(),
         ),
         "ex_pair_pairs",
     )
@@ -42,7 +42,7 @@ def pair_view(p: dict) -> None:
     c1, c2 = st.columns(2)
     for col, side, labels, key in ((c1, "a", la, "ex_pair_roll_a"), (c2, "b", lb, "ex_pair_roll_b")):
         with col:
-            chart(fig.bars(p["attention_alone"][side], labels, title=t(key), style=fig.run_style()), key)
+            chart(charts.bars(p["attention_alone"][side], labels, title=t(key)), key)
             st.caption(t("ex_pair_agree", text=corr_text(p["agreement"][side])))
 
 
@@ -54,7 +54,7 @@ def pair_shapley_view(s: dict) -> None:
             if part is None:
                 st.info(t("ex_pair_shapley_long"))
                 continue
-            chart(fig.bars(part["values"], fig.labels(part["words"]), title=t(key), style=fig.run_style()), key)
+            chart(charts.bars(part["values"], fig.labels(part["words"]), title=t(key)), key)
             st.caption(t("ex_shapley_check", total=sum(part["values"]), v_all=part["v_all"], v_none=part["v_none"]))
 
 

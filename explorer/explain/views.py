@@ -10,6 +10,7 @@ from attn_core.explain.explain import METHODS
 from attn_core.explain.faithfulness import KS
 from attn_core.explain.methods import FLOW_MAX
 from attn_core.explain.references import IG_STEPS, SHAPLEY_MAX
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables
 from explorer.base.i18n import t
@@ -117,9 +118,7 @@ def overview(result: dict, labels: list[str]) -> None:
         if key in result.get("references", {}):
             rows.append(name(key))
             z.append(normalised(result["references"][key]))
-    figure = fig.heatmap(
-        z, labels, rows, title=t("ex_overview"), x_title="token", colorscale="RdBu", zmid=0, style=fig.run_style()
-    )
+    figure = charts.heatmap(z, labels, rows, title=t("ex_overview"), x_title="token", colorscale="RdBu", zmid=0)
     chart(figure, "ex_overview")
     st.caption(t("ex_overview_note"))
 
@@ -133,7 +132,7 @@ def layer_view(result: dict, labels: list[str], layer: int) -> None:
             z.append(normalised(per[layer]))
     title = t("ex_layer_title", l=layer + 1)
     chart(
-        fig.heatmap(z, labels, rows, title=title, x_title="token", colorscale="RdBu", zmid=0, style=fig.run_style()),
+        charts.heatmap(z, labels, rows, title=title, x_title="token", colorscale="RdBu", zmid=0),
         "ex_layers",
     )
 
@@ -177,13 +176,13 @@ def loo_view(result: dict, labels: list[str]) -> None:
     refs = result["references"]
     removal = t(REMOVAL_NAMES[result["removal"]])
     if "loo_direct" not in refs:  # a decoder: its prediction is read at one position, no pooled share
-        figure = fig.bars(refs["loo"], labels, title=t("ex_loo_title_dec", removal=removal), style=fig.run_style())
+        figure = charts.bars(refs["loo"], labels, title=t("ex_loo_title_dec", removal=removal))
         chart(figure, "ex_loo")
         st.caption(t("ex_loo_note_dec"))
         return
     series = {t("ex_loo_total"): refs["loo"], t("ex_loo_direct"): refs["loo_direct"]}
     chart(
-        fig.grouped_bars(series, labels, title=t("ex_loo_title", removal=removal), style=fig.run_style()),
+        charts.grouped_bars(series, labels, title=t("ex_loo_title", removal=removal)),
         "ex_loo",
     )
     st.caption(t("ex_loo_note"))
@@ -196,9 +195,7 @@ def kept_text(result: dict) -> str:
 
 def ig_view(result: dict, labels: list[str]) -> None:
     chart(
-        fig.bars(
-            result["references"]["ig"], labels, title=t("ex_ig_title", steps=result["ig_steps"]), style=fig.run_style()
-        ),
+        charts.bars(result["references"]["ig"], labels, title=t("ex_ig_title", steps=result["ig_steps"])),
         "ex_ig",
     )
     err = result["ig_completeness_error"]
@@ -219,9 +216,7 @@ def curves_view(result: dict) -> None:
     for col, kind in ((c1, "deletion"), (c2, "insertion")):
         with col:
             series = {name(k): v[kind] for k, v in curves.items()}
-            figure = fig.line(
-                list(KS), series, title=t(CURVES[kind]), x_title="k %", y_title=y_title, style=fig.run_style()
-            )
+            figure = charts.line(list(KS), series, title=t(CURVES[kind]), x_title="k %", y_title=y_title)
             chart(figure, f"ex_{kind}")
     data = {
         t("ex_method"): [name(k) for k in curves],
@@ -234,7 +229,7 @@ def curves_view(result: dict) -> None:
 
 def shapley_view(shap: dict) -> None:
     chart(
-        fig.bars(shap["values"], fig.labels(shap["words"]), title=t("ex_shapley_title"), style=fig.run_style()),
+        charts.bars(shap["values"], fig.labels(shap["words"]), title=t("ex_shapley_title")),
         "ex_shapley",
     )
     check = shap["check"]

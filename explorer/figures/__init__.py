@@ -4,7 +4,7 @@ Each builder takes the chart's ``Style`` (palette, large type, focus token) as a
 nothing else; a page passes its run's (``run_style()``). By chart kind: ``style`` (the palette and
 the run's style), ``base`` (labels, axis names, the one ``go.Figure`` call), ``matrix`` (heatmaps,
 small multiples), ``lines`` (attention lines, log-log and plain curves), ``charts`` (bars). Call
-sites write ``from explorer import figures as fig`` and ``fig.heatmap(..., style=fig.run_style())``.
+sites on a page write ``from explorer import charts`` and ``charts.heatmap(...)`` (the run's style added there).
 """
 
 from explorer.figures.base import AXES, CHECKED, MARGIN, alt_text, axis_name, labels

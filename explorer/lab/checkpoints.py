@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import widgets
 from explorer.base.i18n import t
 from explorer.charts.views import chart
@@ -107,7 +107,7 @@ def section(runs: dict, labels: list[str], moving: bool) -> None:
         names_n = labels if len(labels) == n else [str(i) for i in range(n)]
         with col:
             chart(
-                fig.heatmap(
+                charts.heatmap(
                     z,
                     names_n,
                     names_n,
@@ -117,7 +117,6 @@ def section(runs: dict, labels: list[str], moving: bool) -> None:
                     colorscale=scale,
                     zmid=mid,
                     weights=mid is None,
-                    style=fig.run_style(),
                 ),
                 f"lab_ck_map_{key}",
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import widgets
 from explorer.base.i18n import t
 from explorer.charts.views import chart
@@ -31,7 +31,7 @@ def section(name: str, snaps: list) -> None:
             for h in range(heads)
         }
         steps = [x.step for x in scored]
-        figure = fig.line(steps, series, title=t("lab_sink_title"), x_title="step", style=fig.run_style())
+        figure = charts.line(steps, series, title=t("lab_sink_title"), x_title="step")
         figure.add_hline(y=GU_EPSILON, line_dash="dot", annotation_text=t("lab_sink_eps", eps=GU_EPSILON))
         chart(figure, f"lab_sink_{name}")
         last = {k: v[-1] for k, v in series.items()}

@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from attn_core import models as pt
+from explorer import charts
 from explorer import figures as fig
 from explorer.base.i18n import t
 from explorer.charts.views import chart
@@ -52,7 +53,7 @@ def curve_chart(d: dict):
         t("dec.form_previous"): [p.get("previous_token_max") for p in curve],
         t("dec.form_ratio"): [p.get("copy_ratio") for p in curve],
     }
-    figure = fig.line(steps, series, style=fig.run_style(), title=t("dec.form_title"), x_title=t("dec.form_step"))
+    figure = charts.line(steps, series, title=t("dec.form_title"), x_title=t("dec.form_step"))
     at = d.get("formed_at_step")
     if at is not None:
         figure.add_vline(x=at, line=dict(dash="dash", color=fig.run_style().colour("accent")))

@@ -11,7 +11,7 @@ import streamlit as st
 
 from attn_core import AttentionConfigError
 from attn_core.interpret import ablate
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import tables, widgets
 from explorer.base.i18n import error_text, t
 from explorer.base.safe import md
@@ -73,11 +73,7 @@ def metrics_ui(r: dict) -> None:
 
 
 def heads_map(z, title: str, key: str, pre, **kw) -> None:
-    axes = ([str(h) for h in range(pre.heads)], [str(layer) for layer in range(pre.layers)])
-    chart(
-        fig.heatmap(z, *axes, title=title, x_title="head", y_title="layer", style=fig.run_style(), **kw),
-        key,
-    )
+    chart(charts.head_grid(z, title=title, **kw), key)
 
 
 def importance_ui(name: str, pre, enc, sentence: str, choice: tuple, pair) -> None:

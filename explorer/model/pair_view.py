@@ -24,6 +24,7 @@ from attn_core import AttentionConfigError
 from attn_core import models as pt
 from attn_core.interpret import minimal_pair as mp
 from attn_core.models.labels import visible
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import session, tables, widgets
 from explorer.base.i18n import error_text, lang, t
@@ -276,7 +277,7 @@ def maps_ui(result: dict, layer: int, head: int, tok, key: str) -> None:
     w = query_weights(result, layer, head)
     keys = fig.labels(key_names(result))
     title = t("mp.query_title", head=head_name(layer, head), query=query_name(result, w["query"], tok))
-    chart(fig.grouped_bars({"A": w["a"], "B": w["b"]}, keys, style=fig.run_style(), title=title), f"{key}_query")
+    chart(charts.grouped_bars({"A": w["a"], "B": w["b"]}, keys, title=title), f"{key}_query")
     view = mp.head_view(result, layer, head)
     labels = fig.labels(view["labels"])
     cols = st.columns(3)
@@ -284,7 +285,7 @@ def maps_ui(result: dict, layer: int, head: int, tok, key: str) -> None:
     for col, (field, title_key, scale, mid) in zip(cols, (*drawn, ("diff", "mp.map_diff", "RdBu", 0.0)), strict=True):
         with col:
             chart(
-                fig.heatmap(
+                charts.heatmap(
                     view[field],
                     labels,
                     labels,
@@ -294,7 +295,6 @@ def maps_ui(result: dict, layer: int, head: int, tok, key: str) -> None:
                     colorscale=scale,
                     zmid=mid,
                     weights=mid is None,
-                    style=fig.run_style(),
                 ),
                 f"{key}_{field}",
             )
@@ -435,7 +435,7 @@ def _next_token_view(name: str, prompt: str) -> None:
     st.markdown(md_t("mp.next_words", **facts, gap=f"{nxt['gap']:.4f}"))
     names = [plot(x) for x in pt.numbered([x["label"] for x in nxt["tokens"]])]
     series = {"A": [x["a"] for x in nxt["tokens"]], "B": [x["b"] for x in nxt["tokens"]]}
-    chart(fig.grouped_bars(series, names, style=fig.run_style(), title=t("mp.next_title")), "mp_next")
+    chart(charts.grouped_bars(series, names, title=t("mp.next_title")), "mp_next")
     if not waiting.status(jobs["ablation"]):
         return
     ab = jobs["ablation"].result

@@ -9,7 +9,7 @@ import re
 
 import streamlit as st
 
-from explorer import figures as fig
+from explorer import charts
 from explorer.base.i18n import t
 from explorer.base.safe import md, plot
 from explorer.charts.views import chart
@@ -47,15 +47,14 @@ def weight_ui(d: dict, pieces: list[str]) -> None:
     order = sorted(range(len(terms)), key=lambda i: -abs(terms[i]))[:SHOWN_TERMS]
     qp, kp = (plot(f"{i} {pieces[i]}") for i in (d["query"], d["key"]))  # plotly's labels: escaped as such
     title = t("why.terms_title", q=qp, k=kp, n=len(order), d=len(terms))
-    bars = fig.bars([terms[i] for i in order], [f"d{i}" for i in order], style=fig.run_style(), title=title)
+    bars = charts.bars([terms[i] for i in order], [f"d{i}" for i in order], title=title)
     chart(bars, "why_terms")
     st.caption(t("why.terms_note", total=f"{sum(terms):.4f}"))
     names = [source_name(n) for n in d["sources"]["query"]]
-    table = fig.heatmap(
+    table = charts.heatmap(
         d["sources"]["values"],
         names,
         names,
-        style=fig.run_style(),
         title=t("why.sources_title"),
         x_title=t("why.key_side"),
         y_title=t("why.query_side"),
@@ -76,7 +75,6 @@ def weight_ui(d: dict, pieces: list[str]) -> None:
 def atlas_ui(heads: list[dict], layers: int, n_heads: int) -> None:
     st.subheader(t("why.atlas_title"))
     st.caption(t("why.atlas_intro"))
-    rows, cols = [str(i) for i in range(layers)], [str(h) for h in range(n_heads)]
     columns = st.columns(len(ATLAS))
     for col, measure in zip(columns, ATLAS):
         z = [[0.0] * n_heads for _ in range(layers)]
@@ -84,9 +82,7 @@ def atlas_ui(heads: list[dict], layers: int, n_heads: int) -> None:
             z[h["layer"]][h["head"]] = h[measure]
         with col:
             chart(
-                fig.heatmap(
-                    z, cols, rows, style=fig.run_style(), title=t(f"why.{measure}"), x_title="head", y_title="layer"
-                ),
+                charts.head_grid(z, title=t(f"why.{measure}")),
                 f"why_atlas_{measure}",
             )
     uniform = [(h["layer"], h["head"]) for h in heads if h["uniform_rows"]]

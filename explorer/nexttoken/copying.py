@@ -13,6 +13,7 @@ import streamlit as st
 
 from attn_core import models
 from attn_core.interpret import copying as cp
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables
 from explorer.base.i18n import label, t
@@ -46,13 +47,13 @@ def losses_chart(f: dict, labels: list[str]):
     """The copied tokens' loss the first time and in the copy, side by side."""
     copied = [labels[t + 1] for t, _ in f["copies"]]
     series = {t("nt_copy_first"): f["first"], t("nt_copy_second"): f["second"]}
-    return fig.grouped_bars(series, copied, style=fig.run_style(), title=t("nt_copy_losses"))
+    return charts.grouped_bars(series, copied, title=t("nt_copy_losses"))
 
 
 def map_chart(f: dict, labels: list[str]):
     """The induction head's weights, its stripe's keys ringed."""
     layer, head = f["head"]
-    figure = fig.heatmap(
+    figure = charts.heatmap(
         f["weights"],
         labels,
         labels,
@@ -60,7 +61,6 @@ def map_chart(f: dict, labels: list[str]):
         x_title=t("nt_copy_key"),
         y_title=t("nt_copy_query"),
         colorscale="Blues",
-        style=fig.run_style(),
         weights=True,
         zrange=(0.0, 1.0),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_core.models import display_pieces, numbered, visible
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import session
 from explorer.base.i18n import t
 from explorer.base.safe import md, plot
@@ -79,14 +79,13 @@ def query_row(gen: dict, at: int) -> None:
     presenting = present.on()  # the narration names the token and the keys; the chart fits the first screen
     if not presenting:
         st.markdown(f"**{t('nt_query_title', tok=shown(new), n=length)}**")
-    figure = fig.heatmap(
+    figure = charts.heatmap(
         z,
         keys,
         rows,
         x_title="key",
         y_title=t("nt_layer_head"),
         zrange=(0.0, 1.0),
-        style=fig.run_style(),
         height=220 if presenting else None,
     )
     chart(figure, "nt_query_row")
@@ -103,7 +102,7 @@ def cache_ui(gen: dict, at: int) -> None:
     steps = gen["steps"][:at]
     sizes = [x["cache_bytes"] / 1024 for x in steps]
     names = [str(x["cache_shape"][3]) for x in steps]
-    figure = fig.bars(sizes, names, style=fig.run_style(), title=t("nt_cache_title"), y_title="KiB")
+    figure = charts.bars(sizes, names, title=t("nt_cache_title"), y_title="KiB")
     figure.update_traces(text=[kib(x["cache_bytes"]) for x in steps])  # '20', not fig.bars' '20.0000'
     chart(figure, "nt_cache_bars")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import tables
 from explorer.base.i18n import t
 from explorer.charts.views import chart
@@ -45,16 +45,11 @@ def sum_ui(e: dict, tok: str) -> None:
 def map_ui(e: dict, label: str, layer: int, head: int) -> None:
     """Every head's direct effect on the logit of the token ``label`` names (its label, ``models.token_labels``)."""
     heads = e["heads"]
-    figure = fig.heatmap(
+    figure = charts.head_grid(
         heads,
-        [str(h) for h in range(len(heads[0]))],
-        [str(layer) for layer in range(len(heads))],
         title=t("nt_eff_map", tok=label),
-        x_title="head",
-        y_title="layer",
         colorscale="RdBu",
         zmid=0.0,
-        style=fig.run_style(),
     )
     chart(figure, "nt_eff_map")
     st.caption(t("nt_eff_this", l=layer, h=head, v=f"{heads[layer][head]:.4f}"))

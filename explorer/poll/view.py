@@ -16,6 +16,7 @@ import streamlit as st
 
 from attn_core.classroom import check, store
 from attn_core.classroom.base import PollUnavailable
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import session, widgets
 from explorer.base.i18n import t
@@ -96,12 +97,11 @@ def class_figure(counts: list[int], labels: list[str], *, truth: int | None, tit
     singular or the plural, and a text alternative that names a tie as a tie."""
     counts = [int(c) for c in counts]
     n = sum(counts)
-    f = fig.bars(
+    f = charts.bars(
         counts,
         labels,
         title=title or plural(n, "predict_class_one", "predict_class"),
         highlight=truth,
-        style=fig.run_style(),
     )
     f.update_traces(text=[str(c) for c in counts], hovertemplate="%{x}<br>%{y:d}<extra></extra>")
     step = whole_step(max(counts, default=0))

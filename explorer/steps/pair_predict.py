@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_core import Settings
+from explorer import charts
 from explorer import figures as fig
 from explorer.base.i18n import t
 from explorer.charts.views import chart
@@ -41,12 +42,11 @@ def ask_then_reveal(page: str, a: Settings, b: Settings, head: int, focus: int) 
     tok_a = list(ta.tokens.words)[fa]
     st.subheader(t("pair.predict_title"))
     chart(
-        fig.bars(
+        charts.bars(
             row_a,
             fig.labels(ta.key_tokens.words),
             title=t("pair.predict_a_row", tok=tok_a),
             highlight=max(range(len(row_a)), key=row_a.__getitem__),
-            style=fig.run_style(),
         ),
         "pair_predict_a",
     )

@@ -23,6 +23,7 @@ import streamlit as st
 from attn_core import AttentionConfigError, Settings
 from attn_core.knobs import KNOBS, in_context
 from attn_core.pair import changed_most, diff, step_matrices, words
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import session
 from explorer.base.cache import bounded
@@ -278,9 +279,7 @@ def draw_pair(c: dict, title: str | None = None) -> None:
 
 def _diff_chart(z, x, y, x_title: str, y_title: str, title: str) -> None:
     chart(
-        fig.heatmap(
-            z, x, y, title=title, x_title=x_title, y_title=y_title, colorscale="RdBu", zmid=0, style=fig.run_style()
-        ),
+        charts.heatmap(z, x, y, title=title, x_title=x_title, y_title=y_title, colorscale="RdBu", zmid=0),
         "pair_diff",
     )
 

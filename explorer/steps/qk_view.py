@@ -8,7 +8,7 @@ import streamlit as st
 import torch
 
 from attn_core.why import qk_map
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import widgets
 from explorer.base.i18n import label, t
 from explorer.charts.views import chart, focus_select
@@ -117,14 +117,13 @@ def _drawn(points: tuple, m: dict, row, focus: int, labels: tuple, title: str, p
     q_labels, k_labels = labels
     by, more = look["by"], look.get("more")
     colour = qk_parts.colours(by, *look["sides"], t(BAR[by]), (len(q_labels), len(k_labels)))
-    figure = fig.qk_scatter(
+    figure = charts.qk_scatter(
         *points,
         q_labels,
         k_labels,
         row,
         focus=focus,
         title=title,
-        style=fig.run_style(),
         colour=colour,
         more=more and more["points"],
         allowed=look.get("allowed"),

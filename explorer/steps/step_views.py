@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables, widgets
 from explorer.base.i18n import t, tex
@@ -62,7 +63,7 @@ def tokens_view(ctx: StepContext, stage) -> None:
     dims = [str(i) for i in range(x.shape[-1])]
     with main:
         matrix_chart(
-            fig.heatmap(
+            charts.heatmap(
                 x,
                 dims,
                 ctx.q_labels,
@@ -71,7 +72,6 @@ def tokens_view(ctx: StepContext, stage) -> None:
                 y_title=t("token"),
                 colorscale="RdBu",
                 zmid=0,
-                style=fig.run_style(),
             ),
             "x",
             x,
@@ -98,7 +98,7 @@ def qkv_view(ctx: StepContext, stage) -> None:
     rw = rw or rl
     cols = [str(i) for i in range(m.shape[1])]
     matrix_chart(
-        fig.heatmap(
+        charts.heatmap(
             m,
             cols,
             rl,
@@ -107,7 +107,6 @@ def qkv_view(ctx: StepContext, stage) -> None:
             y_title="",
             colorscale="RdBu",
             zmid=0,
-            style=fig.run_style(),
         ),
         which,
         m,
@@ -123,14 +122,13 @@ def scores_view(ctx: StepContext, stage) -> None:
     st.info(t("why_scale", **stage.facts))
     raw, scaled = stage.tensors["scores"], stage.tensors["scaled_scores"]
     matrix_chart(
-        fig.grouped_bars(
+        charts.grouped_bars(
             {
                 t("legend_raw"): raw[ctx.head, ctx.focus].tolist(),
                 t("legend_scaled"): scaled[ctx.head, ctx.focus].tolist(),
             },
             ctx.k_labels,
             title=t("focus_scores", tok=ctx.q_words[ctx.focus]),
-            style=fig.run_style(),
         ),
         "focus_scores",
     )

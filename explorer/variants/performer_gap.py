@@ -15,7 +15,7 @@ import torch
 from attn_core import Settings
 from attn_core.compare import compared, head0
 from attn_core.kernels import full_attention, run_kernel
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import widgets
 from explorer.base.cache import bounded
 from explorer.base.i18n import t
@@ -71,14 +71,13 @@ def section(settings: Settings) -> None:
             t("pg_series", m=m): [p - u for p, u in zip(res["performer"][m], res["uniform"])] for m in res["features"]
         }
         chart(
-            fig.line(
+            charts.line(
                 res["factors"],
                 series,
                 title=t("pg_chart"),
                 x_title=t("pg_x"),
                 y_title=t("pg_y"),
                 log_x=True,
-                style=fig.run_style(),
             ),
             "var_performer_gap",
         )

@@ -13,7 +13,7 @@ from attn_core.compare import compared, head0
 from attn_core.kernels import KERNELS, effective_weights, kernel_options
 from attn_core.trace import kernel_settings
 from attn_core.why import spread as sp
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import tables, widgets
 from explorer.base.cache import bounded
 from explorer.base.i18n import kernel_label, t
@@ -101,14 +101,13 @@ def draw_dispersion(gap: float, adaptive: bool) -> None:
     if adaptive:
         series[t("va_adaptive_series")] = [r["max_weight"] for r in adapt]
     chart(
-        fig.line(
+        charts.line(
             [r["n"] for r in plain],
             series,
             title=t("va_disp_chart", gap=gap),
             x_title=t("va_disp_x"),
             y_title=t("va_disp_y"),
             log_x=True,
-            style=fig.run_style(),
         ),
         "va_dispersion_chart",
     )

@@ -12,7 +12,7 @@ import streamlit as st
 import torch
 
 from attn_core.vision.model import VisionConfig, VisionModel
-from explorer import figures as fig
+from explorer import charts
 from explorer.base import session
 from explorer.base.i18n import t
 from explorer.base.runtime import session_id
@@ -136,7 +136,7 @@ def curve_chart(have: dict[str, list], own: VisionConfig, compare: bool) -> None
     }
     last = have[own.model][-1]
     title = t("vision.curve_title", step=last.step, acc=f"{last.val_acc:.3f}", n=last.val_n)
-    figure = fig.line(xs, series, style=fig.run_style(), title=title, x_title="step")
+    figure = charts.line(xs, series, title=title, x_title="step")
     figure.update_layout(yaxis_range=[0.0, 1.02], xaxis_range=[0, own.steps])
     chart(figure, "vi_curve")
 

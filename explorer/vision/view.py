@@ -15,6 +15,7 @@ from attn_core import AttentionConfigError
 from attn_core import vision as V
 from attn_core.vision.model import VisionConfig, VisionModel, digits
 from attn_core.vision.picture import MAX_BYTES, read_digit
+from explorer import charts
 from explorer import figures as fig
 from explorer.base import tables
 from explorer.base.i18n import error_text, t
@@ -124,11 +125,10 @@ def windows_ui(c: VisionConfig, query: int) -> None:
             grid_chart(win.reshape(rows, cols).tolist(), t(f"vision.win_{name}", s=s), f"vi_win_{name}")
     mask = V.window_mask(c.grid, c.window, shift)
     chart(
-        fig.heatmap(
+        charts.heatmap(
             mask.float().tolist(),
             grid_labels(rows * cols),
             grid_labels(rows * cols),
-            style=fig.run_style(),
             title=t("vision.mask_title", s=shift),
             x_title="key",
             y_title="query",

@@ -268,3 +268,39 @@ def test_the_label_check_finds_a_lambda_that_translates_late():
     assert unfixed_labels('draw(c, format_func=lambda s: t(f"x.{s}"))') == [1]
     assert unfixed_labels("draw(c, format_func=lambda s: _name(s, lang()))") == [1]
     assert unfixed_labels('draw(c, format_func=lambda s: t(f"x.{s}", language=language))') == []
+
+
+BUILDERS = {"heatmap", "small_multiples", "bars", "grouped_bars", "qk_scatter", "attention_lines", "line", "loglog"}
+
+
+def chart_shapes_written_out(source: str) -> list[int]:
+    """Lines where a page writes out what the chart vocabulary (``explorer.charts``) says once: a figure builder
+    given the run's style by hand (``fig.heatmap(..., style=fig.run_style())``), or a heatmap with a "head" x axis
+    and a "layer" y axis (``charts.head_grid``)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        kw = {k.arg: ast.unparse(k.value) for k in node.keywords}
+        by_hand = node.func.attr in BUILDERS and kw.get("style") == "fig.run_style()"
+        grid = node.func.attr == "heatmap" and kw.get("x_title") == "'head'" and kw.get("y_title") == "'layer'"
+        if by_hand or grid:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_pages_draw_charts_through_one_vocabulary():
+    found = {}
+    for path in python_files():
+        if path.startswith(os.path.join("explorer", "charts", "__init__.py")):
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            if lines := chart_shapes_written_out(f.read()):
+                found[path] = lines
+    assert not found, found
+
+
+def test_the_vocabulary_check_finds_a_chart_written_out():
+    assert chart_shapes_written_out("fig.bars(v, n, style=fig.run_style())") == [1]
+    assert chart_shapes_written_out('charts.heatmap(z, h, l, x_title="head", y_title="layer")') == [1]
+    assert chart_shapes_written_out("charts.bars(v, n)\ncharts.head_grid(z, title='x')") == []
