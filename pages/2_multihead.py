@@ -100,7 +100,8 @@ st.latex(
     + (r"\,W_o^\top" if trace.projected is not None else "")
     + (r"\quad\to\quad \mathrm{LayerNorm}(X + \cdot)" if s.residual_norm else "")
 )
-st.code(
+widgets.code(
+    st,
     f"concat = torch.cat([context[h] for h in range({s.heads})], dim=-1)  # {tuple(trace.concat.shape)}"
     + (f"\nprojected = concat @ W_o.T + b_o  # {tuple(trace.projected.shape)}" if trace.projected is not None else "")
     + (
@@ -108,7 +109,6 @@ st.code(
         if s.residual_norm
         else ""
     ),
-    language="python",
 )
 chart(
     charts.heatmap(

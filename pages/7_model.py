@@ -160,7 +160,7 @@ def compare_ui(layer: int, head: int, ht: pt.HeadTrace, rnd: pt.HeadTrace, floor
 def qkv_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
     explain.latex(r"Q = x W_q^\top + b_q,\quad K = x W_k^\top + b_k,\quad V = x W_v^\top + b_v")
     shapes = {"W_q": tuple(ht.weights.W_q[0].shape), "x": tuple(ht.x.shape), "Q": tuple(ht.Q[0].shape)}
-    explain.code(causal.projection_code(pre, layer, head, shapes), language="python")
+    widgets.code(explain, causal.projection_code(pre, layer, head, shapes))
     which = widgets.radio(
         st, t("weights_of", name=""), ["x", "Q", "K", "V", "W_q", "W_k", "W_v"], horizontal=True, key="rm_which"
     )
@@ -193,9 +193,9 @@ def qkv_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
 def scores_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
     d = pre.d_head
     explain.latex(rf"e_{{ij}} = \frac{{q_i^\top k_j}}{{\sqrt{{d_{{head}}}}}} = \frac{{q_i^\top k_j}}{{\sqrt{{{d}}}}}")
-    explain.code(
+    widgets.code(
+        explain,
         f"scores = Q @ K.T            # {tuple(ht.scores[0].shape)}\nscaled = scores * {ht.scale:.6g}  # 1/sqrt({d})",
-        language="python",
     )
     scores_step(ht, 0, pieces, pieces, key_prefix="rm_")
 
@@ -204,17 +204,17 @@ def mask_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
     L = len(pieces)
     if pre.causal:
         explain.latex(causal.CAUSAL_LATEX)
-        explain.code(causal.causal_code(L), language="python")
+        widgets.code(explain, causal.causal_code(L))
         st.caption(t("dec.causal_mask"))
         mask_step(ht, pieces, pieces, key_prefix="rm_")
         return
     explain.latex(
         r"\tilde e_{ij} = \begin{cases} e_{ij} & j \text{ is a real piece} \\ -\infty & j \text{ is [PAD]}\end{cases}"
     )
-    explain.code(
+    widgets.code(
+        explain,
         f"mask = padding([{enc.n_real}], {L}, {L})[0]   # bool, True = may attend\n"
         "scaled = scaled.masked_fill(~mask, float('-inf'))",
-        language="python",
     )
     if enc.n_real == L:
         st.info(t("rm_no_padding"))
@@ -227,11 +227,11 @@ def softmax_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
 
 def output_ui(ht: pt.HeadTrace, layer: int, head: int, explain) -> None:
     explain.latex(WEIGHTED_SUM)
-    explain.code(
+    widgets.code(
+        explain,
         f"weights = F.softmax(scaled, dim=-1)  # {tuple(ht.attn[0].shape)}\n"
         f"context = weights @ V               # {tuple(ht.context[0].shape)}\n"
         f"(weights - outputs.attentions[{layer}][0, {head}]).abs().max()  # {ht.max_diff:.3g}",
-        language="python",
     )
     output_step(ht, 0, pieces, pieces, weights_title=t("attn_weights") + " (attn_core)", key_prefix="rm_")
 

@@ -163,6 +163,7 @@ class RunContext:
     large: bool = False
     focus: str | None = None  # the focus token's label, outlined by the heatmaps built next
     charts: list = field(default_factory=list)  # (file name, figure) of each chart drawn (``explorer.charts.png``)
+    codes: int = 0  # blocks of code folded so far in this run (``explorer.base.widgets.code``)
 
 
 _local = threading.local()  # each script run has a thread of its own, a fragment's rerun too

@@ -247,3 +247,22 @@ def text(container, title: str, default: str = "", *, key: str, max_chars: int, 
     if over:
         say_cut(container, max_chars, over)
     return fit_text(out, default, max_chars)[0]
+
+
+def code(container, text: str, language: str = "python") -> None:
+    """A block of code. On the page (``container`` is ``st``) it is folded under "The code" and sent to the browser
+    only once opened (a lazy expander): Streamlit's syntax highlighter, about 0.6 s of a new tab's CPU before its
+    first chart (``first_load_cpu.txt``), is then loaded by those who read the code, and a fold once opened stays
+    open through later reruns and steps (its key). Inside a fold already (presenter mode's), drawn there."""
+    if container is not st:
+        container.code(text, language=language)
+        return
+    ctx = session.run_context()
+    key = "show_code" if ctx.codes == 0 else f"show_code_{ctx.codes}"  # a second block in one run: a key of its own
+    ctx.codes += 1
+    kept = stored(key)
+    if kept is not MISSING and not isinstance(kept, bool) or (kept is MISSING and session.get(key, False) is None):
+        _write(key, False)  # a forged value (not a bool, or None): a closed fold
+    fold = st.expander(t("show_code"), key=key, on_change="rerun", icon=":material/code:")
+    if fold.open:
+        fold.code(text, language=language)

@@ -15,7 +15,7 @@ import streamlit as st
 from attn_core.export import matrix_csv
 from explorer import charts
 from explorer import figures as fig
-from explorer.base import session, tables
+from explorer.base import session, tables, widgets
 from explorer.base.i18n import STRINGS, t, tex
 from explorer.base.safe import md
 from explorer.charts import png
@@ -145,12 +145,12 @@ def softmax_step(tr, h: int, q_words: list[str], k_words: list[str], *, key_pref
     """The softmax in stages: each row's max and sum beside exp(x - max). ``explain``: where the
     formula and the code go (presenter mode folds them away)."""
     explain.latex(SOFTMAX_STAGES)
-    explain.code(
+    widgets.code(
+        explain,
         "m = scaled.amax(-1, keepdim=True)\n"
         "p = (scaled - m).exp()   # masked entries -> 0\n"
         "Z = p.sum(-1, keepdim=True)\n"
         "weights = p / Z",
-        language="python",
     )
     softmax_charts(tr.softmax, h, q_words, k_words, key_prefix=key_prefix)
 
@@ -206,7 +206,7 @@ def variant_step(
     (a tensor shared by all heads has one row). ``presenting``: what to look at comes under the charts,
     which must start on the first screen."""
     explain.latex(tex(stage.formula))
-    explain.code(stage.code, language="python")
+    widgets.code(explain, stage.code)
     if not presenting:
         _variant_notes(stage)
     _variant_charts(tr, stage, h, focus, q_words, k_words)

@@ -43,7 +43,7 @@ class StepContext:
 
 def _formula_and_code(ctx: StepContext, stage) -> None:
     ctx.explain.latex(tex(stage.formula))
-    ctx.explain.code(stage.code, language="python")
+    widgets.code(ctx.explain, stage.code)
 
 
 def tokens_view(ctx: StepContext, stage) -> None:
