@@ -260,9 +260,6 @@ def code(container, text: str, language: str = "python") -> None:
     ctx = session.run_context()
     key = "show_code" if ctx.codes == 0 else f"show_code_{ctx.codes}"  # a second block in one run: a key of its own
     ctx.codes += 1
-    kept = stored(key)
-    if kept is not MISSING and not isinstance(kept, bool) or (kept is MISSING and session.get(key, False) is None):
-        _write(key, False)  # a forged value (not a bool, or None): a closed fold
-    fold = st.expander(t("show_code"), key=key, on_change="rerun", icon=":material/code:")
+    fold = expander(st, t("show_code"), key=key, icon=":material/code:")
     if fold.open:
         fold.code(text, language=language)

@@ -3,9 +3,10 @@ same model, and what moved between them (``attn_core.interpret.minimal_pair``).
 
 Real model is the main place (``model_section``): the chosen head's two maps side by side on the tokens the two
 sentences share, B − A, where the changed word's attention went, and every head ranked by how much it moved. Inside
-the model offers the same section folded away (``inside_section``), Explain sets what moved beside what matters
+the model offers the same section (``inside_section``), Explain sets what moved beside what matters
 (``explain_section``), Next token shows the two next-token predictions and the heads whose ablation closes the gap
-between them (``next_token_section``).
+between them (``next_token_section``). On every page the section is folded away until opened (a link that names a
+pair opens it): a class opening a page asks for no pair job and draws none of its charts.
 
 The controls are links' (``explorer.controls``): ``pair`` (a curated pair's id, or ``own``: the page's sentence as A
 and ``pair_b`` as B) and ``pair_head`` (``layer:head``, the most moved head unless chosen). The pairs offered are
@@ -316,11 +317,16 @@ def _model(name: str):
 
 
 def model_section(name: str, sentence: str) -> None:
-    """Real model's section (and Inside's, folded away): the pair, the head, its maps, every head ranked."""
+    """Real model's section, folded away until opened (a link that names a pair opens it; a class opening the page
+    asks for no pair and draws none of its charts): the pair, the head, its maps, every head ranked."""
+    box = widgets.expander(st, t("mp.title"), key="mp_model_open", opened_by=(PAIR.name, PAIR_B.name, PAIR_HEAD.name))
+    if not box.open:
+        waiting.ask("mp_model", {})
+        return
     waiting.warm()  # a worker loads the model while the page is read: the pair is a background job
-    st.subheader(t("mp.title"))
-    st.caption(t("mp.intro"))
-    full_view(name, sentence, "mp_model")
+    with box:
+        st.caption(t("mp.intro"))
+        full_view(name, sentence, "mp_model")
 
 
 def full_view(name: str, sentence: str, page: str) -> None:

@@ -90,8 +90,23 @@ def ranked(r: dict, key: str = "moved") -> list[str]:
 # --- Real model ------------------------------------------------------------------------------------------------
 
 
+def opened(at):
+    """The section opened, as the learner's click on its fold sends it."""
+    at.session_state["mp_model_open"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_real_model_asks_nothing_until_the_section_is_opened(app):
+    at = app(MODEL_PAGE)
+    assert not [s for s in at.selectbox if s.key == "pair"] and not [c for c in charts(at) if "B − A" in c]
+    assert at.session_state["heavy_watching_mp_model"] == []  # no job asked for: a class opening the page
+    assert [e.label for e in at.expander].count("Minimal pair: change a word, see what moves") == 1
+
+
 def test_real_model_draws_the_engines_pair(app, encoder):
-    at = until_done(app(MODEL_PAGE))
+    at = until_done(opened(app(MODEL_PAGE)))
     pair = mp.curated("encoder")[0]  # the default: the first pair written for an encoder, English first
     assert pair["id"] == "coref_tired_wide" and at.selectbox(key="pair").value == pair["id"]
     r = mp.minimal_pair(encoder, pair["a"], pair["b"])
@@ -138,7 +153,7 @@ def test_a_hostile_pair_in_the_link_gets_a_message(app, lang, raw, needle):
 
 
 def test_an_encoder_is_offered_only_the_pairs_written_for_it(app):
-    at = app(MODEL_PAGE, query={"lang": "zh"})  # no Chinese pair suits the encoder: the English ones, no others
+    at = opened(app(MODEL_PAGE, query={"lang": "zh"}))  # no Chinese pair suits the encoder: the English ones only
     options = at.selectbox(key="pair").options
     suited = [p for p in mp.curated() if p["suits"] in ("encoder", "both")]
     assert len(options) == len(suited) + 1  # and "your own"

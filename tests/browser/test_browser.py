@@ -59,6 +59,8 @@ def test_first_change_after_a_fresh_start_sticks_and_updates_the_charts(fresh_se
     d_v.fill("5")
     d_v.press("Enter")
     settle(page)
+    page.locator("[data-testid='stExpander'] summary", has_text="The code (PyTorch)").first.click()  # sent once opened
+    settle(page)
     expect(page.get_by_text("# (6, 5)").first).to_be_visible(timeout=WAIT)
     assert page.locator("textarea[aria-label='Sentence']").input_value() == "the cat sat on a mat"
     os.makedirs(ARTIFACTS, exist_ok=True)

@@ -49,6 +49,9 @@ def test_a_chinese_pair_picked_on_real_model_draws_both_maps_and_names_what_move
     layer, head = r["ranking"][0]["layer"], r["ranking"][0]["head"]
     name = f"{layer}:{head}"
     open_app(page, server, "model?lang=zh")
+    fold = page.locator("[data-testid='stExpander'] summary", has_text="最小对比对").first  # folded until opened
+    expect(fold).to_be_visible(timeout=JOB_WAIT)
+    fold.click()
     picker = page.locator("[data-testid='stSelectbox']").filter(has_text="句子对").first
     expect(picker).to_be_visible(timeout=JOB_WAIT)
     pick(page, picker, f"一致 · en · {pair['b']}")
