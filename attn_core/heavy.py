@@ -225,7 +225,7 @@ def run(pre, kind: str, args: dict) -> Steps:
     """The parts of one request, in order (what the worker sends, before JSON)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}")
-    if args.get("model"):  # another offered model than the one loaded first (its directory): loaded once
+    if args.get("model"):  # another model than the one loaded first, by its offered name (or a directory): loaded once
         from .models import load
 
         pre = load(args["model"])
