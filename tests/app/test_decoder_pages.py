@@ -207,7 +207,8 @@ def test_named_tokens_that_are_not_single_tokens_get_a_message(app, tiny, lang):
     assert ("not one" in shown) if lang == "en" else ("不是一个" in shown), shown
     assert not at.exception and not at.error and at.metric  # the rest of the page is drawn
     at.text_input(key="in_tok_b").set_value(" on").run()
-    assert not at.warning and any("logit(A)" in m.label for m in at.metric)
+    assert not at.warning, [w.value for w in at.warning]  # named: once seen under a loaded machine's suite
+    assert any("logit(A)" in m.label for m in at.metric)
 
 
 def test_inside_quotes_the_shipped_decoders_record_on_induction(app, tiny):
