@@ -244,16 +244,25 @@ def pack(x: torch.Tensor) -> dict:
     return {"shape": list(x.shape), "float32": base64.b64encode(data).decode("ascii")}
 
 
-def _unpacked(packed: dict) -> torch.Tensor:
-    raw = bytearray(base64.b64decode(packed["float32"], validate=True))
-    return torch.frombuffer(raw, dtype=torch.float32).view(*packed["shape"])
+def _unpacked_head(packed: dict, layer: int, head: int) -> torch.Tensor:
+    """One (L, L) map of ``pack``'s (layers, H, L, L) bytes, decoding only its own span of the base64 text (every 4
+    characters are 3 bytes from the start): a page's rerun reads one head, not the whole result."""
+    layers, heads, rows, cols = packed["shape"]
+    if not (0 <= layer < layers and 0 <= head < heads):
+        raise IndexError((layer, head))
+    size = rows * cols * 4
+    start = (layer * heads + head) * size
+    text = packed["float32"]
+    chunk = base64.b64decode(text[start // 3 * 4 : -(-(start + size) // 3) * 4], validate=True)
+    raw = bytearray(chunk[start % 3 : start % 3 + size])
+    return torch.frombuffer(raw, dtype=torch.float32).view(rows, cols)
 
 
 def head_map(result: dict, side: str, layer: int, head: int) -> list[list[float]]:
     """Head layer:head's (L, L) weights on side ``side`` ("a" or "b") of a ``minimal_pair`` result, packed or not."""
     maps = result[f"attention_{side}"]
     if isinstance(maps, dict):
-        return _unpacked(maps)[layer, head].double().tolist()
+        return _unpacked_head(maps, layer, head).double().tolist()
     return maps[layer][head]
 
 
