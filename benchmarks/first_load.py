@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from urllib.parse import urlencode
 
 import psutil
@@ -34,7 +33,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from class_load import settle
-from serve import CHROMIUM_ARGS, free_port, stop_server
+from serve import CHROMIUM_ARGS, start_server, stop_server
 
 from benchmarks.record import emit
 from explorer.classroom.tour import TOUR, params
@@ -71,30 +70,6 @@ MARKS = """(() => {
   new MutationObserver(soon).observe(document, {subtree: true, childList: true, attributes: true,
     attributeFilter: ['data-test-script-state', 'data-stale']});
 })();"""
-
-
-def start(root: str, warm: str, log) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` in ``root`` on 127.0.0.1 and a free port, once its health check answers."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1"]
-        + ["--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=root,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=dict(os.environ, ATTN_EXPLORER_WARM=warm),
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read().strip() == b"ok":
-                return proc, url
-        except OSError:
-            time.sleep(0.3)
-    stop_server(proc)
-    raise SystemExit(f"no server in {root}")
 
 
 def open_tab(ctx, url: str, path: str) -> dict[str, float]:
@@ -188,7 +163,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as logs:
             for name, root in named:
                 with open(os.path.join(logs, f"{name}.log"), "w") as log:
-                    servers[name] = start(os.path.abspath(root), args.warm, log)
+                    servers[name] = start_server(log=log, timeout=120, warm=args.warm, root=os.path.abspath(root))
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=exe, headless=True, args=ARGS)
                 ctx = browser.new_context(viewport={"width": 1400, "height": 1000})

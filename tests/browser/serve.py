@@ -31,13 +31,13 @@ def free_port() -> int:
 
 
 def start_server(
-    log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = (), warm: bool | str = True
+    log=subprocess.DEVNULL, timeout: float = 60, extra: list[str] = (), warm: bool | str = True, root: str = ROOT
 ) -> tuple[subprocess.Popen, str]:
     """The server process and its URL, once /_stcore/health answers ok; ``extra``: more ``streamlit run`` options;
     ``warm=False``: without the start's warm-up of every model (``ATTN_EXPLORER_WARM=0``, about 3.7 s of CPU), for a
     short-lived server whose test opens no model page. A test's server never computes the lessons ahead (minutes of
     CPU the suite does not need; ``ATTN_EXPLORER_WARM=models``). A string is that variable's value (a benchmark's
-    class server: "1")."""
+    class server: "1"). ``root``: the checkout to serve (another worktree, for a benchmark's before and after)."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -56,7 +56,7 @@ def start_server(
             "false",
             *extra,
         ],
-        cwd=ROOT,
+        cwd=root,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: ``stop_server`` ends it with everything it started
