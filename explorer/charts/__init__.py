@@ -8,6 +8,7 @@ The builders themselves stay pure (a style in, a figure out) for tests and for t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -15,36 +16,24 @@ import plotly.graph_objects as go
 from explorer import figures as fig
 
 
-def heatmap(*args, **kw) -> go.Figure:
-    return fig.heatmap(*args, style=fig.run_style(), **kw)
+def _with_run_style(builder):
+    """``builder`` with this run's style (``figures.run_style``) added to its arguments."""
+
+    @functools.wraps(builder)
+    def drawn(*args, **kw) -> go.Figure:
+        return builder(*args, style=fig.run_style(), **kw)
+
+    return drawn
 
 
-def small_multiples(*args, **kw) -> go.Figure:
-    return fig.small_multiples(*args, style=fig.run_style(), **kw)
-
-
-def bars(*args, **kw) -> go.Figure:
-    return fig.bars(*args, style=fig.run_style(), **kw)
-
-
-def grouped_bars(*args, **kw) -> go.Figure:
-    return fig.grouped_bars(*args, style=fig.run_style(), **kw)
-
-
-def qk_scatter(*args, **kw) -> go.Figure:
-    return fig.qk_scatter(*args, style=fig.run_style(), **kw)
-
-
-def attention_lines(*args, **kw) -> go.Figure:
-    return fig.attention_lines(*args, style=fig.run_style(), **kw)
-
-
-def line(*args, **kw) -> go.Figure:
-    return fig.line(*args, style=fig.run_style(), **kw)
-
-
-def loglog(*args, **kw) -> go.Figure:
-    return fig.loglog(*args, style=fig.run_style(), **kw)
+heatmap = _with_run_style(fig.heatmap)
+small_multiples = _with_run_style(fig.small_multiples)
+bars = _with_run_style(fig.bars)
+grouped_bars = _with_run_style(fig.grouped_bars)
+qk_scatter = _with_run_style(fig.qk_scatter)
+attention_lines = _with_run_style(fig.attention_lines)
+line = _with_run_style(fig.line)
+loglog = _with_run_style(fig.loglog)
 
 
 def head_grid(z: Sequence[Sequence[float]], *, title: str, first_layer: int = 0, **kw) -> go.Figure:

@@ -23,6 +23,18 @@ def python_files(top: str = ROOT):
                 yield os.path.relpath(os.path.join(folder, name), ROOT)
 
 
+def found_by(check, skip: tuple[str, ...] = ()) -> dict[str, list[int]]:
+    """Every project file's lines that ``check`` (source text -> line numbers) finds, by path."""
+    found = {}
+    for path in python_files():
+        if path in skip:
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            if lines := check(f.read()):
+                found[path] = lines
+    return found
+
+
 def state_accesses(source: str) -> list[int]:
     """Lines that read or write ``st.session_state`` / ``st.query_params`` (``st`` being however
     the file names the streamlit module), or import them from streamlit."""
@@ -50,14 +62,7 @@ def test_the_detector_sees_each_way_of_touching_the_state():
 
 
 def test_only_the_session_module_touches_session_state_and_the_url():
-    found = {}
-    for path in python_files():
-        if path == GATEWAY:
-            continue
-        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-            lines = state_accesses(f.read())
-        if lines:
-            found[path] = lines
+    found = found_by(state_accesses, skip=(GATEWAY,))
     assert not found, f"route these through explorer/base/session.py: {found}"
     with open(os.path.join(ROOT, GATEWAY), encoding="utf-8") as f:
         assert state_accesses(f.read())  # the gateway itself is seen by the same detector
@@ -256,11 +261,7 @@ def unfixed_labels(source: str) -> list[int]:
 
 
 def test_translated_option_labels_fix_their_language_when_drawn():
-    found = {}
-    for path in python_files():
-        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-            if lines := unfixed_labels(f.read()):
-                found[path] = lines
+    found = found_by(unfixed_labels)
     assert not found, found
 
 
@@ -290,13 +291,7 @@ def chart_shapes_written_out(source: str) -> list[int]:
 
 
 def test_pages_draw_charts_through_one_vocabulary():
-    found = {}
-    for path in python_files():
-        if path.startswith(os.path.join("explorer", "charts", "__init__.py")):
-            continue
-        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-            if lines := chart_shapes_written_out(f.read()):
-                found[path] = lines
+    found = found_by(chart_shapes_written_out)
     assert not found, found
 
 
