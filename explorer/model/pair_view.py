@@ -316,17 +316,24 @@ def _model(name: str):
     return m
 
 
-def model_section(name: str, sentence: str) -> None:
-    """Real model's section, folded away until opened (a link that names a pair opens it; a class opening the page
-    asks for no pair and draws none of its charts): the pair, the head, its maps, every head ranked."""
-    box = widgets.expander(st, t("mp.title"), key="mp_model_open", opened_by=(PAIR.name, PAIR_B.name, PAIR_HEAD.name))
+def _folded(page: str, key: str, opened_by: tuple[str, ...] = (PAIR.name, PAIR_B.name)):
+    """The section's fold (None while closed: nothing asked for, nothing drawn, so a class opening the page asks for
+    no pair); open, a worker is started while the page is read (the pair is a background job)."""
+    box = widgets.expander(st, t("mp.title"), key=key, opened_by=opened_by)
     if not box.open:
-        waiting.ask("mp_model", {})
-        return
-    waiting.warm()  # a worker loads the model while the page is read: the pair is a background job
-    with box:
-        st.caption(t("mp.intro"))
-        full_view(name, sentence, "mp_model")
+        waiting.ask(page, {})
+        return None
+    waiting.warm()
+    return box
+
+
+def model_section(name: str, sentence: str) -> None:
+    """Real model's section, folded away until opened (a link that names a pair opens it): the pair, the head, its
+    maps, every head ranked."""
+    if (box := _folded("mp_model", "mp_model_open", (PAIR.name, PAIR_B.name, PAIR_HEAD.name))) is not None:
+        with box:
+            st.caption(t("mp.intro"))
+            full_view(name, sentence, "mp_model")
 
 
 def full_view(name: str, sentence: str, page: str) -> None:
@@ -352,13 +359,10 @@ def full_view(name: str, sentence: str, page: str) -> None:
 
 def inside_section(name: str, sentence: str) -> None:
     """Inside the model: the same section, folded away until opened (a link that names a pair opens it)."""
-    box = widgets.expander(st, t("mp.title"), key="mp_inside_open", opened_by=(PAIR.name, PAIR_B.name, PAIR_HEAD.name))
-    if not box.open:
-        waiting.ask("mp_inside", {})
-        return
-    with box:
-        st.caption(t("mp.intro"))
-        full_view(name, sentence, "mp_inside")
+    if (box := _folded("mp_inside", "mp_inside_open", (PAIR.name, PAIR_B.name, PAIR_HEAD.name))) is not None:
+        with box:
+            st.caption(t("mp.intro"))
+            full_view(name, sentence, "mp_inside")
 
 
 def open_link(page: str, name: str, pair: tuple[str, str, str]) -> str:
@@ -371,12 +375,9 @@ def open_link(page: str, name: str, pair: tuple[str, str, str]) -> str:
 def explain_section(name: str, sentence: str) -> None:
     """Explain: does the head whose attention moves most also matter? What moved, and on a decoder, beside it,
     the heads whose removal closes the gap between the two predictions."""
-    box = widgets.expander(st, t("mp.title"), key="mp_explain_open", opened_by=(PAIR.name, PAIR_B.name))
-    if not box.open:
-        waiting.ask("mp_explain", {})
-        return
-    with box:
-        _explain_view(name, sentence)
+    if (box := _folded("mp_explain", "mp_explain_open")) is not None:
+        with box:
+            _explain_view(name, sentence)
 
 
 def _explain_view(name: str, sentence: str) -> None:
@@ -416,16 +417,12 @@ def _explain_view(name: str, sentence: str) -> None:
 def next_token_section(name: str, prompt: str) -> None:
     """Next token: both next-token distributions, their gap, and the heads whose ablation closes it (folded away until
     opened: a link that names a pair opens it)."""
-    box = widgets.expander(st, t("mp.title"), key="mp_nt_open", opened_by=(PAIR.name, PAIR_B.name))
-    if not box.open:
-        waiting.ask("mp_next_token", {})
-        return
-    with box:
-        _next_token_view(name, prompt)
+    if (box := _folded("mp_next_token", "mp_nt_open")) is not None:
+        with box:
+            _next_token_view(name, prompt)
 
 
 def _next_token_view(name: str, prompt: str) -> None:
-    waiting.warm()
     st.caption(t("mp.nt_intro"))
     m = _model(name)
     if m is None:
