@@ -1,7 +1,8 @@
 """Accessibility checked by a real engine: axe-core (the npm package, installed by scripts/test.sh) run in
 Chromium on every page of the page table, in English and 中文, with the light and the dark theme (each page loaded
 once, the theme switched in place): no serious or critical violation, except those listed in STREAMLIT_OWN (each
-in Streamlit's own widgets, with the reason it cannot be fixed from this app)."""
+in Streamlit's own widgets, with the reason it cannot be fixed from this app). The same walk records every request
+the pages make: none leaves 127.0.0.1 (offline.py)."""
 
 import os
 import time
@@ -9,6 +10,7 @@ import time
 import pytest
 import serve
 from conftest import ARTIFACTS
+from offline import ICON, Requests
 from playwright.sync_api import expect
 from theme import switch_to_dark
 
@@ -171,13 +173,16 @@ def test_axe_finds_an_unlabelled_input_on_a_page(server, browser):
         ctx.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_no_serious_or_critical_violation_on_any_page(server, browser, lang):
-    """The start page is loaded in the language, then each page opened from the sidebar's navigation (whose title
-    shows the language held), in the light theme, checked, switched in place to the dark theme and checked again; a
-    violation is reported by page and theme."""
+@pytest.fixture(scope="module", params=["en", "zh"])
+def walked(shared_server, browser, request):
+    """The walk through every page in one language: the start page loaded by its address in the language, then each
+    page opened from the sidebar's navigation (whose title shows the language held), in the light theme, checked,
+    switched in place to the dark theme and checked again. Every request the walk makes is recorded (offline.py):
+    a page checked for accessibility here is checked for working offline too, without being loaded again."""
+    lang, (_, server) = request.param, shared_server
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="light")
     page = ctx.new_page()
+    requests = Requests(page)
     failures = {}
 
     def check(path: str, theme: str) -> None:
@@ -187,14 +192,29 @@ def test_no_serious_or_critical_violation_on_any_page(server, browser, lang):
             page.screenshot(path=os.path.join(ARTIFACTS, f"axe_{path or 'start'}_{lang}_{theme}.png"))
 
     try:
-        drawn(page, f"{server}/?lang={lang}")  # the start page by its address, then every page from the navigation
+        drawn(page, f"{server}/?lang={lang}")
+        icon = page.evaluate(ICON)
         for path in PATHS:
             if path:
                 page.emulate_media(color_scheme="light")
                 navigated(page, path, TITLES[path][lang == "zh"])
+            requests.look(page, path or "start")
             check(path, "light")
             switch_to_dark(page)
             check(path, "dark")
     finally:
         ctx.close()
-    assert not failures, failures
+    return {"failures": failures, "requests": requests, "icon": icon}
+
+
+def test_no_serious_or_critical_violation_on_any_page(walked):
+    """A violation is reported by page and theme."""
+    assert not walked["failures"], walked["failures"]
+
+
+def test_no_request_leaves_127_0_0_1_on_any_page(walked):
+    requests = walked["requests"]
+    assert not requests.outside(), requests.outside()
+    assert not requests.linked_outside(), requests.linked_outside()
+    assert walked["icon"].startswith("data:image/svg+xml"), walked["icon"][:80]  # the app's own icon, inline
+    assert requests.sockets() >= 1
