@@ -12,6 +12,7 @@ import serve
 from conftest import ARTIFACTS
 from offline import ICON, Requests
 from playwright.sync_api import expect
+from test_browser import SCRIPT_STATE
 from theme import switch_to_dark
 
 from explorer.base.i18n import STRINGS
@@ -68,7 +69,8 @@ def unexplained(violations: list[dict]) -> list[dict]:
 def at_rest(page) -> None:
     """Wait until the page's script run, and the background work it shows, has finished."""
     page.wait_for_selector("h1, [data-testid='stHeading']", timeout=WAIT)
-    page.wait_for_timeout(500)
+    # the run over (the status widget shows a run only once it has lasted 500 ms: a fixed wait of that stood here)
+    page.wait_for_function(f"() => {SCRIPT_STATE} === 'notRunning'", polling=100, timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
     expect(page.locator("[data-testid='stProgress']")).to_have_count(0, timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
