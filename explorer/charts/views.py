@@ -53,6 +53,28 @@ def chart(figure, key: str, *, on_select=None) -> None:
         st.caption(md(alt))
 
 
+def a_b_maps(maps: list[tuple], key: str) -> None:
+    """A comparison's maps in three columns: A's and B's weights (each ``(z, labels, title, name)``), then B − A when
+    it is given (a third map, on a diverging scale about 0); each chart keyed ``f"{key}_{name}"``."""
+    for i, (col, (z, labels, title, name)) in enumerate(zip(st.columns(3), maps, strict=False)):
+        diff = i == 2
+        with col:
+            chart(
+                charts.heatmap(
+                    z,
+                    labels,
+                    labels,
+                    title=title,
+                    x_title="key",
+                    y_title="query",
+                    colorscale="RdBu" if diff else "Blues",
+                    zmid=0.0 if diff else None,
+                    weights=not diff,
+                ),
+                f"{key}_{name}",
+            )
+
+
 def focus_select(container, labels: list[str]) -> int:
     """The focus token (a query position; one ``focus`` in the URL for every page): a shorter
     sentence keeps it when it fits, else the last token. The charts built next outline it."""

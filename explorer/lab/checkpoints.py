@@ -11,10 +11,9 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from explorer import charts
 from explorer.base import widgets
 from explorer.base.i18n import t
-from explorer.charts.views import chart
+from explorer.charts.views import a_b_maps
 from explorer.jobs import waiting
 from explorer.model import match_view
 
@@ -96,30 +95,17 @@ def section(runs: dict, labels: list[str], moving: bool) -> None:
     chosen = widgets.selectbox(c3, t("mp.head"), names, key="lab_ck_head", default=names[0])
     layer, h = (int(x) for x in chosen.split(":"))
     wa, wb = snap_a.weights[layer][h], snap_b.weights[layer][h]
-    maps = [(wa, t("mp.lab_map", point=name_of(key_a), head=chosen), "Blues", None, "a")]
-    maps.append((wb, t("mp.lab_map", point=name_of(key_b), head=chosen), "Blues", None, "b"))
+
+    def named(z) -> list[str]:  # the probe's tokens where they fit the map, else positions
+        n = z.shape[-1]
+        return labels if len(labels) == n else [str(i) for i in range(n)]
+
+    maps = [(wa, named(wa), t("mp.lab_map", point=name_of(key_a), head=chosen), "a")]
+    maps.append((wb, named(wb), t("mp.lab_map", point=name_of(key_b), head=chosen), "b"))
     same = wa.shape == wb.shape
     if same:
-        maps.append((wb - wa, t("mp.lab_diff", head=chosen), "RdBu", 0.0, "diff"))
-    cols = st.columns(3)
-    for col, (z, title, scale, mid, key) in zip(cols, maps, strict=False):
-        n = z.shape[-1]
-        names_n = labels if len(labels) == n else [str(i) for i in range(n)]
-        with col:
-            chart(
-                charts.heatmap(
-                    z,
-                    names_n,
-                    names_n,
-                    title=title,
-                    x_title="key",
-                    y_title="query",
-                    colorscale=scale,
-                    zmid=mid,
-                    weights=mid is None,
-                ),
-                f"lab_ck_map_{key}",
-            )
+        maps.append((wb - wa, named(wa), t("mp.lab_diff", head=chosen), "diff"))
+    a_b_maps(maps, "lab_ck_map")
     if not same:
         st.info(t("mp.lab_shapes", a=wa.shape[-1], b=wb.shape[-1]), icon=":material/info:")
     if same:

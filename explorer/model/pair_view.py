@@ -30,7 +30,7 @@ from explorer import figures as fig
 from explorer.base import session, tables, widgets
 from explorer.base.i18n import error_text, lang, t
 from explorer.base.safe import md, md_t, plot
-from explorer.charts.views import chart
+from explorer.charts.views import a_b_maps, chart
 from explorer.controls import PAGE, draw, forget
 from explorer.jobs import waiting
 from explorer.model import real
@@ -271,6 +271,9 @@ def head_picker(container, result: dict) -> tuple[int, int]:
     return parse_head(chosen)
 
 
+MAPS = (("a_shared", "mp.map_a"), ("b_shared", "mp.map_b"), ("diff", "mp.map_diff"))  # a head's maps, B − A last
+
+
 def maps_ui(result: dict, layer: int, head: int, tok, key: str) -> None:
     """Where the changed word's attention went (A's bars beside B's), then the head's two maps on the shared tokens
     side by side and B − A."""
@@ -281,24 +284,8 @@ def maps_ui(result: dict, layer: int, head: int, tok, key: str) -> None:
     chart(charts.grouped_bars({"A": w["a"], "B": w["b"]}, keys, title=title), f"{key}_query")
     view = mp.head_view(result, layer, head)
     labels = fig.labels(view["labels"])
-    cols = st.columns(3)
-    drawn = (("a_shared", "mp.map_a", "Blues", None), ("b_shared", "mp.map_b", "Blues", None))
-    for col, (field, title_key, scale, mid) in zip(cols, (*drawn, ("diff", "mp.map_diff", "RdBu", 0.0)), strict=True):
-        with col:
-            chart(
-                charts.heatmap(
-                    view[field],
-                    labels,
-                    labels,
-                    title=t(title_key, head=head_name(layer, head)),
-                    x_title="key",
-                    y_title="query",
-                    colorscale=scale,
-                    zmid=mid,
-                    weights=mid is None,
-                ),
-                f"{key}_{field}",
-            )
+    maps = [(view[field], labels, t(title, head=head_name(layer, head)), field) for field, title in MAPS]
+    a_b_maps(maps, key)
     st.caption(t("mp.maps_note", n=len(view["labels"])))
 
 

@@ -129,6 +129,7 @@ def test_the_lab_compares_two_checkpoints(app, _stop_runs):
         drawn[spec["layout"].get("title", {}).get("text", "")] = spec
     diff = np.asarray(drawn[f"second − first, head {top}"]["data"][0]["z"], dtype=float)
     assert_close(diff, wb[0][int(top[-1])] - wa[0][int(top[-1])])
+    assert drawn[f"second − first, head {top}"]["data"][0]["zmid"] == 0  # B − A: a scale centred on 0
     # the matching, independently: scipy's distance for every pair of heads, the best of both assignments
     d = np.array([[rows_js(wa[0][i], wb[0][j]) for j in range(2)] for i in range(2)])
     best = min(itertools.permutations(range(2)), key=lambda p: sum(d[i, p[i]] for i in range(2)))

@@ -122,6 +122,9 @@ def test_real_model_draws_the_engines_pair(app, encoder):
     view = mp.head_view(r, layer, head)
     assert_close(np.asarray(drawn[f"B − A, head {layer}:{head}"]["data"][0]["z"]), np.asarray(view["diff"]))
     assert_close(np.asarray(drawn[f"A, head {layer}:{head} (shared tokens)"]["data"][0]["z"]), view["a_shared"])
+    # A's and B's weights from 0 up; B − A on a scale centred on 0, its sign read from the colour
+    assert drawn[f"B − A, head {layer}:{head}"]["data"][0]["zmid"] == 0
+    assert "zmid" not in drawn[f"A, head {layer}:{head} (shared tokens)"]["data"][0]
     bars = drawn[f"Head {layer}:{head}: attention from tired → wide, A and B"]["data"]
     assert [s["name"] for s in bars] == ["A", "B"] and len(bars[0]["y"]) == len(r["shared"]) + 1
 
