@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from background import until_done
+from pair_words import moved
 from streamlit.testing.v1 import AppTest
 from tolerance import assert_close
 
@@ -61,25 +62,18 @@ def table(at, column: str):
 
 
 def expected_words(m, r: dict, layer: int, head: int) -> str:
-    """The page's line of words, recomputed from the engine's attention in numpy: the mean of the changed word's
-    rows, read on the shared keys with the changed keys lumped; the key that lost most and the one that gained most."""
+    """The page's line of words, from the engine's attention recomputed in numpy (tests/pair_words.py)."""
+    w = moved(r, layer, head, "(the changed words)")
     q = r["queries"][r["query"]]
-    ra = np.asarray(r["attention_a"][layer][head])[q["a"]].mean(0)
-    rb = np.asarray(r["attention_b"][layer][head])[q["b"]].mean(0)
-    ia, jb = [i for i, _ in r["shared"]], [j for _, j in r["shared"]]
-    a = np.append(ra[ia], ra.sum() - ra[ia].sum())
-    b = np.append(rb[jb], rb.sum() - rb[jb].sum())
-    moved = 0.5 * np.abs(b - a).sum()
-    assert_close(moved, q["moved"][layer][head])  # the engine's measure, the same numbers
-    names = [r["a"]["labels"][i] for i in ia] + ["(the changed words)"]
-    src, dst = int(np.argmin(b - a)), int(np.argmax(b - a))
+    assert_close(w.moved, q["moved"][layer][head])  # the engine's measure, the same numbers
+    names, a, b, src, dst = w.names, w.a, w.b, w.src, w.dst
     word_a = m.tokenizer.decode([r["a"]["ids"][i] for i in q["a"]]).strip()
     word_b = m.tokenizer.decode([r["b"]["ids"][i] for i in q["b"]]).strip()
     query = word_a if word_a == word_b else f"{word_a} → {word_b}"
     return (
         f"Head **{md(f'{layer}:{head}')}**'s attention from **{md(query)}** moved most from **{md(names[src])}** "
         f"({a[src]:.2f} in A, {b[src]:.2f} in B) to **{md(names[dst])}** ({a[dst]:.2f} in A, {b[dst]:.2f} in B): "
-        f"a share of **{moved:.2f}** of it went elsewhere."
+        f"a share of **{w.moved:.2f}** of it went elsewhere."
     )
 
 

@@ -5,8 +5,8 @@ computes them (recomputed here in numpy from its attention)."""
 
 import os
 
-import numpy as np
 from conftest import ARTIFACTS
+from pair_words import moved
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 from test_browser import open_app, settle
@@ -65,14 +65,8 @@ def test_a_chinese_pair_picked_on_real_model_draws_both_maps_and_names_what_move
     assert all(abs(d - (y - x)) < 1e-6 for ra, rb, rd in zip(a, b, diff) for x, y, d in zip(ra, rb, rd))
     assert all(abs(d - w) < 1e-5 for rd, rw in zip(diff, want) for d, w in zip(rd, rw))
     # the line of words: the key that lost most and the one that gained most, from the engine's attention
-    q = r["queries"][r["query"]]
-    ra = np.asarray(r["attention_a"][layer][head])[q["a"]].mean(0)
-    rb = np.asarray(r["attention_b"][layer][head])[q["b"]].mean(0)
-    ia, jb = [i for i, _ in r["shared"]], [j for _, j in r["shared"]]
-    wa = np.append(ra[ia], ra.sum() - ra[ia].sum())
-    wb = np.append(rb[jb], rb.sum() - rb[jb].sum())
-    names = [r["a"]["labels"][i] for i in ia] + ["（改动的词）"]
-    src, dst = int(np.argmin(wb - wa)), int(np.argmax(wb - wa))
+    w = moved(r, layer, head, "（改动的词）")
+    names, wa, wb, src, dst = w.names, w.a, w.b, w.src, w.dst
     line = page.locator("[data-testid='stMarkdownContainer']", has_text="减少最多的是").first
     expect(line).to_be_visible(timeout=JOB_WAIT)
     text = line.inner_text()
