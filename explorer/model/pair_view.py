@@ -317,10 +317,19 @@ def _folded(page: str, key: str, opened_by: tuple[str, ...] = (PAIR.name, PAIR_B
 def model_section(name: str, sentence: str) -> None:
     """Real model's section, folded away until opened (a link that names a pair opens it): the pair, the head, its
     maps, every head ranked."""
-    if (box := _folded("mp_model", "mp_model_open", (PAIR.name, PAIR_B.name, PAIR_HEAD.name))) is not None:
+    _full_section(name, sentence, "mp_model")
+
+
+def inside_section(name: str, sentence: str) -> None:
+    """Inside the model: the same section as Real model's."""
+    _full_section(name, sentence, "mp_inside")
+
+
+def _full_section(name: str, sentence: str, page: str) -> None:
+    if (box := _folded(page, f"{page}_open", (PAIR.name, PAIR_B.name, PAIR_HEAD.name))) is not None:
         with box:
             st.caption(t("mp.intro"))
-            full_view(name, sentence, "mp_model")
+            full_view(name, sentence, page)
 
 
 def full_view(name: str, sentence: str, page: str) -> None:
@@ -342,14 +351,6 @@ def full_view(name: str, sentence: str, page: str) -> None:
         nxt = result["next_token"]
         facts = dict(a=md(nxt["top_a"]["label"]), b=md(nxt["top_b"]["label"]), gap=f"{nxt['gap']:.4f}")
         st.caption(t("mp.next_caption", **facts))
-
-
-def inside_section(name: str, sentence: str) -> None:
-    """Inside the model: the same section, folded away until opened (a link that names a pair opens it)."""
-    if (box := _folded("mp_inside", "mp_inside_open", (PAIR.name, PAIR_B.name, PAIR_HEAD.name))) is not None:
-        with box:
-            st.caption(t("mp.intro"))
-            full_view(name, sentence, "mp_inside")
 
 
 def open_link(page: str, name: str, pair: tuple[str, str, str]) -> str:

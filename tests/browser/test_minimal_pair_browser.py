@@ -5,11 +5,13 @@ computes them (recomputed here in numpy from its attention)."""
 
 import os
 
+import numpy as np
 from conftest import ARTIFACTS
 from pair_words import moved
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 from test_browser import open_app, settle
+from tolerance import assert_close
 
 from attn_core import models as pt
 from attn_core.interpret import minimal_pair as mp
@@ -62,8 +64,8 @@ def test_a_chinese_pair_picked_on_real_model_draws_both_maps_and_names_what_move
     diff = _z(page, f"B − A，头 {name}")
     want = mp.head_view(r, layer, head)["diff"]
     assert len(a) == len(b) == len(diff) == len(r["shared"])
-    assert all(abs(d - (y - x)) < 1e-6 for ra, rb, rd in zip(a, b, diff) for x, y, d in zip(ra, rb, rd))
-    assert all(abs(d - w) < 1e-5 for rd, rw in zip(diff, want) for d, w in zip(rd, rw))
+    assert_close(np.asarray(diff), np.asarray(b) - np.asarray(a))  # the chart's B − A is its two maps' difference
+    assert_close(np.asarray(diff), np.asarray(want))  # ... and the engine's
     # the line of words: the key that lost most and the one that gained most, from the engine's attention
     w = moved(r, layer, head, "（改动的词）")
     names, wa, wb, src, dst = w.names, w.a, w.b, w.src, w.dst
