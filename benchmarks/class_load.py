@@ -126,6 +126,7 @@ TEACHER_PAGE = "complexity"
 # A page given as PAGE@MODEL opens that real-model page on another model the server offers, as its link does
 # (inside@fortune-gpt: ?model=fortune-gpt): the decoder's Real model, Inside and Explain in the class's mix.
 MODEL_PARAM = {"model": "rm_model", "inside": "model", "explain": "model", "next_token": "model"}
+BEACON = "first_screen_"  # the key of a page's beacon (explorer/controls/later.py), which a browser answers
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -240,10 +241,18 @@ class Session:
         return False, None
 
     async def run(
-        self, *, page: str | None = None, fragment_id: str = "", trigger: str | None = None, timeout: float = 120.0
+        self,
+        *,
+        page: str | None = None,
+        fragment_id: str = "",
+        trigger: str | None = None,
+        extra: list | None = None,
+        timeout: float = 120.0,
     ) -> tuple[float, str | None]:
-        """Send one rerun; wait for its end. Returns (seconds, error kind or None)."""
+        """Send one rerun (``extra``: widget states sent with it once, a component's trigger); wait for its end.
+        Returns (seconds, error kind or None)."""
         msg = self._message(page, fragment_id, trigger)
+        msg.rerun_script.widget_states.widgets.extend(extra or [])
         if not fragment_id:
             self.auto = {}  # a whole run draws its fragments again, and with them their timers
         t0 = time.perf_counter()
@@ -268,6 +277,21 @@ class Session:
         elif seen:
             self.widgets = seen
         return elapsed, error
+
+    async def first_screen(self, timeout: float = 120.0) -> tuple[float, str | None] | None:
+        """What a browser tab does once the page's first chart is drawn, where the page left the sections under its
+        first screen to a beacon (explorer/controls/later.py): the beacon's trigger sent, those sections drawn by
+        its fragment's rerun. Returns that rerun's (seconds, error kind), or None where the page drew no beacon."""
+        from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the browser's own widget id
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        drawn = self.widgets.values()
+        beacon = next((w for w in drawn if w.kind == "bidi_component" and w.key.startswith(BEACON)), None)
+        if beacon is None:
+            return None
+        events = json.dumps([{"event": "drawn", "value": True}])
+        answer = WidgetState(id=_make_trigger_id(beacon.id, "events"), json_trigger_value=events)
+        return await self.run(fragment_id=beacon.fragment_id, extra=[answer], timeout=timeout)
 
     def _read_delta(self, delta, seen: dict[str, Widget]) -> None:
         if delta.WhichOneof("type") != "new_element":
@@ -499,6 +523,13 @@ def settle(proc: psutil.Process, limit_s: float = 900.0) -> None:
         last = now
 
 
+async def below_first_screen(s: Session, results: list[Result], phase) -> None:
+    """The rerun a browser asks for once the page's first screen is drawn (``Session.first_screen``), recorded."""
+    answered = await s.first_screen()
+    if answered is not None:
+        results.append(Result(time.time(), f"{s.page} (below)", *answered, phase()))
+
+
 async def student(i: int, args, pages: list[str], results: list[Result], stop: asyncio.Event, phase) -> None:
     rng = random.Random(args.seed * 1000 + i)
     s = Session(args.url, f"student{i}", query=f"predict=true&lesson={args.lesson}" if args.lesson else "")
@@ -511,6 +542,7 @@ async def student(i: int, args, pages: list[str], results: list[Result], stop: a
     page = rng.choice(pages)
     latency, error = await s.run(page=page)
     results.append(Result(time.time(), page, latency, error, phase()))
+    await below_first_screen(s, results, phase)
     try:
         while not stop.is_set():
             try:
@@ -531,6 +563,8 @@ async def student(i: int, args, pages: list[str], results: list[Result], stop: a
             elif rng.random() < 0.25:
                 page = rng.choice([p for p in pages if p != s.page])
                 latency, error = await s.run(page=page)
+                if error is None:  # the page's first screen drawn: the sections under it asked for, as a tab does
+                    await below_first_screen(s, results, phase)
             else:
                 changed = s.change(rng)
                 if changed is None:
@@ -615,6 +649,7 @@ async def main_async(args) -> dict:
     await warm.connect()
     for p in pages[: 1 if args.arrive_early else None]:
         await warm.run(page=p, timeout=300)
+        await warm.first_screen(timeout=300)
     deadline = time.time() + 300  # the model loads in the background: wait until its page draws it
     while "model" in pages and "rm_layer" not in warm.widgets and time.time() < deadline and not args.arrive_early:
         await asyncio.sleep(1)

@@ -72,12 +72,28 @@ MARKS = """(() => {
 })();"""
 
 
-def open_tab(ctx, url: str, path: str) -> dict[str, float]:
-    """A new tab on ``path``: ms from the navigation's start to each mark; the tab is closed after."""
+# A page finished: its script run over, nothing stale, no job still computing for it (a progress bar or the "still
+# computing" caption of explorer/jobs/waiting.py), for a second in a row.
+FINISHED = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  const idle = app && app.dataset.testScriptState === 'notRunning'
+    && !document.querySelector("[data-testid='stStatusWidget'], [data-stale='true'], [data-testid='stProgress']");
+  const now = Date.now();
+  if (!idle) { window.__idleSince = 0; return false; }
+  window.__idleSince = window.__idleSince || now;
+  return now - window.__idleSince > 1000;
+}"""
+
+
+def open_tab(ctx, url: str, path: str, finish: bool = False) -> dict[str, float]:
+    """A new tab on ``path``: ms from the navigation's start to each mark; the tab is closed after (``finish``: once
+    the page has finished, its background jobs done and kept by the server, as a warm-up)."""
     page = ctx.new_page()
     try:
         page.goto(f"{url}/{path}", wait_until="commit")
         page.wait_for_function("() => window.__marks && window.__marks.drawn", polling=100, timeout=LIMIT_MS)
+        if finish:
+            page.wait_for_function(FINISHED, polling=100, timeout=LIMIT_MS)
         marks, origin = page.evaluate("[window.__marks, performance.timeOrigin]")
         return {k: marks[k] - origin for k in ("title", "attached", "drawn") if k in marks}
     finally:
@@ -121,10 +137,12 @@ def describe(values: list[float]) -> str:
 
 def measure(ctx, servers: dict, paths: list[str], lessons: list[int], runs: int) -> dict[tuple[str, str, str], list]:
     """Every page in a new tab and every lesson's Next, on each server (name -> (process, url)): once to warm each
-    server's caches, then ``runs`` rounds, the servers' order alternated, page by page."""
+    server's caches (each page left open until it has finished: a tab closed at its first chart left its page's
+    background jobs unfinished, cancelled with nobody watching, so each measured tab computed them again), then
+    ``runs`` rounds, the servers' order alternated, page by page."""
     for _, url in servers.values():
         for path in paths:
-            open_tab(ctx, url, path)
+            open_tab(ctx, url, path, finish=True)
         for n in lessons:
             next_lesson(ctx, url, n)
     for proc, _ in servers.values():

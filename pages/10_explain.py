@@ -16,6 +16,7 @@ from explorer.base import session, widgets
 from explorer.base.i18n import error_text, lang, t
 from explorer.base.safe import md
 from explorer.boot import run_through_app
+from explorer.controls import later
 from explorer.controls.state import current_settings
 from explorer.explain import runs
 from explorer.explain.more import pair_shapley_view, pair_view, table_view
@@ -105,6 +106,11 @@ def sentence_section() -> None:
     labels = fig.labels(first["tokens"])
     choices(pre, first)
     overview(result, labels)
+    later.below_first_screen("explain", lambda: below_overview(result, labels, done, first, shap_asked, jobs))
+
+
+def below_overview(result: dict, labels: list[str], done: bool, first: dict, shap_asked: tuple, jobs: dict) -> None:
+    """The sentence tab under its overview (``later``: on a tab's first run, once the overview is on screen)."""
     layer = widgets.slider(st, t("ex_layer"), 1, pre.layers, pre.layers, 1, key="ex_layer") - 1
     layer_view(result, labels, layer)
     st.subheader(t("ex_refs"))

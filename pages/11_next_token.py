@@ -9,7 +9,7 @@ from explorer.base.i18n import error_text, t
 from explorer.base.safe import md
 from explorer.boot import run_through_app
 from explorer.classroom import takehome
-from explorer.controls import PAGE, draw, present
+from explorer.controls import PAGE, draw, later, present
 from explorer.controls.state import current_settings
 from explorer.model import pair_view, pick, real
 from explorer.nexttoken import copying, generation, heads, runs, settings, views
@@ -74,9 +74,10 @@ predicting = draw(PAGE["predict"], box)
 TITLES = {"dist": "nt_dist", "positions": "nt_positions", "generate": "nt_generate", "lens": "nt_lens"}
 TITLES |= {"heads": "nt_heads", "copy": "nt_copy"}  # each section narrates itself in presenter mode
 part = present.parts(PAGE["nt_part"], box, walk_row, {k: t(v) for k, v in TITLES.items()}) if presenting else None
-with present.part_box() if presenting else st.container():
-    if part in (None, "dist"):
-        views.distribution_ui(p, choice, predicting, box if presenting else None)
+
+
+def lower() -> None:
+    """Everything under the distribution's bars (``later``: on a tab's first run, once the bars are on screen)."""
     if part in (None, "positions"):
         views.positions_ui(p)
     if part in (None, "generate"):
@@ -87,6 +88,12 @@ with present.part_box() if presenting else st.container():
         st.fragment(heads.heads_ui)(choice, m.layers, m.heads, p["chosen"]["id"], p["chosen"]["label"])
     if part in (None, "copy"):
         st.fragment(copying.copying_ui)(choice, predicting)
-if not presenting:  # a minimal pair: both predictions, and the heads whose removal closes their gap
-    st.fragment(pair_view.next_token_section)(name, prompt)
-    takehome.offer_next_token(choice)
+    if not presenting:  # a minimal pair: both predictions, and the heads whose removal closes their gap
+        st.fragment(pair_view.next_token_section)(name, prompt)
+        takehome.offer_next_token(choice)
+
+
+with present.part_box() if presenting else st.container():
+    if part in (None, "dist"):
+        views.distribution_ui(p, choice, predicting, box if presenting else None)
+    later.below_first_screen("next_token", lower)

@@ -24,7 +24,7 @@ from explorer.charts.views import (
     softmax_step,
 )
 from explorer.classroom import takehome
-from explorer.controls import PAGE, draw, present
+from explorer.controls import PAGE, draw, later, present
 from explorer.controls.state import current_settings
 from explorer.model import causal, pair_view, pick, real, why_view
 from explorer.poll.view import predict_then_reveal
@@ -316,19 +316,15 @@ def head_ui(predicting: bool) -> None:
                 apart_ui(ht, layer, head)
         return
     overview_ui(layer, head)  # it holds the asked-about head: after the answer
+    later.below_first_screen("model", lambda: below_overview(ht, layer, head, floor, focus))
+
+
+def below_overview(ht: pt.HeadTrace, layer: int, head: int, floor: float, focus: int | None) -> None:
+    """The head under the overview (``later``: on a tab's first run, once the overview is on screen)."""
     rnd = real.random_head(spec, settings.sentence, pad_to, layer, settings.seed)
     compare_ui(layer, head, ht, rnd, floor)
     apart_ui(ht, layer, head)
-    qk_view.model_section(
-        ht,
-        spec,
-        layer,
-        head,
-        labels,
-        enc.n_real,
-        (PAGE["qk_colour"], PAGE["rm_qk_probes"]),
-        focus if predicting else None,
-    )
+    qk_view.model_section(ht, spec, layer, head, labels, enc.n_real, (PAGE["qk_colour"], PAGE["rm_qk_probes"]), focus)
     downloads_ui(ht, layer, head)
     why_view.why_ui(spec, settings.sentence, pad_to, pre.layers, pre.heads, layer, head, enc.n_real)
 

@@ -12,7 +12,7 @@ import serve
 from conftest import ARTIFACTS
 from offline import ICON, Requests
 from playwright.sync_api import expect
-from test_browser import SCRIPT_STATE
+from test_browser import LATER, SCRIPT_STATE
 from theme import switch_to_dark
 
 from explorer.base.i18n import STRINGS
@@ -74,6 +74,7 @@ def at_rest(page) -> None:
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
     expect(page.locator("[data-testid='stProgress']")).to_have_count(0, timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
+    expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)  # the sections drawn after the first chart
     quiet(page)  # the last elements' styles settle (a style block drawn late in the run)
 
 

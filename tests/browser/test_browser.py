@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from theme import switch_to_dark
 
 from explorer.classroom.tour import TOUR
+from explorer.controls import later
 
 WAIT = 60_000
 
@@ -22,6 +23,7 @@ def open_app(page, url, path="steps"):
 
 
 SCRIPT_STATE = "document.querySelector(\"[data-testid='stApp']\")?.dataset.testScriptState"
+LATER = f".st-key-{later.KEY}"  # explorer/controls/later.py: drawn once the first chart is on screen
 
 
 def settle(page, start_ms: int = 300):
@@ -36,6 +38,7 @@ def settle(page, start_ms: int = 300):
         pass
     page.wait_for_function(f"() => {SCRIPT_STATE} === 'notRunning'", polling="raf", timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
+    expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)  # a tab's first run: the sections below its chart
 
 
 def first_sentence_change_sticks(page, sentence: str, last_label: str) -> None:

@@ -1,0 +1,72 @@
+"""A page's sections below its first screen, drawn once the browser has drawn that screen.
+
+A new tab's browser draws the charts of one run in one batch: on Next token, the bars at the top waited for the
+six sections under them (2.1-2.8 s to the first chart; 1.4-1.5 s with those sections left out:
+benchmarks/results/first_load_cpu.txt). So on a session's first run of a page, the sections below its first screen
+are drawn by a fragment that a small script in the page (``BEACON``) reruns once the first chart is on screen; it
+asks once, and every later run of the page in that session draws them at once, in the same run as the rest.
+
+Drawn at once as before: in presenter mode (one section a step, on the first screen), and where no browser is
+attached to the session (AppTest, whose runs carry no HTTP headers): nothing would ever answer the beacon there.
+A tab whose first chart never comes (the page stopped above it) is answered after ``WAIT_MS`` all the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from explorer.base import session
+from explorer.base.i18n import t
+from explorer.controls import present
+
+WAIT_MS = 3000  # the beacon answers by then even without a drawn chart
+EVENT = "drawn"  # the beacon's one trigger
+KEY = "first-screen-later"  # the placeholder's container: what a browser test waits to see gone
+
+# Run by Streamlit's component frame in the app's own page (no request leaves it): once per mounted beacon, it
+# waits for a Plotly chart drawn (its SVG in place), then tells the server, which reruns the fragment around it.
+JS = f"""export default function ({{ parentElement, setTriggerValue }}) {{
+  if (parentElement.__asked) return;
+  parentElement.__asked = true;
+  const started = Date.now();
+  const look = () => {{
+    const drawn = document.querySelector("[data-testid='stPlotlyChart'] svg.main-svg");
+    if (drawn || Date.now() - started > {WAIT_MS}) setTriggerValue('{EVENT}', true);
+    else setTimeout(look, 50);
+  }};
+  look();
+}}"""
+BEACON = st.components.v2.component("attn_explorer_first_screen", js=JS)
+
+
+def _flag(page: str) -> str:
+    return f"_first_screen_drawn_{page}"
+
+
+def browser_attached() -> bool:
+    """Whether a browser tab runs this session (its websocket's HTTP headers are there; AppTest's runs have none)."""
+    try:
+        return bool(st.context.headers)
+    except Exception:  # noqa: BLE001 - no script run context: no browser
+        return False
+
+
+def below_first_screen(page: str, draw: Callable[[], None]) -> None:
+    """Call ``draw`` (the page's sections under its first chart): at once, or, on this session's first run of
+    ``page`` in a browser, once the browser has drawn the first screen (a fragment rerun)."""
+    flag = _flag(page)
+    if session.get(flag) or present.on() or not browser_attached():
+        draw()
+        return
+
+    def later() -> None:
+        if session.get(flag):  # the beacon answered (its callback ran before this rerun)
+            draw()
+            return
+        with st.container(key=KEY):
+            BEACON(key=f"first_screen_{page}", on_drawn_change=lambda: session.put(flag, True))
+            st.caption(t("later_drawing"))
+
+    st.fragment(later)()

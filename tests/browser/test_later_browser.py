@@ -1,0 +1,60 @@
+"""A tab's first run of Next token, Explain and Real model draws the first screen before the sections under it
+(explorer/controls/later.py): when the page's first chart is drawn, no chart of a lower section is on the page yet,
+its placeholder is; the sections then come without the learner doing anything; and a later run of the page in that
+tab draws them in the same run as the rest, with no placeholder."""
+
+import pytest
+from playwright.sync_api import expect
+from test_browser import LATER, WAIT, settle
+
+# Installed before the app's scripts: at the first Plotly chart drawn, the keys of the charts on the page and whether
+# the placeholder is there; from the moment ``window.__watch`` is set, whether the placeholder is ever drawn again.
+MARKS = """(() => {
+  window.__first = null; window.__sawLater = false;
+  new MutationObserver(() => {
+    const later = document.querySelector("LATER");
+    if (window.__watch && later) window.__sawLater = true;
+    if (window.__first || !document.querySelector("[data-testid='stPlotlyChart'] svg.main-svg")) return;
+    const keys = [...document.querySelectorAll("[data-testid='stElementContainer'][class*='st-key-']")]
+      .filter(e => e.querySelector("[data-testid='stPlotlyChart']"))
+      .map(e => [...e.classList].find(c => c.startsWith('st-key-')).slice(7));
+    window.__first = {keys, later: !!later};
+  }).observe(document, {subtree: true, childList: true});
+})();""".replace("LATER", LATER)
+
+PAGES = {  # a page: its first chart, and charts of the sections under it
+    "next_token": ("nt_bars", ["nt_query_row", "nt_lens_grid", "nt_eff_map", "nt_copy_map"]),
+    "explain": ("ex_overview", ["ex_layers"]),
+    "model": ("rm_overview", ["rm_lines", "rm_chart_weights"]),
+}
+
+
+def first_screen_then_the_rest(page, url: str, path: str) -> None:
+    first, lower = PAGES[path]
+    page.add_init_script(MARKS)
+    page.goto(f"{url}/{path}")
+    page.wait_for_function("() => window.__first", timeout=WAIT)
+    seen = page.evaluate("window.__first")
+    assert first in seen["keys"] and seen["later"], seen
+    assert not set(seen["keys"]) & set(lower), seen
+    for key in lower:  # then the sections come on their own
+        expect(page.locator(f".st-key-{key} svg.main-svg").first).to_be_attached(timeout=WAIT)
+    expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)
+    settle(page)
+
+
+@pytest.mark.parametrize("path", ["explain", "model"])
+def test_the_first_screen_is_drawn_before_the_sections_under_it(server, page, path):
+    first_screen_then_the_rest(page, server, path)
+
+
+def test_a_later_run_draws_every_section_at_once(server, page):
+    first_screen_then_the_rest(page, server, "next_token")
+    page.evaluate("window.__watch = true")  # a later run in this tab: everything in one run, no placeholder
+    page.get_by_label("Sampling temperature").fill("0.5")
+    page.get_by_label("Sampling temperature").press("Enter")
+    settle(page)
+    for key in PAGES["next_token"][1]:
+        expect(page.locator(f".st-key-{key} svg.main-svg").first).to_be_attached(timeout=WAIT)
+    assert "temp=0.5" in page.url
+    assert not page.evaluate("window.__sawLater")
