@@ -10,6 +10,7 @@ from explorer.base import tables
 from explorer.base.i18n import t
 from explorer.boot import run_through_app
 from explorer.charts.views import chart
+from explorer.controls import later
 
 run_through_app()  # before anything is drawn; see explorer/boot.py
 
@@ -86,38 +87,44 @@ chart(
 )
 st.success(t("tut_dessert", w=float(w.attention_weights_2[4])))
 
-st.subheader(t("tut_s5"))
-st.code(
-    "context_vector_2 = attention_weights_2.matmul(values)\n"
-    f"print(context_vector_2.shape)  # torch.Size({list(w.context_vector_2.shape)})",
-    language="python",
-)
 
-st.subheader(t("tut_s6"))
-st.code(
-    f"multihead_query_2 = multihead_W_query.matmul(x_2)  # torch.Size({list(w.multihead_query_2.shape)})\n"
-    f"multihead_keys    # torch.Size({list(w.multihead_keys.shape)})\n"
-    f"multihead_values  # torch.Size({list(w.multihead_values.shape)})\n"
-    f"final_context = torch.cat(multihead_contexts, dim=0)  # torch.Size({list(w.final_context.shape)})",
-    language="python",
-)
-chart(
-    charts.heatmap(
-        w.multihead_weights_2,
-        names,
-        [f"{t('head')} {h}" for h in range(3)],
-        title=t("tut_heads_title"),
-        x_title="key",
-        y_title=t("head"),
-    ),
-    "tut_heads",
-)
+def steps_5_to_7() -> None:
+    """The tutorial after its first chart (``later``: on a tab's first run, once that chart is on screen)."""
+    st.subheader(t("tut_s5"))
+    st.code(
+        "context_vector_2 = attention_weights_2.matmul(values)\n"
+        f"print(context_vector_2.shape)  # torch.Size({list(w.context_vector_2.shape)})",
+        language="python",
+    )
 
-st.subheader(t("tut_s7"))
-st.code(
-    f"embedded_sentence_2 = torch.rand(8, 16)\nquery_2 = W_query.matmul(embedded_sentence_2[1])\n"
-    f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})",
-    language="python",
-)
-chart(charts.bars(w.cross_weights.tolist(), names, title=t("tut_cross_title")), "tut_cross")
-st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")
+    st.subheader(t("tut_s6"))
+    st.code(
+        f"multihead_query_2 = multihead_W_query.matmul(x_2)  # torch.Size({list(w.multihead_query_2.shape)})\n"
+        f"multihead_keys    # torch.Size({list(w.multihead_keys.shape)})\n"
+        f"multihead_values  # torch.Size({list(w.multihead_values.shape)})\n"
+        f"final_context = torch.cat(multihead_contexts, dim=0)  # torch.Size({list(w.final_context.shape)})",
+        language="python",
+    )
+    chart(
+        charts.heatmap(
+            w.multihead_weights_2,
+            names,
+            [f"{t('head')} {h}" for h in range(3)],
+            title=t("tut_heads_title"),
+            x_title="key",
+            y_title=t("head"),
+        ),
+        "tut_heads",
+    )
+
+    st.subheader(t("tut_s7"))
+    st.code(
+        f"embedded_sentence_2 = torch.rand(8, 16)\nquery_2 = W_query.matmul(embedded_sentence_2[1])\n"
+        f"context = attention.matmul(values)  # torch.Size({list(w.cross_context.shape)})",
+        language="python",
+    )
+    chart(charts.bars(w.cross_weights.tolist(), names, title=t("tut_cross_title")), "tut_cross")
+    st.page_link("pages/1_steps.py", label=t("tut_open"), icon=":material/calculate:")
+
+
+later.below_first_screen("tutorial", steps_5_to_7)

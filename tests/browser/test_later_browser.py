@@ -1,7 +1,7 @@
-"""A tab's first run of Next token, Explain and Real model draws the first screen before the sections under it
-(explorer/controls/later.py): when the page's first chart is drawn, no chart of a lower section is on the page yet,
-its placeholder is; the sections then come without the learner doing anything; and a later run of the page in that
-tab draws them in the same run as the rest, with no placeholder."""
+"""A tab's first run of Next token, Explain, Real model, Tutorial and Variants draws the first screen before the
+sections under it (explorer/controls/later.py): when the page's first chart is drawn, no chart of a lower section is on
+the page yet, its placeholder is; the sections then come without the learner doing anything; and a later run of the
+page in that tab draws them in the same run as the rest, with no placeholder."""
 
 import pytest
 from playwright.sync_api import expect
@@ -26,6 +26,8 @@ PAGES = {  # a page: its first chart, and charts of the sections under it
     "next_token": ("nt_bars", ["nt_query_row", "nt_lens_grid", "nt_eff_map", "nt_copy_map"]),
     "explain": ("ex_overview", ["ex_layers"]),
     "model": ("rm_overview", ["rm_lines", "rm_chart_weights"]),
+    "tutorial": ("tut_bars", ["tut_heads", "tut_cross"]),
+    "variants": ("var_w_full", ["var_curve_chart"]),
 }
 
 
@@ -43,7 +45,7 @@ def first_screen_then_the_rest(page, url: str, path: str) -> None:
     settle(page)
 
 
-@pytest.mark.parametrize("path", ["explain", "model"])
+@pytest.mark.parametrize("path", ["explain", "model", "tutorial", "variants"])
 def test_the_first_screen_is_drawn_before_the_sections_under_it(server, page, path):
     first_screen_then_the_rest(page, server, path)
 
