@@ -12,7 +12,7 @@ from explorer.base.i18n import STRINGS, error_text, kernel_label, label, t, tex
 from explorer.base.safe import md
 from explorer.boot import run_through_app
 from explorer.charts.views import chart
-from explorer.controls import PAGE, draw, later
+from explorer.controls import PAGE, draw
 from explorer.controls.state import current_settings
 from explorer.steps import pin
 from explorer.variants import performer_gap, pin_view, spread_view
@@ -114,45 +114,37 @@ pin.pin_ui(st, pinned is not None, page=chosen)
 if pinned is not None:  # each variant against full attention in A and in B; one variant's weights, A beside B
     pin_view.section(pinned, s, chosen, picked)
 
+sweepable = [n for n in shown if KERNELS[n].sweep]
+if sweepable:
+    name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=label("kernel.{}.label"), key="var_curve")
+    param = KERNELS[name].sweep
+    values = variants.curve_values(param, L)
+    rows = variants.curve(s.key(), name, values)
+    if rows:
+        chart(
+            charts.line(
+                [r[param] for r in rows],
+                {
+                    t("max_abs"): [r["max_abs"] for r in rows],
+                    t("kl"): [r["kl"] for r in rows],
+                    t("uniform_line"): [r["uniform_max_abs"] for r in rows],
+                },
+                title=t("curve", p=t(KNOBS[param].label)),
+                x_title=t(KNOBS[param].label),
+                log_x=KNOBS[param].log,
+            ),
+            "var_curve_chart",
+        )
 
-def below_the_kernels() -> None:
-    """The curve of a variant's own knob, how spread attention is, the Performer's gap (``later``: on a tab's first
-    run, once the kernels' maps are on screen)."""
-    sweepable = [n for n in shown if KERNELS[n].sweep]
-    if sweepable:
-        kernel = label("kernel.{}.label")
-        name = widgets.selectbox(st, t("curve", p="…"), sweepable, format_func=kernel, key="var_curve")
-        param = KERNELS[name].sweep
-        values = variants.curve_values(param, L)
-        rows = variants.curve(s.key(), name, values)
-        if rows:
-            chart(
-                charts.line(
-                    [r[param] for r in rows],
-                    {
-                        t("max_abs"): [r["max_abs"] for r in rows],
-                        t("kl"): [r["kl"] for r in rows],
-                        t("uniform_line"): [r["uniform_max_abs"] for r in rows],
-                    },
-                    title=t("curve", p=t(KNOBS[param].label)),
-                    x_title=t(KNOBS[param].label),
-                    log_x=KNOBS[param].log,
-                ),
-                "var_curve_chart",
-            )
+if box := spread_view.opened():  # how spread attention is: entropies, dispersion, sink tokens (only while open)
+    with box:
+        spread_view.draw_entropies(s)  # softmax, linear attention and Performer: how spread their weights are
+        st.subheader(t("va_disp_title"))
+        st.caption(t("va_disp_intro"))
+        c1, c2 = st.columns(2)
+        gap = draw(PAGE["va_gap"], c1)
+        adaptive = draw(PAGE["va_adaptive"], c2)
+        spread_view.draw_dispersion(gap, adaptive)
+        spread_view.draw_sinks(s)  # a window with global (sink) tokens against the window alone
 
-    if box := spread_view.opened():  # how spread attention is: entropies, dispersion, sink tokens (only while open)
-        with box:
-            spread_view.draw_entropies(s)  # softmax, linear attention and Performer: how spread their weights are
-            st.subheader(t("va_disp_title"))
-            st.caption(t("va_disp_intro"))
-            c1, c2 = st.columns(2)
-            gap = draw(PAGE["va_gap"], c1)
-            adaptive = draw(PAGE["va_adaptive"], c2)
-            spread_view.draw_dispersion(gap, adaptive)
-            spread_view.draw_sinks(s)  # a window with global (sink) tokens against the window alone
-
-    performer_gap.section(s)  # when random features beat averaging: against the logits' scale and m
-
-
-later.below_first_screen("variants", below_the_kernels)
+performer_gap.section(s)  # when random features beat averaging: against the logits' scale and m

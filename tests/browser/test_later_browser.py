@@ -1,5 +1,5 @@
-"""A tab's first run of Next token, Explain, Real model, Tutorial and Variants draws the first screen before the
-sections under it (explorer/controls/later.py): when the page's first chart is drawn, no chart of a lower section is on
+"""A tab's first run of Next token, Explain, Real model and Tutorial draws the first screen before the sections
+under it (explorer/controls/later.py): when the page's first chart is drawn, no chart of a lower section is on
 the page yet, its placeholder is; the sections then come without the learner doing anything; and a later run of the
 page in that tab draws them in the same run as the rest, with no placeholder."""
 
@@ -27,7 +27,6 @@ PAGES = {  # a page: its first chart, and charts of the sections under it
     "explain": ("ex_overview", ["ex_layers"]),
     "model": ("rm_overview", ["rm_lines", "rm_chart_weights"]),
     "tutorial": ("tut_bars", ["tut_heads", "tut_cross"]),
-    "variants": ("var_w_full", ["var_curve_chart"]),
 }
 
 
@@ -45,7 +44,7 @@ def first_screen_then_the_rest(page, url: str, path: str) -> None:
     settle(page)
 
 
-@pytest.mark.parametrize("path", ["explain", "model", "tutorial", "variants"])
+@pytest.mark.parametrize("path", ["explain", "model", "tutorial"])
 def test_the_first_screen_is_drawn_before_the_sections_under_it(server, page, path):
     first_screen_then_the_rest(page, server, path)
 
