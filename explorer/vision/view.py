@@ -21,6 +21,7 @@ from explorer.base import tables
 from explorer.base.i18n import error_text, t
 from explorer.base.safe import md
 from explorer.charts.views import chart
+from explorer.vision import guard
 
 PATCHES_224 = (32, 16, 8, 4)
 
@@ -227,9 +228,10 @@ def uploader_css() -> str:
 def upload_ui(model: VisionModel | None, c: VisionConfig, query: int) -> None:
     st.subheader(t("vision.upload_title"))
     st.html(uploader_css())
-    file = st.file_uploader(
-        t("vision.upload", mib=MIB), type=["png", "jpg", "jpeg"], key="vi_upload", max_upload_size=MIB
-    )
+    file = st.file_uploader(t("vision.upload", mib=MIB), type=list(guard.TYPES), key="vi_upload", max_upload_size=MIB)
+    refused = guard.guard("vi_upload", None if file is None else file.file_id)
+    if refused is not None:
+        st.warning(t("vision.upload_invalid", msg=md(" ".join(error_text(refused)))), icon=":material/warning:")
     if file is None:
         return
     try:

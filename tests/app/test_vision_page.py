@@ -288,3 +288,21 @@ def test_an_upload_is_read_on_the_page_and_a_bad_one_said_as_a_picture_not_a_set
     assert not at.exception and not [w for w in at.warning if said in w.value]
     drawn = [s for title, s in charts(at).items() if title.startswith(("Your picture", "你的图片"))]
     assert drawn and torch.allclose(z_of(drawn[0]), read_digit(buf.getvalue()), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "sent", ["size", "type", None, "", "SIZE", "../size", 1, ["size"], {"reason": "size"}, "x" * 5000]
+)
+def test_only_a_known_reason_from_the_uploaders_check_is_taken(sent):
+    """What the page's script sends back when it stops a file is data: "size" and "type" name the engine's errors
+    for that picture; any other value is ignored."""
+    from attn_core.vision.picture import MAX_BYTES
+    from explorer.vision.guard import refusal
+
+    err = refusal(sent)
+    if sent == "size":
+        assert err.code == "vision_upload_size" and err.params["mib"] == MAX_BYTES // 2**20 == 5
+    elif sent == "type":
+        assert err.code == "vision_upload_bad"
+    else:
+        assert err is None
