@@ -100,6 +100,17 @@ def test_a_file_over_the_limit_or_of_another_type_is_refused_in_the_pages_langua
         expect(page.locator("[data-testid='stFileChip']")).to_have_count(0)
         text = uploader.inner_text()
         assert not [w for w in STREAMLIT_REFUSALS if w in text], text
+    # dropped on the zone instead of chosen: the same check (a file of the limit plus one byte)
+    zone = uploader.locator("[data-testid='stFileUploaderDropzone']")
+    dropped = page.evaluate_handle(
+        "(n) => { const d = new DataTransfer(); d.items.add(new File([new Uint8Array(n)], 'digit.png',"
+        " { type: 'image/png' })); return d; }",
+        MAX_BYTES + 1,
+    )
+    zone.dispatch_event("dragenter", {"dataTransfer": dropped})
+    zone.dispatch_event("drop", {"dataTransfer": dropped})
+    expect(main.get_by_text(said("vision_upload_size", mib=MAX_BYTES // 2**20))).to_be_visible(timeout=WAIT)
+    expect(page.locator("[data-testid='stFileChip']")).to_have_count(0)
     chooser.set_input_files({"name": "digit.png", "mimeType": "image/png", "buffer": _png()})
     expect(page.locator(".st-key-vi_upload_chart [data-testid='stPlotlyChart']")).to_be_visible(timeout=WAIT)
     expect(main.get_by_text(said("vision_upload_bad"))).to_have_count(0)
