@@ -238,42 +238,19 @@ def formed(probe: dict) -> bool:
 
 
 def build(family: str, vocab: int, args, tok):
-    """A fresh model of ``family`` with transformers' own classes (eager attention, so weights can be read)."""
-    if family == "llama":
-        from transformers import LlamaConfig, LlamaForCausalLM
+    """A fresh model of ``family`` (its module's ``fresh``: transformers' own classes, eager attention, so weights
+    can be read)."""
+    from attn_core.models.family import FAMILIES
 
-        cfg = LlamaConfig(
-            vocab_size=vocab,
-            hidden_size=args.d_model,
-            intermediate_size=args.d_ff or 11 * args.d_model // 4,
-            num_hidden_layers=args.layers,
-            num_attention_heads=args.heads,
-            num_key_value_heads=args.heads,
-            max_position_embeddings=256,
-            rope_theta=10000.0,
-            tie_word_embeddings=True,
-            attention_dropout=0.0,
-            bos_token_id=tok.bos_token_id,
-            eos_token_id=tok.eos_token_id,
-            attn_implementation="eager",
-        )
-        return LlamaForCausalLM(cfg)
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    cfg = GPT2Config(
-        vocab_size=vocab,
-        n_positions=256,
-        n_embd=args.d_model,
-        n_layer=args.layers,
-        n_head=args.heads,
-        attn_pdrop=0.0,
-        resid_pdrop=0.0,
-        embd_pdrop=0.0,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        attn_implementation="eager",
+    return FAMILIES[family].fresh(
+        vocab,
+        d_model=args.d_model,
+        layers=args.layers,
+        heads=args.heads,
+        d_ff=args.d_ff,
+        bos=tok.bos_token_id,
+        eos=tok.eos_token_id,
     )
-    return GPT2LMHeadModel(cfg)
 
 
 def optimiser(model, lr: float) -> torch.optim.AdamW:
@@ -292,7 +269,10 @@ def save(path: Path, state: dict) -> None:
 def arguments(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--family", choices=("llama", "gpt2"), default="llama")
+    from attn_core.models.family import FAMILIES
+
+    trainable = sorted(name for name, module in FAMILIES.items() if hasattr(module, "fresh"))  # llama, gpt2
+    ap.add_argument("--family", choices=trainable, default="llama")
     ap.add_argument("--copy-steps", type=int, default=5000, help="at most this many copy steps (stage 1)")
     ap.add_argument("--copy-batch", type=int, default=32)
     ap.add_argument("--copy-lengths", default="16,32,64,128", help="the copy window's lengths, grown in turn")

@@ -96,6 +96,27 @@ def base(hf):
 ATTN_NORM = "LayerNorm (ln_1)"
 
 
+def fresh(vocab: int, *, d_model: int, layers: int, heads: int, d_ff: int | None, bos: int, eos: int):
+    """An untrained GPT-2 of this size (transformers' own class, eager attention so its weights can be read), as the
+    training script builds one (``scripts/train_decoder.py``); ``d_ff``: GPT-2's is always 4 × d_model."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(
+        vocab_size=vocab,
+        n_positions=256,
+        n_embd=d_model,
+        n_layer=layers,
+        n_head=heads,
+        attn_pdrop=0.0,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        attn_implementation="eager",
+    )
+    return GPT2LMHeadModel(cfg)
+
+
 def projection_code(m: Model, layer: int, head: int, shapes: dict) -> str:
     """How ``c_attn`` holds head ``head``'s query weights, as code (``shapes``: W_q, x and Q, for the comments)."""
     lo, hi = head * m.d_head, (head + 1) * m.d_head

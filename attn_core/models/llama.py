@@ -118,6 +118,29 @@ def rotary(hf, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 ATTN_NORM = "RMSNorm (input_layernorm)"
 
 
+def fresh(vocab: int, *, d_model: int, layers: int, heads: int, d_ff: int | None, bos: int, eos: int):
+    """An untrained Llama of this size (transformers' own class, eager attention so its weights can be read; tied
+    embeddings, RoPE), as the training script builds one (``scripts/train_decoder.py``)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=d_model,
+        intermediate_size=d_ff or 11 * d_model // 4,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=256,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+        attention_dropout=0.0,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        attn_implementation="eager",
+    )
+    return LlamaForCausalLM(cfg)
+
+
 def projection_code(m: Model, layer: int, head: int, shapes: dict) -> str:
     """Query head ``head``'s rows of q_proj and its shared key/value head's rows of k_proj, as code."""
     d = m.d_head

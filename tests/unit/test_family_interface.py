@@ -15,7 +15,7 @@ from attn_core import kernels
 from attn_core.models import family, gpt2
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHIPPED = ("app.py", "pages", "explorer", "attn_core", "benchmarks")  # tests and scripts build fixtures per family
+SHIPPED = ("app.py", "pages", "explorer", "attn_core", "benchmarks", "scripts")  # tests build fixtures per family
 
 
 def _protocol(module):

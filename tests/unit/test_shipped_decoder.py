@@ -143,3 +143,24 @@ def test_chinese_round_trips_and_every_character_is_whole(shipped):
     assert "\ufffd" not in tok.decode(ids)
     common = sum(1 for i in ids if "\ufffd" not in tok.decode([i]))
     assert common >= len(ids) // 2, "most of these common characters should be whole tokens"
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2"])
+def test_the_training_script_builds_each_family_through_its_own_module(family):
+    """``build`` asks the family's module for a fresh model (no family named in the script): the sizes asked for are
+    the sizes the family's own reader finds, its model type is one the family claims, and it predicts every token."""
+    from types import SimpleNamespace
+
+    from attn_core.models.family import FAMILIES
+
+    script = _script()
+    assert family in script.arguments(["--out", "x", "--family", family]).family
+    args = SimpleNamespace(d_model=48, layers=3, heads=4, d_ff=None)
+    model = script.build(family, 97, args, SimpleNamespace(bos_token_id=1, eos_token_id=2)).eval()
+    module = FAMILIES[family]
+    assert model.config.model_type in module.MODEL_TYPES
+    shape = module.shape(model)
+    assert (shape["layers"], shape["heads"], shape["d_model"], shape["vocab"]) == (3, 4, 48, 97), shape
+    with torch.no_grad():
+        logits = model(torch.tensor([[1, 5, 9, 2]])).logits
+    assert logits.shape == (1, 4, 97) and torch.isfinite(logits).all()
