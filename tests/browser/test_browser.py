@@ -329,16 +329,25 @@ def no_toast(page, where: str) -> None:
 
 
 def test_every_step_of_every_kernel_walks_without_a_toast(server, page):
-    """Each step picked in turn for every kernel. Presenter mode's walk of every kernel, step after step with the
-    arrow key, checks the same after each step (tests/browser/test_readable.py, on a projector's screen)."""
+    """Each step picked in turn for every kernel, each kernel picked in the sidebar after the last one's walk.
+    Presenter mode's walk of every kernel, step after step with the arrow key, checks the same after each step
+    (tests/browser/test_readable.py, on a projector's screen)."""
+    from explorer.base.i18n import kernel_label
     from explorer.controls import live_variants
 
-    expect_png = True
-    for kernel in live_variants():
-        open_app(page, server, f"steps?kernel={kernel}&focus=1")
-        if expect_png:  # the notice came from the PNG control's choice, which a server without Chromium does not draw
-            expect(page.locator("input[aria-label='Chart']")).to_be_attached(timeout=WAIT)
-            expect_png = False
+    kernels = live_variants()
+    open_app(page, server, f"steps?kernel={kernels[0]}&focus=1")
+    # the notice came from the PNG control's choice, which a server without Chromium does not draw
+    expect(page.locator("input[aria-label='Chart']")).to_be_attached(timeout=WAIT)
+    for k, kernel in enumerate(kernels):
+        if k:  # the next kernel picked in the sidebar, as a learner does (one page for the whole walk)
+            box = page.get_by_test_id("stSidebar").locator("input[aria-label='Attention variant']")
+            box.click()
+            box.press("ArrowDown")  # opens the list
+            page.get_by_role("option", name=kernel_label(kernel), exact=True).click()
+            settle(page)
+            assert f"kernel={kernel}" in page.url, (kernel, page.url)
+            no_toast(page, (kernel, "picked"))
         steps = page.locator(".st-key-step [data-testid='stRadioOption']")
         expect(steps.first).to_be_visible(timeout=WAIT)
         n = steps.count()
