@@ -2,9 +2,11 @@
 (a new page in a shared browser context, the page closed after): the machine's busy CPU seconds (/proc/stat) from
 the new page to its first chart drawn, plus one second. Four settings alternated in one run, each in a browser of its
 own: Chromium's default (a renderer process per page), ``--process-per-site`` (one renderer for every page of a
-site), a page kept open on another port of 127.0.0.1 (a port is not part of a site), and both.
+site), a page kept open on another port of 127.0.0.1 (a port is not part of a site), and both. ``--set tried``: both
+against what was tried on top of them to make a load cheaper: a persistent profile (a disk cache, where Chrome keeps a
+code cache of the scripts), more switches, and animations off (``serve.NO_ANIMATION``, which the tests then took).
 
-    python benchmarks/page_open_cpu.py --runs 6 [--out benchmarks/results/page_open_cpu.txt]
+    python benchmarks/page_open_cpu.py --runs 6 [--set tried] [--out benchmarks/results/page_open_cpu.txt]
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,6 +33,14 @@ SETTINGS = {  # name: (extra switches, a page kept open on another server)
     "process-per-site": (["--process-per-site"], False),
     "process-per-site, kept page": (["--process-per-site"], True),
 }
+TESTS = ["--process-per-site"]  # with a page kept open and animations off: the browser tests' (conftest.py)
+MORE = ["--in-process-gpu", "--disable-features=PaintHolding,BackForwardCache,site-per-process"]
+TRIED = {  # name: (extra switches, kept page, a persistent profile, a script run in every document)
+    "one renderer, kept page": (TESTS, True, False, None),
+    "persistent profile": (TESTS, True, True, None),
+    "more switches": ([*TESTS, *MORE], True, False, None),
+    "and animations off (tests)": (TESTS, True, False, serve.NO_ANIMATION),
+}
 
 
 def busy_s() -> float:
@@ -44,18 +55,32 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--page", default="steps")
+    ap.add_argument("--set", choices=("renderer", "tried"), default="renderer")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
+    renderer = {name: (extra, kept, False, None) for name, (extra, kept) in SETTINGS.items()}
+    chosen = TRIED if args.set == "tried" else renderer
     exe = os.environ.get("CHROMIUM") or shutil.which("chromium-headless-shell") or shutil.which("chromium")
     proc, url = serve.start_server(warm=False)
     other, other_url = serve.start_server(warm=False)
-    seen: dict[str, list[float]] = {name: [] for name in SETTINGS}
+    seen: dict[str, list[float]] = {name: [] for name in chosen}
+    profiles = []
     try:
         with sync_playwright() as pw:
             contexts = {}
-            for name, (extra, kept) in SETTINGS.items():
-                browser = pw.chromium.launch(executable_path=exe, args=[*serve.CHROMIUM_ARGS, *extra])
-                contexts[name] = browser.new_context(viewport={"width": 1400, "height": 1000})
+            for name, (extra, kept, persistent, script) in chosen.items():
+                switches = [*serve.CHROMIUM_ARGS, *extra]
+                size = {"width": 1400, "height": 1000}
+                if persistent:
+                    profiles.append(tempfile.mkdtemp(prefix="page-open-profile-"))
+                    contexts[name] = pw.chromium.launch_persistent_context(
+                        profiles[-1], executable_path=exe, args=switches, viewport=size
+                    )
+                else:
+                    browser = pw.chromium.launch(executable_path=exe, args=switches)
+                    contexts[name] = browser.new_context(viewport=size)
+                if script:
+                    contexts[name].add_init_script(script)
                 if kept:
                     contexts[name].new_page().goto(f"{other_url}/_stcore/health")
 
@@ -78,7 +103,10 @@ def main() -> None:
     finally:
         serve.stop_server(proc)
         serve.stop_server(other)
-    head = f"# page_open_cpu.py --runs {args.runs} --page {args.page}: {time.strftime('%Y-%m-%d %H:%M')} UTC, "
+        for folder in profiles:
+            shutil.rmtree(folder, ignore_errors=True)
+    when = time.strftime("%Y-%m-%d %H:%M")
+    head = f"# page_open_cpu.py --runs {args.runs} --page {args.page} --set {args.set}: {when} UTC, "
     lines = [head + f"{os.cpu_count()} cores, {os.path.basename(exe)}"]
     for name, values in seen.items():
         spread = ", ".join(f"{v:.2f}" for v in values)
