@@ -225,19 +225,24 @@ def uploader_css() -> str:
     )
 
 
+def unreadable(err: AttentionConfigError) -> None:
+    """A picture refused (in the page, or once read): the engine's error for it, in the UI's language."""
+    st.warning(t("vision.upload_invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
+
+
 def upload_ui(model: VisionModel | None, c: VisionConfig, query: int) -> None:
     st.subheader(t("vision.upload_title"))
     st.html(uploader_css())
     file = st.file_uploader(t("vision.upload", mib=MIB), type=list(guard.TYPES), key="vi_upload", max_upload_size=MIB)
     refused = guard.guard("vi_upload", None if file is None else file.file_id)
     if refused is not None:
-        st.warning(t("vision.upload_invalid", msg=md(" ".join(error_text(refused)))), icon=":material/warning:")
+        unreadable(refused)
     if file is None:
         return
     try:
         image = upload_image(file.getvalue())
     except AttentionConfigError as err:
-        st.warning(t("vision.upload_invalid", msg=md(" ".join(error_text(err)))), icon=":material/warning:")
+        unreadable(err)
         return
     grid_chart(image.tolist(), t("vision.upload_shown"), "vi_upload_chart", colorscale="Greys", patch=c.patch)
     if model is not None:
