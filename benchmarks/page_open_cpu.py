@@ -5,6 +5,7 @@ own: Chromium's default (a renderer process per page), ``--process-per-site`` (o
 site), a page kept open on another port of 127.0.0.1 (a port is not part of a site), and both. ``--set tried``: both
 against what was tried on top of them to make a load cheaper: a persistent profile (a disk cache, where Chrome keeps a
 code cache of the scripts), more switches, and animations off (``serve.NO_ANIMATION``, which the tests then took).
+``--set js``: the tests' setting against V8's optimising compilers switched off.
 
     python benchmarks/page_open_cpu.py --runs 6 [--set tried] [--out benchmarks/results/page_open_cpu.txt]
 """
@@ -41,6 +42,15 @@ TRIED = {  # name: (extra switches, kept page, a persistent profile, a script ru
     "more switches": ([*TESTS, *MORE], True, False, None),
     "and animations off (tests)": (TESTS, True, False, serve.NO_ANIMATION),
 }
+QUIET = serve.NO_ANIMATION
+# The tests' setting against V8's optimising compilers off (TurboFan, and Maglev below it, compile on threads of their
+# own beside the page: for a page that lives a few seconds their code may cost more than it saves)
+JS = {
+    "tests": (TESTS, True, False, QUIET),
+    "js: no TurboFan": ([*TESTS, "--js-flags=--no-opt"], True, False, QUIET),
+    "js: no TurboFan, no Maglev": ([*TESTS, "--js-flags=--no-opt --no-maglev"], True, False, QUIET),
+    "js: one thread for V8": ([*TESTS, "--js-flags=--single-threaded"], True, False, QUIET),
+}
 
 
 def busy_s() -> float:
@@ -55,11 +65,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--page", default="steps")
-    ap.add_argument("--set", choices=("renderer", "tried"), default="renderer")
+    ap.add_argument("--set", choices=("renderer", "tried", "js"), default="renderer")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     renderer = {name: (extra, kept, False, None) for name, (extra, kept) in SETTINGS.items()}
-    chosen = TRIED if args.set == "tried" else renderer
+    chosen = {"tried": TRIED, "js": JS}.get(args.set, renderer)
     exe = os.environ.get("CHROMIUM") or shutil.which("chromium-headless-shell") or shutil.which("chromium")
     proc, url = serve.start_server(warm=False)
     other, other_url = serve.start_server(warm=False)

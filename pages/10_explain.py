@@ -195,9 +195,17 @@ def pair_section() -> None:
 one, two, corpus = st.tabs([t("ex_tab_sentence"), t("ex_tab_pair"), t("ex_tab_table")])
 with one:
     sentence_section()
-with two:
+
+
+def pair_tab() -> None:
+    """A pair of sentences, and a minimal pair: what moved, what matters (``later`` on a tab's first run: a tab not
+    shown first drew its five charts in the first screen's batch)."""
     pair_section()
-    minimal_pairs.explain_section(MODEL, current_settings().sentence)  # a minimal pair: what moved, what matters
+    minimal_pairs.explain_section(MODEL, current_settings().sentence)
+
+
+with two:
+    later.below_first_screen("explain", pair_tab, part="pair")
 with corpus:
     if DECODER:
         st.info(t("ex_table_encoder", model=md(MODEL)), icon=":material/info:")

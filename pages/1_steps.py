@@ -12,7 +12,7 @@ from explorer.base.safe import md
 from explorer.boot import run_through_app
 from explorer.charts.views import chart, focus_select
 from explorer.classroom import takehome
-from explorer.controls import PAGE, draw, present
+from explorer.controls import PAGE, draw, later, present
 from explorer.controls.state import current_settings, current_trace
 from explorer.poll.view import predict_then_reveal
 from explorer.steps import pair_predict, pin, qk_view
@@ -79,31 +79,39 @@ pin.pin_ui(box, pinned is not None)
 if pinned is not None:  # A beside B on one colour scale, B − A, and what changed most
     pin.compare_section(pinned, settings, step, head)
 VIEWS.get(step, stage_view)(StepContext(trace, head, focus, q_words, k_words, presenting, explain), stages[step])
-tok = q_words[focus]
 
-if bool(trace.empty_rows.any()):
-    st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))
-chart(
-    charts.bars(
-        trace.attn[head, focus].tolist(),
-        k_labels,
-        title=t("focus_row", tok=tok),
-        highlight=int(trace.attn[head, focus].argmax()),
-    ),
-    "chart_focus",
-)
-qk_view.section(trace, head, focus, q_labels, k_labels, PAGE["qk_colour"])  # drawn only while its expander is open
-with st.expander(t("focus_context", tok=md(tok))):
-    tables.dataframe(
-        {fig.axis_name("dim"): list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()},
-        hide_index=True,
+
+def below_the_step() -> None:
+    """The focus row's weights, the query-key map, the context vector's numbers and the downloads: under the step's
+    charts (``later``: on a tab's first run, once the step's charts are on screen)."""
+    tok = q_words[focus]
+
+    if bool(trace.empty_rows.any()):
+        st.warning(t("empty_rows", n=int(trace.empty_rows[head].sum())))
+    chart(
+        charts.bars(
+            trace.attn[head, focus].tolist(),
+            k_labels,
+            title=t("focus_row", tok=tok),
+            highlight=int(trace.attn[head, focus].argmax()),
+        ),
+        "chart_focus",
     )
-st.download_button(
-    t("download_json"),
-    lambda: to_json(trace),
-    "attention_trace.json",
-    "application/json",
-    key="dl_json",
-    on_click="ignore",
-)  # the JSON is built only when clicked
-takehome.offer("steps", settings, head=head, focus=focus)  # the view as a notebook, built when clicked
+    qk_view.section(trace, head, focus, q_labels, k_labels, PAGE["qk_colour"])  # drawn only while its expander is open
+    with st.expander(t("focus_context", tok=md(tok))):
+        tables.dataframe(
+            {fig.axis_name("dim"): list(range(trace.context.shape[-1])), "z": trace.context[head, focus].tolist()},
+            hide_index=True,
+        )
+    st.download_button(
+        t("download_json"),
+        lambda: to_json(trace),
+        "attention_trace.json",
+        "application/json",
+        key="dl_json",
+        on_click="ignore",
+    )  # the JSON is built only when clicked
+    takehome.offer("steps", settings, head=head, focus=focus)  # the view as a notebook, built when clicked
+
+
+later.below_first_screen("steps", below_the_step)

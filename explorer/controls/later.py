@@ -3,8 +3,10 @@
 A new tab's browser draws the charts of one run in one batch: on Next token, the bars at the top waited for the
 six sections under them (2.1-2.8 s to the first chart; 1.4-1.5 s with those sections left out:
 benchmarks/results/first_load_cpu.txt). So on a session's first run of a page, the sections below its first screen
-are drawn by a fragment that a small script in the page (``BEACON``) reruns once the first chart is on screen; it
-asks once, and every later run of the page in that session draws them at once, in the same run as the rest.
+are drawn by the run that a small script in the page (``BEACON``) asks for once the first chart is on screen: a run of
+the whole page, not of a fragment, so that a widget in those sections (a click on the query-key map that picks the
+focus query above it) reruns the page as anywhere else. It asks once, and every later run of the page in that session
+draws them at once, in the same run as the rest.
 
 Drawn at once as before: in presenter mode (one section a step, on the first screen), and where no browser is
 attached to the session (AppTest, whose runs carry no HTTP headers): nothing would ever answer the beacon there.
@@ -23,7 +25,7 @@ from explorer.controls import present
 
 WAIT_MS = 3000  # the beacon answers by then even without a drawn chart
 EVENT = "drawn"  # the beacon's one trigger
-KEY = "first-screen-later"  # the placeholder's container: what a browser test waits to see gone
+KEY = "first-screen-later"  # the placeholder's container (a page's other parts: KEY-part): what browser tests wait on
 
 # Run by Streamlit's component frame in the app's own page (no request leaves it): once per mounted beacon, it
 # waits for a Plotly chart drawn (its SVG in place), then tells the server, which reruns the fragment around it.
@@ -53,20 +55,17 @@ def browser_attached() -> bool:
         return False
 
 
-def below_first_screen(page: str, draw: Callable[[], None]) -> None:
+def below_first_screen(page: str, draw: Callable[[], None], part: str = "") -> None:
     """Call ``draw`` (the page's sections under its first chart): at once, or, on this session's first run of
-    ``page`` in a browser, once the browser has drawn the first screen (a fragment rerun)."""
+    ``page`` in a browser, in the page's next run, which the beacon asks for once the browser has drawn the first
+    screen. ``part``: another part of the same page left for that run (a tab not shown first), with its own
+    placeholder and beacon (the first to answer brings both)."""
     flag = _flag(page)
     if session.get(flag) or present.on() or not browser_attached():
         draw()
         return
 
-    def later() -> None:
-        if session.get(flag):  # the beacon answered (its callback ran before this rerun)
-            draw()
-            return
-        with st.container(key=KEY):
-            BEACON(key=f"first_screen_{page}", on_drawn_change=lambda: session.put(flag, True))
-            st.caption(t("later_drawing"))
-
-    st.fragment(later)()
+    name = f"_{part}" if part else ""
+    with st.container(key=f"{KEY}-{part}" if part else KEY):  # its answer reruns the page, which draws in its place
+        BEACON(key=f"first_screen_{page}{name}", on_drawn_change=lambda: session.put(flag, True))
+        st.caption(t("later_drawing"))

@@ -23,7 +23,8 @@ def open_app(page, url, path="steps"):
 
 
 SCRIPT_STATE = "document.querySelector(\"[data-testid='stApp']\")?.dataset.testScriptState"
-LATER = f".st-key-{later.KEY}"  # explorer/controls/later.py: drawn once the first chart is on screen
+# explorer/controls/later.py: drawn once the first chart is on screen (a page's other parts: KEY-part)
+LATER = f"[class*='st-key-{later.KEY}']"
 
 
 def settle(page, start_ms: int = 300):
