@@ -281,7 +281,8 @@ class Session:
     async def first_screen(self, timeout: float = 120.0) -> tuple[float, str | None] | None:
         """What a browser tab does once the page's first chart is drawn, where the page left the sections under its
         first screen to a beacon (explorer/controls/later.py): the beacon's trigger sent, those sections drawn by
-        its fragment's rerun. Returns that rerun's (seconds, error kind), or None where the page drew no beacon."""
+        the run it asks for (the page's, or its fragment's where the beacon stands in one). Returns that run's
+        (seconds, error kind), or None where the page drew no beacon."""
         from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the browser's own widget id
         from streamlit.proto.WidgetStates_pb2 import WidgetState
 

@@ -2,8 +2,9 @@
 clock from the navigation's start to the page's title (its ``h1``), to the first chart's element attached
 (``[data-testid=stPlotlyChart]``) and to that chart drawn (Plotly's ``svg.main-svg`` inside it); and a tour
 lesson's "Next" pressed on a lesson already open, timed from the click to the next lesson's question shown and to
-its page finished (the script run over, nothing stale, a chart drawn), with whether the click kept the same document
-(a value set on ``window`` before the click survives) or loaded a new one.
+its page finished (the script run over, nothing stale, a chart drawn, no section still to come under its first
+screen), with whether the click kept the same document (a value set on ``window`` before the click survives) or
+loaded a new one.
 
 One or two checkouts (``--root``, repeated: each gets a server of its own, started with ``ATTN_EXPLORER_WARM``
 =``--warm``, and is measured once its server is idle), alternated round by round and page by page, so that a busy
@@ -62,7 +63,7 @@ MARKS = """(() => {
       const app = document.querySelector("[data-testid='stApp']");
       const idle = app && app.dataset.testScriptState === 'notRunning'
         && !document.querySelector("[data-testid='stStatusWidget']")
-        && !document.querySelector("[data-stale='true']");
+        && !document.querySelector("[data-stale='true'], [class*='st-key-first-screen-later']");
       if (idle && document.querySelector("[data-testid='stPlotlyChart'] svg.main-svg")) m.done = now;
     }
   };
@@ -73,11 +74,13 @@ MARKS = """(() => {
 
 
 # A page finished: its script run over, nothing stale, no job still computing for it (a progress bar or the "still
-# computing" caption of explorer/jobs/waiting.py), for a second in a row.
+# computing" caption of explorer/jobs/waiting.py), no section still to come under its first screen
+# (explorer/controls/later.py), for a second in a row.
 FINISHED = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   const idle = app && app.dataset.testScriptState === 'notRunning'
-    && !document.querySelector("[data-testid='stStatusWidget'], [data-stale='true'], [data-testid='stProgress']");
+    && !document.querySelector("[data-testid='stStatusWidget'], [data-stale='true'], [data-testid='stProgress']")
+    && !document.querySelector("[class*='st-key-first-screen-later']");
   const now = Date.now();
   if (!idle) { window.__idleSince = 0; return false; }
   window.__idleSince = window.__idleSince || now;
