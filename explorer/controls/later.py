@@ -28,7 +28,7 @@ EVENT = "drawn"  # the beacon's one trigger
 KEY = "first-screen-later"  # the placeholder's container (a page's other parts: KEY-part): what browser tests wait on
 
 # Run by Streamlit's component frame in the app's own page (no request leaves it): once per mounted beacon, it
-# waits for a Plotly chart drawn (its SVG in place), then tells the server, which reruns the fragment around it.
+# waits for a Plotly chart drawn (its SVG in place), then tells the server, which reruns the page.
 JS = f"""export default function ({{ parentElement, setTriggerValue }}) {{
   if (parentElement.__asked) return;
   parentElement.__asked = true;
