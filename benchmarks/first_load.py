@@ -38,11 +38,13 @@ from serve import CHROMIUM_ARGS, start_server, stop_server
 
 from benchmarks.record import emit
 from explorer.classroom.tour import TOUR, params
+from explorer.controls import later
 from explorer.pages import PAGES
 
 ARGS = [*CHROMIUM_ARGS, "--disable-gpu", "--disable-dev-shm-usage", "--process-per-site"]
 LIMIT_MS = 120_000
 NO_CHART = {"complexity"}  # no chart until its sweep is run
+LATER = f"[class*='st-key-{later.KEY}']"  # a placeholder of sections still to come (explorer/controls/later.py)
 
 # Installed in every document of the context before the app's own scripts: marks (Date.now(), ms since the epoch)
 # of the first title, chart element and drawn chart, the text asked for in ``window.__want`` (the next lesson's
@@ -63,14 +65,14 @@ MARKS = """(() => {
       const app = document.querySelector("[data-testid='stApp']");
       const idle = app && app.dataset.testScriptState === 'notRunning'
         && !document.querySelector("[data-testid='stStatusWidget']")
-        && !document.querySelector("[data-stale='true'], [class*='st-key-first-screen-later']");
+        && !document.querySelector("[data-stale='true'], LATER");
       if (idle && document.querySelector("[data-testid='stPlotlyChart'] svg.main-svg")) m.done = now;
     }
   };
   const soon = () => { if (!queued) { queued = true; requestAnimationFrame(check); } };
   new MutationObserver(soon).observe(document, {subtree: true, childList: true, attributes: true,
     attributeFilter: ['data-test-script-state', 'data-stale']});
-})();"""
+})();""".replace("LATER", LATER)
 
 
 # A page finished: its script run over, nothing stale, no job still computing for it (a progress bar or the "still
@@ -80,12 +82,12 @@ FINISHED = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   const idle = app && app.dataset.testScriptState === 'notRunning'
     && !document.querySelector("[data-testid='stStatusWidget'], [data-stale='true'], [data-testid='stProgress']")
-    && !document.querySelector("[class*='st-key-first-screen-later']");
+    && !document.querySelector("LATER");
   const now = Date.now();
   if (!idle) { window.__idleSince = 0; return false; }
   window.__idleSince = window.__idleSince || now;
   return now - window.__idleSince > 1000;
-}"""
+}""".replace("LATER", LATER)
 
 
 def open_tab(ctx, url: str, path: str, finish: bool = False) -> dict[str, float]:

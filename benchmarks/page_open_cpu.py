@@ -42,14 +42,13 @@ TRIED = {  # name: (extra switches, kept page, a persistent profile, a script ru
     "more switches": ([*TESTS, *MORE], True, False, None),
     "and animations off (tests)": (TESTS, True, False, serve.NO_ANIMATION),
 }
-QUIET = serve.NO_ANIMATION
 # The tests' setting against V8's optimising compilers off (TurboFan, and Maglev below it, compile on threads of their
 # own beside the page: for a page that lives a few seconds their code may cost more than it saves)
 JS = {
-    "tests": (TESTS, True, False, QUIET),
-    "js: no TurboFan": ([*TESTS, "--js-flags=--no-opt"], True, False, QUIET),
-    "js: no TurboFan, no Maglev": ([*TESTS, "--js-flags=--no-opt --no-maglev"], True, False, QUIET),
-    "js: one thread for V8": ([*TESTS, "--js-flags=--single-threaded"], True, False, QUIET),
+    "tests": (TESTS, True, False, serve.NO_ANIMATION),
+    "js: no TurboFan": ([*TESTS, "--js-flags=--no-opt"], True, False, serve.NO_ANIMATION),
+    "js: no TurboFan, no Maglev": ([*TESTS, "--js-flags=--no-opt --no-maglev"], True, False, serve.NO_ANIMATION),
+    "js: one thread for V8": ([*TESTS, "--js-flags=--single-threaded"], True, False, serve.NO_ANIMATION),
 }
 
 
