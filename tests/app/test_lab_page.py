@@ -236,6 +236,9 @@ def test_each_preset_runs_exactly_what_the_command_line_reproduces(app):
     """A preset's A and B on the page are the engine's ``preset(name)`` (with the sidebar's seed):
     the command shown names the preset's sides only when the runs are exactly those."""
     at = app(PAGE)
+    assert not at.code  # the fold's code is sent only once it is opened
+    at.session_state["lab_cli"] = True  # as the browser sends an opened fold
+    at.run()
     seed = at.number_input(key="seed").value
     for name in engine.PRESETS:
         at.button(key=f"lab_preset_{name}").click().run()
