@@ -10,10 +10,15 @@ QUICK=0
 if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
 # The pinned Python packages install in the background while Debian's do: on a fresh machine the two took 78 s and
 # 15-30 s one after the other. Without byte-compiling every module of every package (torch's thousands): 35 s against
-# 78 s, and a process compiles (and keeps) only the modules it imports (benchmarks/results/suite_time.txt).
-python3 -m pip install -q --no-compile -r requirements-dev.txt &
+# 78 s, and the modules imported are compiled (and kept) at their first import (benchmarks/results/suite_time.txt).
+# Python's compiled modules are kept: a machine that sets PYTHONDONTWRITEBYTECODE would have every process the suite
+# starts (its servers, their job workers, the command-line runs) compile the project's modules again. The packages'
+# modules the suite imports are compiled once, still beside apt-get, by a first import of them.
+unset PYTHONDONTWRITEBYTECODE
+{ python3 -m pip install -q --no-compile -r requirements-dev.txt &&
+  python3 -c "import torch, transformers, streamlit, plotly, pandas, playwright.sync_api"; } &
 PIP=$!
-trap 'kill "$PIP" 2>/dev/null || true' EXIT  # an install that fails first leaves no pip running
+trap 'pkill -P "$PIP" 2>/dev/null; kill "$PIP" 2>/dev/null || true' EXIT  # an install that fails first leaves no pip running
 # Debian packages only where a command or file is missing. npm is asked for only when the machine has none: a machine
 # whose Node.js comes from elsewhere (NodeSource's nodejs bundles npm) cannot take Debian's npm beside it.
 APT=()
@@ -41,9 +46,6 @@ python3 -m ruff format --check .
 export ATTN_REQUIRE_FLEX=1
 # ... and the compiled band kernel must build (attn_core/kernels/native): without it the sparse kernels fall back silently.
 export ATTN_REQUIRE_NATIVE=1
-# Python's compiled modules are kept: a machine that sets PYTHONDONTWRITEBYTECODE would have every process the suite
-# starts (its servers, their job workers, the command-line runs) compile the project's modules again.
-unset PYTHONDONTWRITEBYTECODE
 # Two worker processes (pytest-xdist), each test file whole on one of them (its shared server and model loaded once):
 # on two cores the suite takes half the time of one process, and four workers are no faster (suite_time.txt).
 WORKERS=(-n "${ATTN_TEST_WORKERS:-2}" --dist loadfile)
