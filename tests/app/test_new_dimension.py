@@ -89,5 +89,7 @@ def test_the_lab_reads_it_from_the_sidebar_and_names_it_in_its_command(gain):
 
 def test_the_lab_page_shows_it_in_its_command_line(gain, app):
     at = app("pages/8_lab.py", query={"gain": "1.25"})
+    at.session_state["lab_cli"] = True  # the command-line fold opened: its code is sent only then
+    at.run()
     code = " ".join(c.value for c in at.code)
     assert "--gain 1.25" in code, code
