@@ -18,7 +18,7 @@ unset PYTHONDONTWRITEBYTECODE
 { python3 -m pip install -q --no-compile -r requirements-dev.txt &&
   python3 -c "import torch, transformers, streamlit, plotly, pandas, playwright.sync_api"; } &
 PIP=$!
-trap 'pkill -P "$PIP" 2>/dev/null; kill "$PIP" 2>/dev/null || true' EXIT  # an install that fails first leaves no pip running
+trap '{ pkill -P "$PIP" || true; kill "$PIP" || true; } 2>/dev/null' EXIT  # an install that fails first leaves no pip running
 # Debian packages only where a command or file is missing. npm is asked for only when the machine has none: a machine
 # whose Node.js comes from elsewhere (NodeSource's nodejs bundles npm) cannot take Debian's npm beside it.
 APT=()
