@@ -7,12 +7,15 @@ import io
 
 import nbformat
 from playwright.sync_api import expect
-from test_browser import WAIT, open_app
+from test_browser import WAIT, open_app, settle
 
 
 def download(page, label: str, tmp_path) -> str:
     button = page.get_by_role("button", name=label)
     expect(button.first).to_be_visible(timeout=WAIT)
+    # clicked once the page is at rest: a click on Real model during its tab's second run (the sections under the first
+    # screen, explorer/controls/later.py) started no download in 60 s, once in a whole suite
+    settle(page)
     with page.expect_download(timeout=WAIT) as info:
         button.first.click()
     path = tmp_path / info.value.suggested_filename
