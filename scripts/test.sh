@@ -8,12 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
 if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
-# The pinned Python packages install in the background while Debian's do: on a fresh machine the two took 78 s and
-# 15-30 s one after the other. Without byte-compiling every module of every package (torch's thousands): 35 s against
-# 78 s, and the modules imported are compiled (and kept) at their first import (benchmarks/results/suite_time.txt).
-# Python's compiled modules are kept: a machine that sets PYTHONDONTWRITEBYTECODE would have every process the suite
-# starts (its servers, their job workers, the command-line runs) compile the project's modules again. The packages'
-# modules the suite imports are compiled once, still beside apt-get, by a first import of them.
+# The pinned Python packages install in the background while Debian's do, without byte-compiling every module of
+# every package (torch's thousands): a new environment took 35 s against 78 s. One first import of the suite's packages
+# then compiles the modules they use, still beside apt-get, and keeps them: PYTHONDONTWRITEBYTECODE is unset, or every
+# process the suite starts (its servers, their job workers, the command-line runs) would compile them again. The whole
+# install: 59-69 s against 112-126 s one after the other (benchmarks/results/suite_time.txt).
 unset PYTHONDONTWRITEBYTECODE
 { python3 -m pip install -q --no-compile -r requirements-dev.txt &&
   python3 -c "import torch, transformers, streamlit, plotly, pandas, playwright.sync_api"; } &
