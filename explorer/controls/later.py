@@ -24,19 +24,34 @@ from explorer.base.i18n import t
 from explorer.controls import present
 
 WAIT_MS = 3000  # the beacon answers by then even without a drawn chart
+AGAIN_MS = 2000  # an answer lost on its way is asked again after this (the page at rest, the placeholder there)
+AGAIN_AT_MOST = 5  # a server that never acts on it is not asked forever (each answer is a run of the page)
 EVENT = "drawn"  # the beacon's one trigger
 KEY = "first-screen-later"  # the placeholder's container (a page's other parts: KEY-part): what browser tests wait on
 
 # Run by Streamlit's component frame in the app's own page (no request leaves it): once per mounted beacon, it
-# waits for a Plotly chart drawn (its SVG in place), then tells the server, which reruns the page.
+# waits for a Plotly chart drawn (its SVG in place), then tells the server, which reruns the page. The answer can be
+# lost (a click of the learner's that reruns the page at that moment, a dropped connection): a beacon still on the page
+# ``AGAIN_MS`` after its answer, the page at rest (no run of the script under way), asks again. Once the server has
+# drawn the sections, the placeholder and its beacon are gone from the page and the beacon stops looking.
 JS = f"""export default function ({{ parentElement, setTriggerValue }}) {{
   if (parentElement.__asked) return;
   parentElement.__asked = true;
   const started = Date.now();
+  const app = () => document.querySelector("[data-testid='stApp']");
+  let asked = 0, again = 0;
+  const ask = () => {{ asked = Date.now(); setTriggerValue('{EVENT}', true); }};
   const look = () => {{
-    const drawn = document.querySelector("[data-testid='stPlotlyChart'] svg.main-svg");
-    if (drawn || Date.now() - started > {WAIT_MS}) setTriggerValue('{EVENT}', true);
-    else setTimeout(look, 50);
+    if (!parentElement.isConnected) return;
+    if (!asked) {{
+      const drawn = document.querySelector("[data-testid='stPlotlyChart'] svg.main-svg");
+      if (drawn || Date.now() - started > {WAIT_MS}) ask();
+    }} else if (Date.now() - asked > {AGAIN_MS} && app()?.dataset.testScriptState === 'notRunning') {{
+      if (again >= {AGAIN_AT_MOST}) return;
+      again += 1;
+      ask();
+    }}
+    setTimeout(look, asked ? 250 : 50);
   }};
   look();
 }}"""

@@ -69,3 +69,27 @@ def test_a_later_run_draws_every_section_at_once(server, page):
         expect(page.locator(f".st-key-{key} svg.main-svg").first).to_be_attached(timeout=WAIT)
     assert "temp=0.5" in page.url
     assert not page.evaluate("window.__sawLater")
+
+
+def test_a_lost_answer_of_the_beacon_is_asked_again(server, page):
+    """The beacon's answer dropped on its way to the server (as a click's rerun or a dropped connection can lose it):
+    the placeholder stays, so the beacon asks again once the page is at rest, and the sections come all the same."""
+    dropped = []
+
+    def between(ws):  # the page's websocket, passed through but for the beacon's first answer
+        to_server = ws.connect_to_server()
+
+        def from_page(message):
+            if isinstance(message, bytes) and b"first_screen_steps" in message and not dropped:
+                dropped.append(len(message))
+                return
+            to_server.send(message)
+
+        ws.on_message(from_page)
+
+    page.route_web_socket("**/_stcore/stream", between)
+    page.goto(f"{server}/steps")
+    for key in PAGES["steps"][1]:
+        expect(page.locator(f".st-key-{key} svg.main-svg").first).to_be_attached(timeout=WAIT)
+    expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)
+    assert len(dropped) == 1, dropped  # the first answer never reached the server
