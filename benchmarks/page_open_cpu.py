@@ -6,9 +6,10 @@ site), a page kept open on another port of 127.0.0.1 (a port is not part of a si
 against what was tried on top of them to make a load cheaper: a persistent profile (a disk cache, where Chrome keeps a
 code cache of the scripts), more switches, and animations off (``serve.NO_ANIMATION``, which the tests then took).
 ``--set js``: the tests' setting against V8's optimising compilers switched off. ``--set gc``: against a larger
-young generation for V8 (fewer scavenges).
+young generation for V8 (fewer scavenges). ``--set proc``: against Chromium's processes and threads folded together
+(everything in one process; the compositor on the page's main thread; one raster thread).
 
-    python benchmarks/page_open_cpu.py --runs 6 [--set tried] [--out benchmarks/results/page_open_cpu.txt]
+    python benchmarks/page_open_cpu.py --runs 6 [--set tried|js|gc|proc] [--out benchmarks/results/page_open_cpu.txt]
 """
 
 from __future__ import annotations
@@ -60,6 +61,15 @@ GC = {
     "js: semi-space 64 MiB": ([*TESTS, "--js-flags=--max-semi-space-size=64"], True, False, serve.NO_ANIMATION),
 }
 
+# The tests' setting against fewer processes and threads (a load's CPU includes handing each frame between the
+# renderer's main thread, its compositor thread, raster threads and the GPU process)
+PROC = {
+    "tests": (TESTS, True, False, serve.NO_ANIMATION),
+    "one process": ([*TESTS, "--single-process"], True, False, serve.NO_ANIMATION),
+    "compositor on the main thread": ([*TESTS, "--disable-threaded-compositing"], True, False, serve.NO_ANIMATION),
+    "one raster thread": ([*TESTS, "--num-raster-threads=1"], True, False, serve.NO_ANIMATION),
+}
+
 
 def busy_s() -> float:
     with open("/proc/stat") as f:
@@ -73,11 +83,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--page", default="steps")
-    ap.add_argument("--set", choices=("renderer", "tried", "js", "gc"), default="renderer")
+    ap.add_argument("--set", choices=("renderer", "tried", "js", "gc", "proc"), default="renderer")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     renderer = {name: (extra, kept, False, None) for name, (extra, kept) in SETTINGS.items()}
-    chosen = {"tried": TRIED, "js": JS, "gc": GC}.get(args.set, renderer)
+    chosen = {"tried": TRIED, "js": JS, "gc": GC, "proc": PROC}.get(args.set, renderer)
     exe = os.environ.get("CHROMIUM") or shutil.which("chromium-headless-shell") or shutil.which("chromium")
     proc, url = serve.start_server(warm=False)
     other, other_url = serve.start_server(warm=False)
