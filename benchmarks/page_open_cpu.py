@@ -7,9 +7,10 @@ against what was tried on top of them to make a load cheaper: a persistent profi
 code cache of the scripts), more switches, and animations off (``serve.NO_ANIMATION``, which the tests then took).
 ``--set js``: the tests' setting against V8's optimising compilers switched off. ``--set gc``: against a larger
 young generation for V8 (fewer scavenges). ``--set proc``: against Chromium's processes and threads folded together
-(everything in one process; the compositor on the page's main thread; one raster thread).
+(everything in one process; the compositor on the page's main thread; one raster thread). ``--set raster``: against
+cheaper drawing (Chromium's low-end device mode; text without subpixel antialiasing; no partial raster).
 
-    python benchmarks/page_open_cpu.py --runs 6 [--set tried|js|gc|proc] [--out benchmarks/results/page_open_cpu.txt]
+    python benchmarks/page_open_cpu.py --runs 6 [--set tried|js|gc|proc|raster] [--out FILE]
 """
 
 from __future__ import annotations
@@ -70,6 +71,14 @@ PROC = {
     "one raster thread": ([*TESTS, "--num-raster-threads=1"], True, False, serve.NO_ANIMATION),
 }
 
+# The tests' setting against cheaper drawing of each frame
+RASTER = {
+    "tests": (TESTS, True, False, serve.NO_ANIMATION),
+    "low-end device mode": ([*TESTS, "--enable-low-end-device-mode"], True, False, serve.NO_ANIMATION),
+    "no LCD text": ([*TESTS, "--disable-lcd-text"], True, False, serve.NO_ANIMATION),
+    "no partial raster": ([*TESTS, "--disable-partial-raster"], True, False, serve.NO_ANIMATION),
+}
+
 
 def busy_s() -> float:
     with open("/proc/stat") as f:
@@ -83,11 +92,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--page", default="steps")
-    ap.add_argument("--set", choices=("renderer", "tried", "js", "gc", "proc"), default="renderer")
+    ap.add_argument("--set", choices=("renderer", "tried", "js", "gc", "proc", "raster"), default="renderer")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     renderer = {name: (extra, kept, False, None) for name, (extra, kept) in SETTINGS.items()}
-    chosen = {"tried": TRIED, "js": JS, "gc": GC, "proc": PROC}.get(args.set, renderer)
+    chosen = {"tried": TRIED, "js": JS, "gc": GC, "proc": PROC, "raster": RASTER}.get(args.set, renderer)
     exe = os.environ.get("CHROMIUM") or shutil.which("chromium-headless-shell") or shutil.which("chromium")
     proc, url = serve.start_server(warm=False)
     other, other_url = serve.start_server(warm=False)
