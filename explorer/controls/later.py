@@ -5,8 +5,9 @@ six sections under them (2.1-2.8 s to the first chart; 1.4-1.5 s with those sect
 benchmarks/results/first_load_cpu.txt). So on a session's first run of a page, the sections below its first screen
 are drawn by the run that a small script in the page (``BEACON``) asks for once the first chart is on screen: a run of
 the whole page, not of a fragment, so that a widget in those sections (a click on the query-key map that picks the
-focus query above it) reruns the page as anywhere else. It asks once, and every later run of the page in that session
-draws them at once, in the same run as the rest.
+focus query above it) reruns the page as anywhere else. It asks once (again, a few times at most, where its answer
+was lost: ``AGAIN_MS``), and every later run of the page in that session draws them at once, in the same run as the
+rest.
 
 Drawn at once as before: in presenter mode (one section a step, on the first screen), and where no browser is
 attached to the session (AppTest, whose runs carry no HTTP headers): nothing would ever answer the beacon there.
