@@ -45,39 +45,48 @@ TRIED = {  # name: (extra switches, kept page, a persistent profile, a script ru
     "more switches": ([*TESTS, *MORE], True, False, None),
     "and animations off (tests)": (TESTS, True, False, serve.NO_ANIMATION),
 }
-# The tests' setting against V8's optimising compilers off (TurboFan, and Maglev below it, compile on threads of their
-# own beside the page: for a page that lives a few seconds their code may cost more than it saves)
-JS = {
-    "tests": (TESTS, True, False, serve.NO_ANIMATION),
-    "js: no TurboFan": ([*TESTS, "--js-flags=--no-opt"], True, False, serve.NO_ANIMATION),
-    "js: no TurboFan, no Maglev": ([*TESTS, "--js-flags=--no-opt --no-maglev"], True, False, serve.NO_ANIMATION),
-    "js: one thread for V8": ([*TESTS, "--js-flags=--single-threaded"], True, False, serve.NO_ANIMATION),
-}
 
-# The tests' setting against a larger young generation (V8's semi-space, 16 MiB at most by default on 64-bit): a
-# CPU profile of a new tab had 10-12 % of the page's main thread in the garbage collector
-GC = {
-    "tests": (TESTS, True, False, serve.NO_ANIMATION),
-    "js: semi-space 32 MiB": ([*TESTS, "--js-flags=--max-semi-space-size=32"], True, False, serve.NO_ANIMATION),
-    "js: semi-space 64 MiB": ([*TESTS, "--js-flags=--max-semi-space-size=64"], True, False, serve.NO_ANIMATION),
-}
 
-# The tests' setting against fewer processes and threads (a load's CPU includes handing each frame between the
-# renderer's main thread, its compositor thread, raster threads and the GPU process)
-PROC = {
-    "tests": (TESTS, True, False, serve.NO_ANIMATION),
-    "one process": ([*TESTS, "--single-process"], True, False, serve.NO_ANIMATION),
-    "compositor on the main thread": ([*TESTS, "--disable-threaded-compositing"], True, False, serve.NO_ANIMATION),
-    "one raster thread": ([*TESTS, "--num-raster-threads=1"], True, False, serve.NO_ANIMATION),
-}
+def against_tests(rows: dict[str, list[str]]) -> dict:
+    """The tests' setting (one renderer, a kept page, animations off) first, then each row: its switches on top."""
+    tests = (TESTS, True, False, serve.NO_ANIMATION)
+    return {"tests": tests, **{name: ([*TESTS, *switches], *tests[1:]) for name, switches in rows.items()}}
 
-# The tests' setting against cheaper drawing of each frame
-RASTER = {
-    "tests": (TESTS, True, False, serve.NO_ANIMATION),
-    "low-end device mode": ([*TESTS, "--enable-low-end-device-mode"], True, False, serve.NO_ANIMATION),
-    "no LCD text": ([*TESTS, "--disable-lcd-text"], True, False, serve.NO_ANIMATION),
-    "no partial raster": ([*TESTS, "--disable-partial-raster"], True, False, serve.NO_ANIMATION),
-}
+
+# V8's optimising compilers off (TurboFan, and Maglev below it, compile on threads of their own beside the page: for a
+# page that lives a few seconds their code may cost more than it saves)
+JS = against_tests(
+    {
+        "js: no TurboFan": ["--js-flags=--no-opt"],
+        "js: no TurboFan, no Maglev": ["--js-flags=--no-opt --no-maglev"],
+        "js: one thread for V8": ["--js-flags=--single-threaded"],
+    }
+)
+# A larger young generation (V8's semi-space, 16 MiB at most by default on 64-bit): a CPU profile of a new tab had
+# 10-12 % of the page's main thread in the garbage collector
+GC = against_tests(
+    {
+        "js: semi-space 32 MiB": ["--js-flags=--max-semi-space-size=32"],
+        "js: semi-space 64 MiB": ["--js-flags=--max-semi-space-size=64"],
+    }
+)
+# Fewer processes and threads (a load's CPU includes handing each frame between the renderer's main thread, its
+# compositor thread, raster threads and the GPU process)
+PROC = against_tests(
+    {
+        "one process": ["--single-process"],
+        "compositor on the main thread": ["--disable-threaded-compositing"],
+        "one raster thread": ["--num-raster-threads=1"],
+    }
+)
+# Cheaper drawing of each frame
+RASTER = against_tests(
+    {
+        "low-end device mode": ["--enable-low-end-device-mode"],
+        "no LCD text": ["--disable-lcd-text"],
+        "no partial raster": ["--disable-partial-raster"],
+    }
+)
 
 
 def busy_s() -> float:
