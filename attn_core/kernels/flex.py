@@ -69,7 +69,10 @@ def flex_attention(
     from torch.nn.attention.flex_attention import flex_attention as flex
 
     opts = {"window": window, "dilation": dilation, "global_tokens": global_tokens, "block": block}
-    mask_mod = _flex_mask_mod(pattern, causal, opts)  # checks the pattern's options
+    _flex_mask_mod(pattern, causal, opts)  # checks the pattern's options
+    # The options and the true key length reach the compiled kernel as tensors, not as constants: a graph is
+    # compiled per pattern, causality and shape, and a sweep over the window (or a learner's new window) reuses it.
+    mask_mod = _flex_mask_mod(pattern, causal, {k: torch.tensor(v, device=q.device) for k, v in opts.items()})
     if "fn" not in _FLEX:
         # Every shape and pattern compiles once; past dynamo's default of 8 it would fall back to the
         # eager, unfused flex_attention without a word, and a sweep would time that instead.
@@ -81,8 +84,10 @@ def flex_attention(
         mask = create_block_mask(mask_mod, None, None, L, S, device=q.device.type)
         return _FLEX["fn"](q, k, v, block_mask=mask, scale=scale)
 
+    keys = torch.tensor(S, device=q.device)
+
     def padded_mod(b, h, i, j):
-        return mask_mod(b, h, i, j) & (j < S)
+        return mask_mod(b, h, i, j) & (j < keys)
 
     def pad(t, n):
         return torch.nn.functional.pad(t, (0, 0, 0, n - t.shape[-2]))

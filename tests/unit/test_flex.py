@@ -45,6 +45,22 @@ def test_flex_equals_full_attention_under_the_same_mask(pattern, opts, mode, mas
     assert_close(out, ref)
 
 
+def test_a_new_window_or_length_reuses_the_compiled_kernel():
+    """The options and the true length reach the kernel as tensors: a sweep over the window (a learner's new
+    window, a new length padded to the same block) compiles no new graph, and each result is still the mask's."""
+    from torch._dynamo.utils import counters
+
+    g = torch.Generator().manual_seed(1)
+    compiled = []
+    for length, window in ((40, 3), (40, 1), (40, 5), (100, 2)):
+        q, k, v = (torch.randn(1, 2, length, 16, generator=g) for _ in range(3))
+        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=window)
+        ref = full_attention(q, k, v, mask=masks.sliding_window(length, length, window=window))
+        assert_close(out, ref)
+        compiled.append(counters["stats"]["unique_graphs"])
+    assert compiled[1:] == [compiled[0]] * 3, compiled  # the first call may compile (a new process); no other
+
+
 def test_its_pattern_is_the_mask_it_computes_and_cross_attention_is_refused():
     spec = KERNELS["flex"]
     assert torch.equal(spec.pattern(10, 10, False, window=2), masks.sliding_window(10, 10, window=2))
@@ -53,7 +69,10 @@ def test_its_pattern_is_the_mask_it_computes_and_cross_attention_is_refused():
 
 
 def test_the_sweep_reports_compile_time_apart_from_run_time():
-    cfg = bench.SweepConfig(kernels=("flex",), lengths=(64,), min_run_time=0.05, shape=bench.Shape(window=4))
+    # a shape no other test compiles (a graph is per pattern, causality and shape, not per window): its first call
+    # compiles whichever test ran before in this process
+    shape = bench.Shape(heads=3, d_head=40, window=4)
+    cfg = bench.SweepConfig(kernels=("flex",), lengths=(64,), min_run_time=0.05, shape=shape)
     (row,) = list(bench.sweep(cfg))
     assert row.status.startswith("ok") and row.compile_s is not None and row.median_ms is not None
     assert row.compile_s * 1e3 > row.median_ms  # the first call compiled; the timed ones did not
