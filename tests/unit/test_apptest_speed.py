@@ -10,9 +10,9 @@ import time
 
 import apptest_speed
 import pytest
-from blinker import Signal
 from streamlit.components.v2 import manifest_scanner
 from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+from streamlit.signal_util import Signal  # the signal Streamlit's own script runner sends its events on
 from streamlit.testing.v1 import AppTest, app_test, local_script_runner
 
 
