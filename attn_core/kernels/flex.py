@@ -70,9 +70,14 @@ def flex_attention(
 
     opts = {"window": window, "dilation": dilation, "global_tokens": global_tokens, "block": block}
     _flex_mask_mod(pattern, causal, opts)  # checks the pattern's options
-    # The options and the true key length reach the compiled kernel as tensors, not as constants: a graph is
-    # compiled per pattern, causality and shape, and a sweep over the window (or a learner's new window) reuses it.
-    mask_mod = _flex_mask_mod(pattern, causal, {k: torch.tensor(v, device=q.device) for k, v in opts.items()})
+    # The options, causality and the true key length reach the compiled kernel as tensors, not as constants: a graph
+    # is compiled per pattern and shape, and a new window, causal or not, or a sweep over the window reuses it.
+    allows = masks.rule(pattern, **{k: torch.tensor(v, device=q.device) for k, v in opts.items()})
+    any_key = torch.tensor(not causal, device=q.device)  # True: keys after the query allowed too
+
+    def mask_mod(b, h, i, j):
+        return allows(i, j) & ((j <= i) | any_key)
+
     if "fn" not in _FLEX:
         # Every shape and pattern compiles once; past dynamo's default of 8 it would fall back to the
         # eager, unfused flex_attention without a word, and a sweep would time that instead.

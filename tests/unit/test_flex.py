@@ -46,16 +46,18 @@ def test_flex_equals_full_attention_under_the_same_mask(pattern, opts, mode, mas
 
 
 def test_a_new_window_or_length_reuses_the_compiled_kernel():
-    """The options and the true length reach the kernel as tensors: a sweep over the window (a learner's new
-    window, a new length padded to the same block) compiles no new graph, and each result is still the mask's."""
+    """The options, causality and the true length reach the kernel as tensors: a sweep over the window (a learner's
+    new window, causal or not, a new length padded to the same block) compiles no new graph, and each result is
+    still the mask's."""
     from torch._dynamo.utils import counters
 
     g = torch.Generator().manual_seed(1)
     compiled = []
-    for length, window in ((40, 3), (40, 1), (40, 5), (100, 2)):
+    for length, window, causal in ((40, 3, False), (40, 1, True), (40, 5, False), (100, 2, True)):
         q, k, v = (torch.randn(1, 2, length, 16, generator=g) for _ in range(3))
-        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=window)
-        ref = full_attention(q, k, v, mask=masks.sliding_window(length, length, window=window))
+        out = run_kernel("flex", q, k, v, causal=causal, pattern="sliding_window", window=window)
+        mask = masks.build_mask("sliding_window", length, length, window=window, also_causal=causal)
+        ref = full_attention(q, k, v, mask=mask)
         assert_close(out, ref)
         compiled.append(counters["stats"]["unique_graphs"])
     assert compiled[1:] == [compiled[0]] * 3, compiled  # the first call may compile (a new process); no other
