@@ -3,6 +3,7 @@ as a mask_mod."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
@@ -64,42 +65,49 @@ def flex_attention(
     """FlexAttention: PyTorch's ``flex_attention`` with this app's mask patterns (sliding window,
     dilated, global + window, block) written as a ``mask_mod`` and compiled by ``torch.compile``
     into a block-sparse kernel. What a practitioner would use for a sparse pattern today. The
-    first call at a shape compiles (seconds); the benchmark reports that apart from the run time."""
-    from torch.nn.attention.flex_attention import create_block_mask
+    first call at a shape compiles (seconds); the benchmark reports that apart from the run time. The block
+    mask is built once per pattern, options and length (``_block_mask``) and kept."""
     from torch.nn.attention.flex_attention import flex_attention as flex
 
     opts = {"window": window, "dilation": dilation, "global_tokens": global_tokens, "block": block}
     _flex_mask_mod(pattern, causal, opts)  # checks the pattern's options
-    # The options, causality and the true key length reach the compiled kernel as tensors, not as constants: a graph
-    # is compiled per pattern and shape, and a new window, causal or not, or a sweep over the window reuses it.
-    allows = masks.rule(pattern, **{k: torch.tensor(v, device=q.device) for k, v in opts.items()})
-    any_key = torch.tensor(not causal, device=q.device)  # True: keys after the query allowed too
-
-    def mask_mod(b, h, i, j):
-        return allows(i, j) & ((j <= i) | any_key)
-
     if "fn" not in _FLEX:
         # Every shape and pattern compiles once; past dynamo's default of 8 it would fall back to the
         # eager, unfused flex_attention without a word, and a sweep would time that instead.
         torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, _RECOMPILES)
         _FLEX["fn"] = torch.compile(flex, dynamic=False)
     L, S = q.shape[-2], k.shape[-2]
-    PL, PS = -(-L // _BLOCK) * _BLOCK, -(-S // _BLOCK) * _BLOCK
+    mask = _block_mask(pattern, causal, tuple(sorted(opts.items())), L, S, str(q.device))
+    PL, PS = mask.seq_lengths
     if (PL, PS) == (L, S):
-        mask = create_block_mask(mask_mod, None, None, L, S, device=q.device.type)
         return _FLEX["fn"](q, k, v, block_mask=mask, scale=scale)
-
-    keys = torch.tensor(S, device=q.device)
-
-    def padded_mod(b, h, i, j):
-        return mask_mod(b, h, i, j) & (j < keys)
 
     def pad(t, n):
         return torch.nn.functional.pad(t, (0, 0, 0, n - t.shape[-2]))
 
-    mask = create_block_mask(padded_mod, None, None, PL, PS, device=q.device.type)
     out = _FLEX["fn"](pad(q, PL), pad(k, PS), pad(v, PS), block_mask=mask, scale=scale)
     return out[..., :L, :]
+
+
+@functools.lru_cache(maxsize=16)
+def _block_mask(pattern: str, causal: bool, opts: tuple, L: int, S: int, device: str):
+    """The pattern's BlockMask at L queries and S keys (padded to whole blocks, the padded keys masked out), built once
+    and kept, as a practitioner keeps it across calls: ``create_block_mask`` evaluates the mask_mod at every (i, j),
+    at L = 4096 most of a call's time. The options and the true key length reach the compiled kernel as tensors, not
+    as constants: a graph is compiled per pattern, causality and shape, and a new window or a length padded to the
+    same blocks reuses it."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    at = torch.device(device)
+    mask_mod = _flex_mask_mod(pattern, causal, {k: torch.tensor(v, device=at) for k, v in opts})
+    PL, PS = -(-L // _BLOCK) * _BLOCK, -(-S // _BLOCK) * _BLOCK
+    if (PL, PS) != (L, S):
+        keys, allowed = torch.tensor(S, device=at), mask_mod
+
+        def mask_mod(b, h, i, j):
+            return allowed(b, h, i, j) & (j < keys)
+
+    return create_block_mask(mask_mod, None, None, PL, PS, device=device)
 
 
 def _check_flex(L: int, S: int, *, causal: bool, cross: bool, **opts) -> None:

@@ -46,21 +46,42 @@ def test_flex_equals_full_attention_under_the_same_mask(pattern, opts, mode, mas
 
 
 def test_a_new_window_or_length_reuses_the_compiled_kernel():
-    """The options, causality and the true length reach the kernel as tensors: a sweep over the window (a learner's
-    new window, causal or not, a new length padded to the same block) compiles no new graph, and each result is
-    still the mask's."""
+    """The options and the true length reach the kernel as tensors: a sweep over the window (a learner's new
+    window, a new length padded to the same block) compiles no new graph, and each result is still the mask's."""
     from torch._dynamo.utils import counters
 
     g = torch.Generator().manual_seed(1)
     compiled = []
-    for length, window, causal in ((40, 3, False), (40, 1, True), (40, 5, False), (100, 2, True)):
+    for length, window in ((40, 3), (40, 1), (40, 5), (100, 2)):
         q, k, v = (torch.randn(1, 2, length, 16, generator=g) for _ in range(3))
-        out = run_kernel("flex", q, k, v, causal=causal, pattern="sliding_window", window=window)
-        mask = masks.build_mask("sliding_window", length, length, window=window, also_causal=causal)
-        ref = full_attention(q, k, v, mask=mask)
+        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=window)
+        ref = full_attention(q, k, v, mask=masks.sliding_window(length, length, window=window))
         assert_close(out, ref)
         compiled.append(counters["stats"]["unique_graphs"])
     assert compiled[1:] == [compiled[0]] * 3, compiled  # the first call may compile (a new process); no other
+
+
+def test_the_block_mask_is_built_once_per_pattern_options_and_length(monkeypatch):
+    """create_block_mask evaluates the mask at every (query, key): built again on every call it was most of a
+    call's time at L = 4096. Kept, a second call on other inputs reads it and is still right."""
+    import torch.nn.attention.flex_attention as fa
+
+    from attn_core.kernels import flex
+
+    real, built = fa.create_block_mask, []
+
+    def counted(mask_mod, B, H, L, S, **kw):
+        built.append((L, S))
+        return real(mask_mod, B, H, L, S, **kw)
+
+    monkeypatch.setattr(fa, "create_block_mask", counted)
+    flex._block_mask.cache_clear()
+    g = torch.Generator().manual_seed(2)
+    for window in (2, 2, 3):
+        q, k, v = (torch.randn(1, 2, 40, 16, generator=g) for _ in range(3))
+        out = run_kernel("flex", q, k, v, pattern="dilated", window=window, dilation=3)
+        assert_close(out, full_attention(q, k, v, mask=masks.build_mask("dilated", 40, 40, window=window, dilation=3)))
+    assert built == [(128, 128), (128, 128)], built  # the second call read the first's mask; a new window built one
 
 
 def test_its_pattern_is_the_mask_it_computes_and_cross_attention_is_refused():
@@ -71,7 +92,7 @@ def test_its_pattern_is_the_mask_it_computes_and_cross_attention_is_refused():
 
 
 def test_the_sweep_reports_compile_time_apart_from_run_time():
-    # a shape no other test compiles (a graph is per pattern, causality and shape, not per window): its first call
+    # a shape no other test compiles (a graph is per pattern, its options, causality and shape): its first call
     # compiles whichever test ran before in this process
     shape = bench.Shape(heads=3, d_head=40, window=4)
     cfg = bench.SweepConfig(kernels=("flex",), lengths=(64,), min_run_time=0.05, shape=shape)
