@@ -55,18 +55,18 @@ JS = f"""export default function ({{ parentElement, setTriggerValue }}) {{
     return !touched || ranSince || Date.now() - touched > {SETTLE_MS};
   }};
   const ask = () => {{ asked = Date.now(); setTriggerValue('{EVENT}', true); }};
+  const stop = () => {{
+    document.removeEventListener('pointerdown', touch, true);
+    document.removeEventListener('keydown', touch, true);
+  }};
   const look = () => {{
-    if (!parentElement.isConnected) {{
-      document.removeEventListener('pointerdown', touch, true);
-      document.removeEventListener('keydown', touch, true);
-      return;
-    }}
+    if (!parentElement.isConnected) return stop();
     const rest = atRest();
     if (!asked) {{
       const drawn = document.querySelector("[data-testid='stPlotlyChart'] svg.main-svg");
       if ((drawn || Date.now() - started > {WAIT_MS}) && rest) ask();
     }} else if (Date.now() - asked > {AGAIN_MS} && rest) {{
-      if (again >= {AGAIN_AT_MOST}) return;
+      if (again >= {AGAIN_AT_MOST}) return stop();
       again += 1;
       ask();
     }}
