@@ -144,3 +144,19 @@ def test_a_click_that_changes_the_address_is_not_undone_by_the_beacon(server, pa
     expect(page.locator("[data-testid='stPlotlyChart'] svg.main-svg").first).to_be_attached(timeout=WAIT)
     expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)  # the sections came all the same
     assert not answered_between  # the beacon waited for the click's run
+
+
+def test_a_click_that_runs_nothing_leaves_the_beacon_to_answer_all_the_same(server, page):
+    """A click before the first chart that starts no run (on the page's title): no run ever follows it, so the
+    beacon answers once ``later.SETTLE_MS`` have passed, and the sections come without the learner doing more."""
+    charts = []
+    page.route("**/PlotlyChart.*.js", lambda route: charts.append(route))  # no chart drawn until the click is made
+    page.goto(f"{server}/steps")
+    title = page.locator("[data-testid='stMain'] h1").first
+    expect(title).to_be_visible(timeout=WAIT)
+    title.click()
+    for route in charts:
+        route.continue_()
+    page.unroute("**/PlotlyChart.*.js")
+    expect(page.locator("[data-testid='stPlotlyChart'] svg.main-svg").first).to_be_attached(timeout=WAIT)
+    expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)
