@@ -43,7 +43,7 @@ def axe_violations(page) -> list[dict]:
         page.add_script_tag(path=AXE)
     # an element of a run in progress (a fragment's too, which shows no status widget) is drawn faded while stale:
     # what a learner reads is the page at rest
-    page.wait_for_function("!document.querySelector('[data-stale=\"true\"]')", timeout=60_000)
+    page.wait_for_function("!document.querySelector('[data-stale=\"true\"]')", polling=serve.POLL, timeout=60_000)
     found = page.evaluate(
         """async (tags) => {
              const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
@@ -109,7 +109,7 @@ def navigated(page, path: str, title: str) -> None:
     if not link.is_visible() and more.count():  # past its tenth page the navigation is folded ("View more")
         more.click()
     link.click()
-    page.wait_for_function(f"location.pathname.endsWith('/{path}')", timeout=WAIT)
+    page.wait_for_function(f"location.pathname.endsWith('/{path}')", polling=serve.POLL, timeout=WAIT)
     expect(page.locator("[data-testid='stMain'] h1").first).to_have_text(title, timeout=WAIT)
     at_rest(page)
 

@@ -3,6 +3,7 @@
 import os
 
 import pytest
+import serve
 from conftest import ARTIFACTS
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
@@ -34,10 +35,10 @@ def settle(page, start_ms: int = 300):
     ``start_ms``, the fixed wait this used to be. The status widget alone cannot say it: it shows a run only once the
     run has lasted 500 ms."""
     try:
-        page.wait_for_function(f"() => {SCRIPT_STATE} !== 'notRunning'", polling="raf", timeout=start_ms)
+        page.wait_for_function(f"() => {SCRIPT_STATE} !== 'notRunning'", polling=serve.POLL, timeout=start_ms)
     except PlaywrightTimeout:
         pass
-    page.wait_for_function(f"() => {SCRIPT_STATE} === 'notRunning'", polling="raf", timeout=WAIT)
+    page.wait_for_function(f"() => {SCRIPT_STATE} === 'notRunning'", polling=serve.POLL, timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
     expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)  # a tab's first run: the sections below its chart
 
@@ -271,10 +272,13 @@ def test_presenter_mode_at_1280x720_walks_the_steps_from_the_keyboard_in_both_la
         open_app(page, server, "steps?present=1&step=st_tokens")
         expect(page.get_by_text("Step 1 of 6: Tokens").first).to_be_visible(timeout=WAIT)
         expect(page.get_by_role("button", name="Expand sidebar")).to_be_visible(timeout=WAIT)  # collapsed
-        page.wait_for_function("parseFloat(getComputedStyle(document.documentElement).fontSize) >= 20", timeout=WAIT)
+        page.wait_for_function(
+            "parseFloat(getComputedStyle(document.documentElement).fontSize) >= 20", polling=serve.POLL, timeout=WAIT
+        )
         expect(page.locator(".st-key-present-row h3", has_text="Step 1 of 6")).to_be_in_viewport(timeout=WAIT)
         page.wait_for_function(  # read from the back of a room
             "parseFloat(getComputedStyle(document.querySelector('.st-key-present-narration p')).fontSize) >= 24",
+            polling=serve.POLL,
             timeout=WAIT,
         )
         expect(page.locator(".js-plotly-plot").first).to_be_attached(timeout=WAIT)
@@ -420,7 +424,10 @@ def test_text_meets_wcag_aa_contrast_in_both_themes(server, browser):
         expect(page.get_by_test_id("stSidebar").locator("label p").first).to_be_visible(timeout=WAIT)
         settle(page)
         page.wait_for_function(  # every kind of text drawn (a loaded machine draws late)
-            "(sels) => sels.every((s) => document.querySelector(s))", arg=CONTRAST_SELECTORS, timeout=WAIT
+            "(sels) => sels.every((s) => document.querySelector(s))",
+            arg=CONTRAST_SELECTORS,
+            polling=serve.POLL,
+            timeout=WAIT,
         )
         for scheme in ("light", "dark"):
             if scheme == "dark":

@@ -6,6 +6,7 @@ import csv
 import io
 from pathlib import Path
 
+import serve
 from playwright.sync_api import expect
 from test_browser import settle
 
@@ -83,6 +84,7 @@ def test_a_class_takes_the_check_before_and_after_and_the_teacher_sees_the_hand_
             const rows = ({ROWS})(t), col = rows[0].indexOf("Answers before");
             return rows.length === 3 && rows.slice(1).every(r => r[col] === "2");
         }}""",
+        polling=serve.POLL,
         timeout=WAIT,
     )
     expect(teacher.get_by_text("The post check opens when you press the button")).to_be_visible()

@@ -2,6 +2,7 @@
 
 import os
 
+import serve
 from conftest import ARTIFACTS
 from playwright.sync_api import expect
 from test_browser import WAIT, open_app, settle
@@ -23,17 +24,18 @@ def test_play_trains_live_other_controls_respond_and_pause_holds(server, page):
     open_app(page, server, "lab?lab_task=sort&lab_steps=5000&d_model=64&heads=4&d_q=16&d_k=16&d_v=16")
     expect(page.get_by_text("Press Play").first).to_be_visible(timeout=WAIT)
     page.get_by_role("button", name="Play").click()
-    page.wait_for_function(f"({POINTS})() >= 2", timeout=WAIT)
+    page.wait_for_function(f"({POINTS})() >= 2", polling=serve.POLL, timeout=WAIT)
     first_points, first_head = page.evaluate(POINTS), page.evaluate(HEAD)
-    page.wait_for_function(f"({POINTS})() > {first_points}", timeout=WAIT)  # the curve grows, redrawn in place
-    page.wait_for_function(f"({HEAD})() !== {first_head!r}", timeout=WAIT)  # and the head's pattern with it
+    # the curve grows, redrawn in place, and the head's pattern with it
+    page.wait_for_function(f"({POINTS})() > {first_points}", polling=serve.POLL, timeout=WAIT)
+    page.wait_for_function(f"({HEAD})() !== {first_head!r}", polling=serve.POLL, timeout=WAIT)
     before = page.evaluate(POINTS)
     box = page.locator("textarea[aria-label='Sentence']")  # a control the Lab does not use: it must respond now
     box.fill("the page is not blocked")
     box.press("Control+Enter")
     settle(page)
     assert box.input_value() == "the page is not blocked"
-    page.wait_for_function(f"({POINTS})() > {before}", timeout=WAIT)  # still training
+    page.wait_for_function(f"({POINTS})() > {before}", polling=serve.POLL, timeout=WAIT)  # still training
     page.screenshot(path=os.path.join(ARTIFACTS, "lab_training.png"), full_page=True)
     page.get_by_role("button", name="Pause").click()
     settle(page)
@@ -57,10 +59,10 @@ def test_the_p_key_plays_and_a_and_b_share_their_accuracy_axis(server, page):
     settle(page)  # the run that drew the Play button has ended: its shortcut is bound (a key pressed before is lost)
     page.locator("h1").first.click()  # the keyboard on the page, not in a field
     page.keyboard.press("p")  # the Play button's shortcut
-    page.wait_for_function(f"({POINTS})() >= 2", timeout=WAIT)
+    page.wait_for_function(f"({POINTS})() >= 2", polling=serve.POLL, timeout=WAIT)
     # one reading of both charts: the live redraw replaces a chart in place, so two readings can see a third or one
     both = f"(() => {{ const r = ({RANGES})(); return r.length === 2 ? r : null; }})()"
-    a, b = page.wait_for_function(both, timeout=WAIT).json_value()
+    a, b = page.wait_for_function(both, polling=serve.POLL, timeout=WAIT).json_value()
     assert a == b and a.startswith("[0,"), (
         a,
         b,

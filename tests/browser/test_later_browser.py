@@ -4,6 +4,7 @@ section is on the page yet, its placeholder is; the sections then come without t
 later run of the page in that tab draws them in the same run as the rest, with no placeholder."""
 
 import pytest
+import serve
 from playwright.sync_api import expect
 from test_browser import LATER, WAIT, settle
 
@@ -43,7 +44,7 @@ def first_screen_then_the_rest(page, url: str, path: str) -> None:
     first, lower = PAGES[path]
     page.add_init_script(MARKS)
     page.goto(f"{url}/{path}")
-    page.wait_for_function("() => window.__first", timeout=WAIT)
+    page.wait_for_function("() => window.__first", polling=serve.POLL, timeout=WAIT)
     seen = page.evaluate("window.__first")
     assert first in seen["keys"], seen
     assert sorted(seen["later"]) == sorted(PLACEHOLDERS.get(path, [later.KEY])), seen

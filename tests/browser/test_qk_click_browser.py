@@ -1,6 +1,7 @@
 """The query-key map in Chromium: a click on a query's point makes it the selected query (the page's focus, in the
 link too), and the map draws that query's attention row from it."""
 
+import serve
 from playwright.sync_api import expect
 from test_browser import WAIT, settle
 
@@ -34,7 +35,7 @@ def test_a_click_on_a_query_selects_it_and_the_link_follows(server, browser):
         assert len(points) == 6  # "Life is short, eat dessert first"
         target = 4
         page.mouse.click(points[target]["x"], points[target]["y"])
-        page.wait_for_function(f"location.search.includes('focus={target}')", timeout=WAIT)
+        page.wait_for_function(f"location.search.includes('focus={target}')", polling=serve.POLL, timeout=WAIT)
         settle(page)
         assert f"focus={target}" in page.url
         chart = page.locator("[data-testid='stPlotlyChart']", has_text="Queries and keys as a map")

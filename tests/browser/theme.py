@@ -1,6 +1,7 @@
 """The light and the dark theme in the browser tests: Streamlit follows the system preference, which Playwright
 can change on an open page, so a page drawn once is checked in both themes."""
 
+import serve
 from playwright.sync_api import expect
 
 BACKGROUND = "getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"
@@ -28,7 +29,7 @@ def switch_to_dark(page) -> None:
     light = page.evaluate(BACKGROUND)
     assert luminance(light) > 0.8, f"the page was not drawn in the light theme: background {light}"
     page.emulate_media(color_scheme="dark")
-    page.wait_for_function(f"{BACKGROUND} !== {light!r}", timeout=30_000)
+    page.wait_for_function(f"{BACKGROUND} !== {light!r}", polling=serve.POLL, timeout=30_000)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=120_000)
     page.evaluate(QUIET, 1500)
     dark = page.evaluate(BACKGROUND)
