@@ -13,7 +13,7 @@ from conftest import ARTIFACTS
 from offline import ICON, Requests
 from playwright.sync_api import expect
 from test_browser import LATER, SCRIPT_STATE
-from theme import switch_to_dark
+from theme import switch_theme
 
 from explorer.base.i18n import STRINGS
 from explorer.pages import PAGES
@@ -23,6 +23,7 @@ WAIT = 120_000
 PATHS = [""] + [p.url_path for p in PAGES]  # the start page and every page in the table
 TITLES = {p.url_path: STRINGS[f"page.{p.key}"] for p in PAGES}  # (English, 中文)
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+OTHER = {"light": "dark", "dark": "light"}
 
 # Violations found in Streamlit's own components, by rule: (a CSS fragment every offending node's target
 # contains, why it is not fixed here). A node outside the fragment still fails.
@@ -179,9 +180,11 @@ def test_axe_finds_an_unlabelled_input_on_a_page(server, browser):
 @pytest.fixture(scope="module", params=["en", "zh"])
 def walked(shared_server, browser, request):
     """The walk through every page in one language: the start page loaded by its address in the language, then each
-    page opened from the sidebar's navigation (whose title shows the language held), in the light theme, checked,
-    switched in place to the dark theme and checked again. Every request the walk makes is recorded (offline.py):
-    a page checked for accessibility here is checked for working offline too, without being loaded again."""
+    page opened from the sidebar's navigation (whose title shows the language held), checked in the theme it opens in,
+    switched in place to the other theme and checked again: the start page light then dark, the next page dark then
+    light, and so on (switched back before each page, every page was drawn once more in the theme it was leaving).
+    Every request the walk makes is recorded (offline.py): a page checked for accessibility here is checked for
+    working offline too, without being loaded again."""
     lang, (_, server) = request.param, shared_server
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="light")
     page = ctx.new_page()
@@ -197,14 +200,15 @@ def walked(shared_server, browser, request):
     try:
         drawn(page, f"{server}/?lang={lang}")
         icon = page.evaluate(ICON)
+        theme = "light"
         for path in PATHS:
             if path:
-                page.emulate_media(color_scheme="light")
-                navigated(page, path, TITLES[path][lang == "zh"])
+                navigated(page, path, TITLES[path][lang == "zh"])  # drawn in the theme the page before ended in
             requests.look(page, path or "start")
-            check(path, "light")
-            switch_to_dark(page)
-            check(path, "dark")
+            check(path, theme)
+            theme = OTHER[theme]
+            switch_theme(page, theme)
+            check(path, theme)
     finally:
         ctx.close()
     return {"failures": failures, "requests": requests, "icon": icon}

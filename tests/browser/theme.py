@@ -26,11 +26,20 @@ def switch_to_dark(page) -> None:
     """The system preference turned dark on the open page: Streamlit, which follows it, redraws in its dark theme
     without a reload (no new script run). Waits until the app's background is dark and the page has stopped
     changing (the charts redrawn in the dark theme)."""
-    light = page.evaluate(BACKGROUND)
-    assert luminance(light) > 0.8, f"the page was not drawn in the light theme: background {light}"
-    page.emulate_media(color_scheme="dark")
-    page.wait_for_function(f"{BACKGROUND} !== {light!r}", polling=serve.POLL, timeout=30_000)
+    switch_theme(page, "dark")
+
+
+def switch_theme(page, to: str) -> None:
+    """The system preference turned to ``to`` ("light" or "dark") on the open page, drawn in the other theme: as
+    ``switch_to_dark``, either way."""
+    assert to in ("light", "dark"), to
+    before = page.evaluate(BACKGROUND)
+    was_light = luminance(before) > 0.8
+    assert was_light == (to == "dark"), f"the page was not drawn in the other theme: background {before}"
+    page.emulate_media(color_scheme=to)
+    page.wait_for_function(f"{BACKGROUND} !== {before!r}", polling=serve.POLL, timeout=30_000)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=120_000)
     page.evaluate(QUIET, 1500)
-    dark = page.evaluate(BACKGROUND)
-    assert luminance(dark) < 0.05, f"the dark theme was not drawn: background {dark}"
+    after = page.evaluate(BACKGROUND)
+    drawn = luminance(after) < 0.05 if to == "dark" else luminance(after) > 0.8
+    assert drawn, f"the {to} theme was not drawn: background {after}"
