@@ -18,6 +18,7 @@ import replicas
 
 WAIT = 60_000
 LESSON = "steps?predict=true&lesson=hall-1&focus=1"
+SECTIONS = ".st-key-dl_json"  # Step by step's JSON download, under its first screen (pages/1_steps.py)
 NOTICE = "The class poll is unavailable: answers are not being counted"
 
 
@@ -58,7 +59,11 @@ def predict(page, label: str = "4 dessert") -> None:
     page.get_by_role("button", name="Reveal").click()
     expect(page.get_by_text("Right: 'is' attends most to 4 dessert").first).to_be_visible(timeout=WAIT)
     # the sections under the first screen come in the page's next run (explorer/controls/later.py), which sends an
-    # answer the store could not take again: that run over before the test goes on
+    # answer the store could not take again: that run over before the test goes on. Waited for by what only that run
+    # draws (the JSON download, after the class's count in the page): the placeholder's absence alone was seen at once,
+    # before the reveal's own run had drawn it, and the sections' run then sent the pending answer to a Redis started
+    # again meanwhile (the teacher's "0 answers so far" never came)
+    expect(page.locator(SECTIONS)).to_be_visible(timeout=WAIT)
     expect(page.locator(LATER)).to_have_count(0, timeout=WAIT)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=WAIT)
 
