@@ -7,7 +7,7 @@ import serve
 from conftest import ARTIFACTS
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
-from theme import switch_to_dark
+from theme import switch_theme
 
 from explorer.classroom.tour import TOUR
 from explorer.controls import later
@@ -431,7 +431,7 @@ def test_text_meets_wcag_aa_contrast_in_both_themes(server, browser):
         )
         for scheme in ("light", "dark"):
             if scheme == "dark":
-                switch_to_dark(page)
+                switch_theme(page, "dark")
             for selector, fg, bg in page.evaluate(CONTRAST_JS, CONTRAST_SELECTORS):
                 assert fg is not None, (scheme, selector)
                 assert contrast(fg, bg) >= 4.5, (scheme, selector, fg, bg, round(contrast(fg, bg), 2))

@@ -22,16 +22,10 @@ def luminance(css: str) -> float:
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
-def switch_to_dark(page) -> None:
-    """The system preference turned dark on the open page: Streamlit, which follows it, redraws in its dark theme
-    without a reload (no new script run). Waits until the app's background is dark and the page has stopped
-    changing (the charts redrawn in the dark theme)."""
-    switch_theme(page, "dark")
-
-
 def switch_theme(page, to: str) -> None:
-    """The system preference turned to ``to`` ("light" or "dark") on the open page, drawn in the other theme: as
-    ``switch_to_dark``, either way."""
+    """The system preference turned to ``to`` ("light" or "dark") on the open page, drawn in the other theme:
+    Streamlit, which follows it, redraws in that theme without a reload (no new script run). Waits until the app's
+    background has changed and the page has stopped changing (the charts redrawn in the new theme)."""
     assert to in ("light", "dark"), to
     before = page.evaluate(BACKGROUND)
     was_light = luminance(before) > 0.8
