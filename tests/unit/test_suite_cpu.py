@@ -1,0 +1,112 @@
+"""benchmarks/suite_cpu.py: the suite's CPU by test and by kind of process."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from benchmarks import suite_cpu
+
+
+@pytest.mark.parametrize(
+    ("name", "cmdline", "expected"),
+    [
+        ("chromium-headless-shell", ["/usr/bin/chromium-headless-shell", "--type=renderer"], "chromium"),
+        ("python3", [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", "8501"], "streamlit server"),
+        ("python3", [sys.executable, "-m", "attn_core", "train", "--serve"], "python -m attn_core"),
+        ("python3", [sys.executable, "-c", "pass"], "python, other"),
+        ("node", ["/opt/driver/node", "cli.js", "run-driver"], "playwright driver"),
+        ("cc1plus", ["/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "-O3"], "compiler"),
+        ("redis-server", ["redis-server", "*:6379"], "redis-server"),
+    ],
+)
+def test_a_process_is_told_by_its_name_and_command_line(name, cmdline, expected):
+    assert suite_cpu.kind(name, cmdline) == expected
+
+
+def test_what_a_test_spent_is_each_process_after_less_before():
+    before = {(1, 0.0): ("chromium", 1.0), (2, 0.0): ("streamlit server", 5.0), (4, 0.0): ("chromium", 2.0)}
+    after = {
+        (1, 0.0): ("chromium", 3.5),  # 2.5 s while the test ran
+        (2, 0.0): ("streamlit server", 5.0),  # idle
+        (3, 9.0): ("chromium", 0.5),  # started during the test
+        (4, 0.0): ("chromium", 2.25),  # ended during it, its last reading kept
+        (1, 7.0): ("compiler", 1.0),  # pid 1 again, another process: counted from 0
+    }
+    assert suite_cpu.spent(before, after) == {"chromium": 3.25, "compiler": 1.0}
+
+
+def test_what_ended_between_readings_is_what_was_waited_for_less_what_was_read():
+    me = 100
+    before = {(1, 0.0): ("python, other", 2.0, me), (5, 0.0): ("chromium", 4.0, 3)}
+    after = {
+        (1, 0.0): ("python, other", 2.5, me),  # alive before, ended during the test: its last reading 2.5 s
+        (2, 1.0): ("compiler", 0.25, 1),  # started and ended, waited for by 1
+        (3, 0.0): ("playwright driver", 1.0, me),  # still alive: not in what was waited for
+        (5, 0.0): ("chromium", 4.5, 3),  # ended, but its parent (3) is alive: not waited for by this process
+    }
+    alive_before, alive_after = frozenset({(1, 0.0), (3, 0.0), (5, 0.0)}), frozenset({(3, 0.0)})
+    # this process's ended children took 3.0 s in all (1's, with 2's): 0.25 s of it after their last readings
+    assert suite_cpu.between_readings(3.0, me, before, alive_before, after, alive_after) == 0.25
+    assert suite_cpu.between_readings(2.0, me, before, alive_before, after, alive_after) == 0.0  # never below 0
+    assert suite_cpu.between_readings(0.75, me, {}, frozenset(), {}, frozenset()) == 0.75  # nothing read at all
+
+
+def test_the_summary_adds_up_by_kind_by_file_and_by_test():
+    rows = [
+        {"id": "tests/a.py::t1", "wall": 2.0, "cpu": {"chromium": 3.0, "test process": 1.0}},
+        {"id": "tests/a.py::t2[x]", "wall": 1.0, "cpu": {"test process": 0.5}},
+        {"id": "tests/b.py::t3", "wall": 4.0, "cpu": {"chromium": 1.0, "compiler": 2.0}},
+    ]
+    s = suite_cpu.summarize(rows)
+    assert s["kinds"] == {"chromium": 4.0, "test process": 1.5, "compiler": 2.0}
+    assert s["files"]["tests/a.py"] == (4.5, 3.0, {"chromium": 3.0, "test process": 1.5})
+    assert s["files"]["tests/b.py"][:2] == (3.0, 4.0)
+    assert [t[2] for t in s["tests"]] == ["tests/a.py::t1", "tests/b.py::t3", "tests/a.py::t2[x]"]
+    lines = suite_cpu.report(s, top=2)
+    assert lines[0].endswith("7.5 s over 3 tests") and "tests/a.py::t2[x]" not in "\n".join(lines)
+
+
+def test_the_plugin_counts_a_child_process_of_a_test(tmp_path):
+    """A test that starts a Python child burning about 0.6 s of CPU: its line says so (the child starts and ends
+    within a second: read as "python, other", or not read and counted as ended between readings)."""
+    (tmp_path / "test_busy.py").write_text(
+        textwrap.dedent(
+            """
+            import subprocess, sys
+
+            def test_busy():
+                burn = "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.6: pass"
+                subprocess.run([sys.executable, "-c", burn], check=True)
+
+            def test_idle():
+                pass
+            """
+        )
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = tmp_path / "cpu"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "benchmarks.suite_cpu", "test_busy.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": root, "SUITE_CPU_DIR": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["id"]: r for r in map(json.loads, (out / "cpu-main.jsonl").read_text().splitlines())}
+    busy, idle = rows["test_busy.py::test_busy"]["cpu"], rows["test_busy.py::test_idle"]["cpu"]
+    child = busy.get("python, other", 0.0) + busy.get("ended between readings", 0.0)
+    assert 0.5 <= child <= 2.0, busy
+    assert set(idle) == {"test process"}, idle
+    assert suite_cpu.main([str(out), "--top", "1"]) == 0
+
+
+def test_the_report_of_an_empty_folder_says_what_to_run(tmp_path, capsys):
+    assert suite_cpu.main([str(tmp_path)]) == 2
+    assert "-p benchmarks.suite_cpu" in capsys.readouterr().err
