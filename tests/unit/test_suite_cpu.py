@@ -89,10 +89,11 @@ def test_the_plugin_counts_a_child_process_of_a_test(tmp_path):
     )
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = tmp_path / "cpu"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not an xdist worker's name
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "benchmarks.suite_cpu", "test_busy.py"],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": root, "SUITE_CPU_DIR": str(out)},
+        env={**clean, "PYTHONPATH": root, "SUITE_CPU_DIR": str(out)},
         capture_output=True,
         text=True,
         timeout=120,
