@@ -97,6 +97,12 @@ class _Reader:
         with self._lock:
             return dict(self.seen), self.alive
 
+    def forget(self, alive: frozenset) -> None:
+        """Let go of the processes not in ``alive`` (those that ended by a test's end: no later test's reading needs
+        them, and a key is never used again, its start time in it)."""
+        with self._lock:
+            self.seen = {k: v for k, v in self.seen.items() if k in alive}
+
     def own(self) -> tuple[float, float]:
         """This process's CPU seconds, and those of its children that ended and were waited for (theirs included)."""
         t = self._me.cpu_times()
@@ -167,16 +173,23 @@ def pytest_runtest_protocol(item, nextitem):
     unread = between_readings(reaped_after - reaped, reader.pid, before, before_alive, after, after_alive)
     if unread > 0.005:
         cpu["ended between readings"] = unread
+    reader.forget(after_alive)
     with open(_path(), "a") as f:
         f.write(json.dumps({"id": item.nodeid, "wall": round(wall, 3), "cpu": cpu}) + "\n")
 
 
-def load(folder: str) -> list[dict]:
-    rows = []
+def load(folder: str) -> tuple[list[dict], int]:
+    """Every test's line under ``folder``, and how many lines could not be read (a worker killed while writing one)."""
+    rows, unreadable = [], 0
     for name in sorted(glob.glob(os.path.join(folder, "cpu-*.jsonl"))):
         with open(name) as f:
-            rows += [json.loads(line) for line in f if line.strip()]
-    return rows
+            for line in filter(str.strip, f):
+                try:
+                    row = json.loads(line)
+                    rows.append({"id": str(row["id"]), "wall": float(row["wall"]), "cpu": dict(row["cpu"])})
+                except (ValueError, KeyError, TypeError):
+                    unreadable += 1
+    return rows, unreadable
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -216,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
-    rows = load(args.dir)
+    rows, unreadable = load(args.dir)
+    if unreadable:
+        print(f"{unreadable} line(s) under {args.dir} could not be read and are left out", file=sys.stderr)
     if not rows:
         print(f"no test's CPU under {args.dir}: run the tests with -p benchmarks.suite_cpu first", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -111,3 +112,44 @@ def test_the_plugin_counts_a_child_process_of_a_test(tmp_path):
 def test_the_report_of_an_empty_folder_says_what_to_run(tmp_path, capsys):
     assert suite_cpu.main([str(tmp_path)]) == 2
     assert "-p benchmarks.suite_cpu" in capsys.readouterr().err
+
+
+def test_a_line_cut_short_is_left_out_and_said(tmp_path, capsys):
+    """A worker killed while writing leaves half a line: the report reads the rest and says how many it left out."""
+    good = {"id": "tests/a.py::t", "wall": 1.0, "cpu": {"chromium": 2.0}}
+    (tmp_path / "cpu-gw0.jsonl").write_text(json.dumps(good) + "\n" + '{"id": "tests/a.py::u", "wa')
+    (tmp_path / "cpu-gw1.jsonl").write_text('{"id": 3}\n')
+    rows, unreadable = suite_cpu.load(str(tmp_path))
+    assert rows == [good] and unreadable == 2
+    assert suite_cpu.main([str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "2 line(s)" in captured.err and "2.0 s over 1 tests" in captured.out
+
+
+def test_the_reader_keeps_a_live_child_and_lets_go_of_an_ended_one():
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\ntime.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", burn])
+    reader = suite_cpu._Reader()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # until the child has burnt its 0.3 s (read once a second by the thread)
+            seen, alive = reader.snapshot()
+            mine = [v for k, v in seen.items() if k[0] == child.pid]
+            if mine and mine[0][1] >= 0.3:
+                break
+            time.sleep(0.1)
+        assert mine and mine[0][0] == "python, other" and mine[0][1] >= 0.3, mine
+        reader.forget(alive)  # alive: its last reading kept (looked at without reading again)
+        assert any(k[0] == child.pid for k in reader.seen)
+        seen, _ = reader.snapshot()
+        assert suite_cpu.spent(seen, reader.snapshot()[0]) == {}  # asleep: nothing between two readings
+        child.kill()
+        child.wait()
+        seen, alive = reader.snapshot()
+        assert not any(k[0] == child.pid for k in alive)
+        reader.forget(alive)
+        assert not any(k[0] == child.pid for k in reader.seen)
+    finally:
+        reader.stop()
+        child.kill()
+        child.wait()
