@@ -11,9 +11,12 @@ while it ran. A thread reads every descendant's CPU once a second; what a proces
 after its last reading (all of it, for one that started and ended between two readings) is "ended between readings",
 from what the test process's ended children took in all (the processes it waited for). A process that outlives the
 tests (a session's server) is counted in the tests that ran while it worked. What the machine spent on the suite
-as a whole, busy or idle, is ``/proc/stat``'s (the records in ``results/suite_time.txt`` say which they quote).
+as a whole, busy or idle, is ``/proc/stat``'s, read once a second by the first worker's thread into
+``DIR/machine.jsonl`` where the machine has one (the records in ``results/suite_time.txt`` say which they quote).
 
-The report: the CPU by kind, by file and the costliest tests.
+The report: the CPU by kind, by file and the costliest tests; then, from ``machine.jsonl`` and each test's start, how
+busy the machine was while the tests ran and its idle core-seconds by the files the workers were running at the time
+(the waits of two browser files side by side, say).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import glob
+import itertools
 import json
 import os
 import sys
@@ -31,6 +35,7 @@ import pytest
 
 DEFAULT_DIR = os.path.join("artifacts", "suite_cpu")
 PERIOD_S = 1.0
+STAT = "/proc/stat"
 
 
 def kind(name: str, cmdline: list[str]) -> str:
@@ -55,7 +60,7 @@ class _Reader:
     """The latest CPU reading of every descendant of this process, by (pid, start time): (kind, seconds, parent pid),
     and which of them were alive at the last reading."""
 
-    def __init__(self) -> None:
+    def __init__(self, machine: str | None = None) -> None:
         import psutil
 
         self._me = psutil.Process()
@@ -63,6 +68,7 @@ class _Reader:
         self.seen: dict[tuple[int, float], tuple[str, float, int]] = {}
         self.alive: frozenset = frozenset()
         self._stop = threading.Event()
+        self._machine = machine  # where this reader appends the machine's readings (one worker's does)
         self.read()
         threading.Thread(target=self._loop, name="suite-cpu", daemon=True).start()
 
@@ -91,6 +97,11 @@ class _Reader:
     def _loop(self) -> None:
         while not self._stop.wait(PERIOD_S):
             self.read()
+            if self._machine:
+                reading = machine_reading()
+                if reading:
+                    with open(self._machine, "a") as f:
+                        f.write(json.dumps(reading) + "\n")
 
     def snapshot(self) -> tuple[dict, frozenset]:
         self.read()
@@ -139,14 +150,31 @@ def between_readings(reaped: float, me: int, before: dict, before_alive, after: 
     return max(0.0, reaped - sum(ended[k][1] for k in chain))
 
 
+def machine_reading(path: str = STAT) -> dict | None:
+    """The machine's CPU ticks so far, all cores together (``/proc/stat``'s first line): busy (user, nice, system,
+    irq, softirq, steal) and idle (idle, iowait), with the time and the ticks per second; None where there is none."""
+    try:
+        with open(path) as f:
+            fields = f.readline().split()
+        v = [int(x) for x in fields[1:9]]
+    except (OSError, ValueError, IndexError):
+        return None
+    if fields[0] != "cpu" or len(v) < 8:
+        return None
+    busy, idle = v[0] + v[1] + v[2] + v[5] + v[6] + v[7], v[3] + v[4]
+    return {"t": round(time.time(), 3), "busy": busy, "idle": idle, "hz": os.sysconf("SC_CLK_TCK")}
+
+
 _READER: _Reader | None = None
 
 
 def _reader() -> _Reader:
-    """Started at a process's first test (an xdist controller, which runs none, reads nothing)."""
+    """Started at a process's first test (an xdist controller, which runs none, reads nothing); the first worker's
+    (or pytest's alone) also reads the machine."""
     global _READER
     if _READER is None:
-        _READER = _Reader()
+        first = os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
+        _READER = _Reader(os.path.join(_folder(), "machine.jsonl") if first else None)
     return _READER
 
 
@@ -155,16 +183,21 @@ def pytest_unconfigure(config) -> None:
         _READER.stop()
 
 
-def _path() -> str:
+def _folder() -> str:
     folder = os.environ.get("SUITE_CPU_DIR", DEFAULT_DIR)
     os.makedirs(folder, exist_ok=True)
-    return os.path.join(folder, f"cpu-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl")
+    return folder
+
+
+def _path() -> str:
+    return os.path.join(_folder(), f"cpu-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     reader = _reader()
     (before, before_alive), (own, reaped), t0 = reader.snapshot(), reader.own(), time.monotonic()
+    start = time.time()
     yield
     (after, after_alive), (own_after, reaped_after) = reader.snapshot(), reader.own()
     wall = time.monotonic() - t0
@@ -175,21 +208,74 @@ def pytest_runtest_protocol(item, nextitem):
         cpu["ended between readings"] = unread
     reader.forget(after_alive)
     with open(_path(), "a") as f:
-        f.write(json.dumps({"id": item.nodeid, "wall": round(wall, 3), "cpu": cpu}) + "\n")
+        row = {"id": item.nodeid, "wall": round(wall, 3), "cpu": cpu, "start": round(start, 3)}
+        f.write(json.dumps(row) + "\n")
 
 
 def load(folder: str) -> tuple[list[dict], int]:
-    """Every test's line under ``folder``, and how many lines could not be read (a worker killed while writing one)."""
+    """Every test's line under ``folder`` (with its worker, from the file's name), and how many lines could not be
+    read (a worker killed while writing one)."""
     rows, unreadable = [], 0
     for name in sorted(glob.glob(os.path.join(folder, "cpu-*.jsonl"))):
+        worker = os.path.basename(name)[len("cpu-") : -len(".jsonl")]
         with open(name) as f:
             for line in filter(str.strip, f):
                 try:
                     row = json.loads(line)
-                    rows.append({"id": str(row["id"]), "wall": float(row["wall"]), "cpu": dict(row["cpu"])})
+                    start = float(row["start"]) if "start" in row else None  # a line of before it was written
+                    rows.append(
+                        {"id": str(row["id"]), "wall": float(row["wall"]), "cpu": dict(row["cpu"]), "worker": worker}
+                    )
+                    rows[-1]["start"] = start
                 except (ValueError, KeyError, TypeError):
                     unreadable += 1
     return rows, unreadable
+
+
+def load_machine(folder: str) -> list[dict]:
+    """The machine's readings under ``folder`` in time order (a line cut short left out)."""
+    out = []
+    try:
+        with open(os.path.join(folder, "machine.jsonl")) as f:
+            for line in filter(str.strip, f):
+                try:
+                    r = json.loads(line)
+                    out.append({k: float(r[k]) for k in ("t", "busy", "idle", "hz")})
+                except (ValueError, KeyError, TypeError):
+                    pass
+    except OSError:
+        return []
+    return sorted(out, key=lambda r: r["t"])
+
+
+def idle_by_files(rows: list[dict], machine: list[dict]) -> dict:
+    """How busy the machine was from the first test's start to the last one's end, and its idle core-seconds by the
+    files its workers were running then: each interval between two readings is charged to the files running at its
+    middle ("-" for a worker between two tests)."""
+    timed = [r for r in rows if r.get("start") is not None]
+    if not timed or len(machine) < 2:
+        return {}
+    first, last = min(r["start"] for r in timed), max(r["start"] + r["wall"] for r in timed)
+    workers = sorted({r["worker"] for r in timed})
+    by_worker = {
+        w: sorted((r["start"], r["start"] + r["wall"], r["id"].split("::")[0]) for r in timed if r["worker"] == w)
+        for w in workers
+    }
+
+    def running(worker: str, t: float) -> str:
+        return next((f for a, b, f in by_worker[worker] if a <= t < b), "-")
+
+    idle = busy = 0.0
+    pairs: dict[tuple, float] = collections.defaultdict(float)
+    for a, b in itertools.pairwise(machine):
+        middle = (a["t"] + b["t"]) / 2
+        if not first <= middle <= last:
+            continue
+        spare, used = (b["idle"] - a["idle"]) / b["hz"], (b["busy"] - a["busy"]) / b["hz"]
+        idle, busy = idle + spare, busy + used
+        pairs[tuple(sorted(running(w, middle) for w in workers))] += spare
+    share = busy / (busy + idle) if busy + idle else 0.0
+    return {"seconds": last - first, "busy_share": share, "idle": idle, "pairs": dict(pairs)}
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -220,6 +306,14 @@ def report(summary: dict, top: int = 25) -> list[str]:
         lines.append(f"{cpu:9.1f} s  wall {w:7.1f} s  {f}  ({largest})")
     lines.append(f"# the {top} costliest tests: CPU, wall")
     lines += [f"{cpu:9.1f} s  wall {w:6.1f} s  {test}" for cpu, w, test in summary["tests"][:top]]
+    idle = summary.get("idle")
+    if idle:
+        lines.append(
+            f"# the machine while the tests ran ({idle['seconds']:.1f} s): {100 * idle['busy_share']:.1f} % busy, "
+            f"{idle['idle']:.1f} core-seconds idle, by the files the workers ran then (the {top} largest)"
+        )
+        for files, spare in sorted(idle["pairs"].items(), key=lambda x: -x[1])[:top]:
+            lines.append(f"{spare:9.1f} s  {' + '.join(files)}")
     return lines
 
 
@@ -238,7 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from benchmarks.record import emit
 
-    emit(report(summarize(rows), args.top), args.out)
+    summary = summarize(rows)
+    summary["idle"] = idle_by_files(rows, load_machine(args.dir))
+    emit(report(summary, args.top), args.out)
     return 0
 
 

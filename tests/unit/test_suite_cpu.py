@@ -91,6 +91,7 @@ def test_the_plugin_counts_a_child_process_of_a_test(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = tmp_path / "cpu"
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not an xdist worker's name
+    started = time.time()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "benchmarks.suite_cpu", "test_busy.py"],
         cwd=tmp_path,
@@ -106,6 +107,8 @@ def test_the_plugin_counts_a_child_process_of_a_test(tmp_path):
     child = busy.get("python, other", 0.0) + busy.get("ended between readings", 0.0)
     assert 0.5 <= child <= 2.0, busy
     assert set(idle) == {"test process"}, idle
+    starts = [rows[t]["start"] for t in ("test_busy.py::test_busy", "test_busy.py::test_idle")]
+    assert started <= starts[0] + 1e-3 and starts[0] + 0.5 <= starts[1] <= time.time()  # after the busy one's burn
     assert suite_cpu.main([str(out), "--top", "1"]) == 0
 
 
@@ -120,7 +123,7 @@ def test_a_line_cut_short_is_left_out_and_said(tmp_path, capsys):
     (tmp_path / "cpu-gw0.jsonl").write_text(json.dumps(good) + "\n" + '{"id": "tests/a.py::u", "wa')
     (tmp_path / "cpu-gw1.jsonl").write_text('{"id": 3}\n')
     rows, unreadable = suite_cpu.load(str(tmp_path))
-    assert rows == [good] and unreadable == 2
+    assert rows == [{**good, "worker": "gw0", "start": None}] and unreadable == 2
     assert suite_cpu.main([str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert "2 line(s)" in captured.err and "2.0 s over 1 tests" in captured.out
@@ -161,3 +164,67 @@ def test_the_reader_keeps_a_live_child_and_lets_go_of_an_ended_one():
         reader.stop()
         child.kill()
         child.wait()
+
+
+def test_the_machines_reading_is_its_busy_and_idle_ticks(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 2 30 400 5 1 1 3 0 0\ncpu0 50 1 15 200 2 0 0 1 0 0\n")
+    reading = suite_cpu.machine_reading(str(stat))
+    assert reading["busy"] == 100 + 2 + 30 + 1 + 1 + 3 and reading["idle"] == 400 + 5 and reading["hz"] > 0
+    stat.write_text("intr 1 2 3\n")
+    assert suite_cpu.machine_reading(str(stat)) is None
+    assert suite_cpu.machine_reading(str(tmp_path / "none")) is None
+
+
+def _lines(path, rows) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_idle_core_seconds_go_to_the_files_the_workers_ran_then(tmp_path):
+    """Two workers: gw0 runs a.py from 100 to 110 s; gw1 runs b.py from 100 to 105 and c.py from 106.5 to 110. The
+    machine (2 cores, 100 ticks a second) is busy but for 1 core-second in 102-103, 2 in 107-108 and one in 105.5-106.5
+    (gw1 between two tests), and idle before the tests, which is not counted."""
+    _lines(
+        tmp_path / "cpu-gw0.jsonl",
+        [{"id": "a.py::x", "wall": 10.0, "cpu": {"test process": 5.0}, "start": 100.0}],
+    )
+    _lines(
+        tmp_path / "cpu-gw1.jsonl",
+        [
+            {"id": "b.py::y", "wall": 5.0, "cpu": {"test process": 4.0}, "start": 100.0},
+            {"id": "c.py::z", "wall": 3.5, "cpu": {"test process": 3.0}, "start": 106.5},
+        ],
+    )
+    idle_at = {99: 200, 102: 100, 105.5: 100, 107: 200}  # idle ticks in the interval that starts there
+    times = [98, 99, 100, 101, 102, 103, 104, 105, 105.5, 106.5, 107, 108, 109, 110]
+    busy = idle = 0
+    machine = []
+    for a, b in zip(times, times[1:] + [111]):
+        machine.append({"t": a, "busy": busy, "idle": idle, "hz": 100})
+        spare = idle_at.get(a, 0)
+        busy, idle = busy + round(200 * (b - a)) - spare, idle + spare
+    _lines(tmp_path / "machine.jsonl", [*machine[::-1], "cut"])  # out of order, a line cut short
+    rows, _ = suite_cpu.load(str(tmp_path))
+    got = suite_cpu.idle_by_files(rows, suite_cpu.load_machine(str(tmp_path)))
+    assert got["seconds"] == 10.0 and got["idle"] == pytest.approx(4.0)
+    assert got["pairs"] == {
+        ("a.py", "b.py"): pytest.approx(1.0),
+        ("-", "a.py"): pytest.approx(1.0),
+        ("a.py", "c.py"): pytest.approx(2.0),
+        **{
+            k: pytest.approx(0.0) for k in got["pairs"] if k not in {("a.py", "b.py"), ("-", "a.py"), ("a.py", "c.py")}
+        },
+    }
+    assert got["busy_share"] == pytest.approx(16 / 20)
+    summary = suite_cpu.summarize(rows)
+    summary["idle"] = got
+    lines = suite_cpu.report(summary, top=2)
+    assert "80.0 % busy, 4.0 core-seconds idle" in lines[-3] and lines[-2].split() == ["2.0", "s", "a.py", "+", "c.py"]
+
+
+def test_without_the_machines_readings_or_the_tests_starts_there_is_no_idle_section(tmp_path):
+    _lines(tmp_path / "cpu-main.jsonl", [{"id": "a.py::x", "wall": 1.0, "cpu": {"test process": 1.0}}])
+    rows, _ = suite_cpu.load(str(tmp_path))
+    assert rows[0]["start"] is None and rows[0]["worker"] == "main"
+    assert suite_cpu.idle_by_files(rows, [{"t": 0, "busy": 0, "idle": 0, "hz": 100}] * 2) == {}
+    assert suite_cpu.load_machine(str(tmp_path)) == []
