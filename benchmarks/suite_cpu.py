@@ -265,17 +265,19 @@ def idle_by_files(rows: list[dict], machine: list[dict]) -> dict:
     def running(worker: str, t: float) -> str:
         return next((f for a, b, f in by_worker[worker] if a <= t < b), "-")
 
-    idle = busy = 0.0
+    idle = busy = read = 0.0
     pairs: dict[tuple, float] = collections.defaultdict(float)
     for a, b in itertools.pairwise(machine):
         middle = (a["t"] + b["t"]) / 2
         if not first <= middle <= last:
             continue
+        read += b["t"] - a["t"]
         spare, used = (b["idle"] - a["idle"]) / b["hz"], (b["busy"] - a["busy"]) / b["hz"]
         idle, busy = idle + spare, busy + used
         pairs[tuple(sorted(running(w, middle) for w in workers))] += spare
     share = busy / (busy + idle) if busy + idle else 0.0
-    return {"seconds": last - first, "busy_share": share, "idle": idle, "pairs": dict(pairs)}
+    # "read": the part of those seconds the readings cover (the first worker reads; it may end before the other)
+    return {"seconds": last - first, "read": read, "busy_share": share, "idle": idle, "pairs": dict(pairs)}
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -309,7 +311,8 @@ def report(summary: dict, top: int = 25) -> list[str]:
     idle = summary.get("idle")
     if idle:
         lines.append(
-            f"# the machine while the tests ran ({idle['seconds']:.1f} s): {100 * idle['busy_share']:.1f} % busy, "
+            f"# the machine while the tests ran ({idle['seconds']:.1f} s, {idle['read']:.1f} s of it read): "
+            f"{100 * idle['busy_share']:.1f} % busy, "
             f"{idle['idle']:.1f} core-seconds idle, by the files the workers ran then (the {top} largest)"
         )
         for files, spare in sorted(idle["pairs"].items(), key=lambda x: -x[1])[:top]:

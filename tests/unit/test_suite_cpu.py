@@ -206,7 +206,7 @@ def test_idle_core_seconds_go_to_the_files_the_workers_ran_then(tmp_path):
     _lines(tmp_path / "machine.jsonl", [*machine[::-1], "cut"])  # out of order, a line cut short
     rows, _ = suite_cpu.load(str(tmp_path))
     got = suite_cpu.idle_by_files(rows, suite_cpu.load_machine(str(tmp_path)))
-    assert got["seconds"] == 10.0 and got["idle"] == pytest.approx(4.0)
+    assert got["seconds"] == 10.0 and got["read"] == 10.0 and got["idle"] == pytest.approx(4.0)
     assert got["pairs"] == {
         ("a.py", "b.py"): pytest.approx(1.0),
         ("-", "a.py"): pytest.approx(1.0),
