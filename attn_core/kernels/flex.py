@@ -78,14 +78,18 @@ def flex_attention(
         _FLEX["fn"] = torch.compile(flex, dynamic=False)
     L, S = q.shape[-2], k.shape[-2]
     mask = _block_mask(pattern, causal, tuple(sorted(opts.items())), L, S, str(q.device))
+    # The scale multiplies the queries before the kernel, which always takes 1.0: a float argument is a constant of
+    # the compiled graph, so each new scale (a learner's temperature, another d_k at the same shape) compiled a graph
+    # of its own, seconds each on a CPU.
+    q = q * (scale if scale is not None else q.shape[-1] ** -0.5)
     PL, PS = mask.seq_lengths
     if (PL, PS) == (L, S):
-        return _FLEX["fn"](q, k, v, block_mask=mask, scale=scale)
+        return _FLEX["fn"](q, k, v, block_mask=mask, scale=1.0)
 
     def pad(t, n):
         return torch.nn.functional.pad(t, (0, 0, 0, n - t.shape[-2]))
 
-    out = _FLEX["fn"](pad(q, PL), pad(k, PS), pad(v, PS), block_mask=mask, scale=scale)
+    out = _FLEX["fn"](pad(q, PL), pad(k, PS), pad(v, PS), block_mask=mask, scale=1.0)
     return out[..., :L, :]
 
 
@@ -94,8 +98,8 @@ def _block_mask(pattern: str, causal: bool, opts: tuple, L: int, S: int, device:
     """The pattern's BlockMask at L queries and S keys (padded to whole blocks, the padded keys masked out), built once
     and kept, as a practitioner keeps it across calls: ``create_block_mask`` evaluates the mask_mod at every (i, j),
     at L = 4096 most of a call's time. The options and the true key length reach the compiled kernel as tensors, not
-    as constants: a graph is compiled per pattern, causality and shape, and a new window or a length padded to the
-    same blocks reuses it."""
+    as constants: a graph is compiled per pattern, causality and shape, and a new window, a length padded to the
+    same blocks or a new scale (``flex_attention`` scales the queries) reuses it."""
     from torch.nn.attention.flex_attention import create_block_mask
 
     at = torch.device(device)

@@ -26,6 +26,11 @@ def test_flexattention_can_run_here_when_ci_requires_it():
     assert flex_unavailable() is None, f"FlexAttention cannot run in CI: {flex_unavailable()} (install g++)"
 
 
+# The sizes of the queries, keys and values (d_v unlike d_k, as the app allows): those the variants' own steps are
+# checked at (tests/unit/test_variant_steps.py), so that both files' calls share their compiled graphs. A graph is
+# compiled per shape, pattern and causality, about 3 s of CPU each on a machine whose torch.compile cache is empty
+SIZES = (6, 6, 5)
+
 CASES = [
     ("sliding_window", {"window": 3}, "sliding_window", {"window": 3}),
     ("dilated", {"window": 2, "dilation": 3}, "dilated", {"window": 2, "dilation": 3}),
@@ -38,7 +43,7 @@ CASES = [
 @pytest.mark.parametrize("pattern,opts,mode,mask_opts", CASES)
 def test_flex_equals_full_attention_under_the_same_mask(pattern, opts, mode, mask_opts, causal):
     g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(1, 2, 40, 16, generator=g) for _ in range(3))
+    q, k, v = (torch.randn(1, 2, 40, d, generator=g) for d in SIZES)
     out = run_kernel("flex", q, k, v, causal=causal, pattern=pattern, **opts)
     mask = masks.build_mask(mode, 40, 40, also_causal=causal, **mask_opts)
     ref = full_attention(q, k, v, mask=mask)
@@ -53,10 +58,26 @@ def test_a_new_window_or_length_reuses_the_compiled_kernel():
     g = torch.Generator().manual_seed(1)
     compiled = []
     for length, window in ((40, 3), (40, 1), (40, 5), (100, 2)):
-        q, k, v = (torch.randn(1, 2, length, 16, generator=g) for _ in range(3))
+        q, k, v = (torch.randn(1, 2, length, d, generator=g) for d in SIZES)
         out = run_kernel("flex", q, k, v, pattern="sliding_window", window=window)
         ref = full_attention(q, k, v, mask=masks.sliding_window(length, length, window=window))
         assert_close(out, ref)
+        compiled.append(counters["stats"]["unique_graphs"])
+    assert compiled[1:] == [compiled[0]] * 3, compiled  # the first call may compile (a new process); no other
+
+
+def test_a_new_scale_reuses_the_compiled_kernel():
+    """The scale multiplies the queries before the kernel: a learner's new temperature (or a d_k whose scale differs at
+    the same shape) compiles no new graph, and each result is full attention's at that scale."""
+    from torch._dynamo.utils import counters
+
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 2, 40, d, generator=g) for d in SIZES)
+    mask = masks.sliding_window(40, 40, window=2)
+    compiled = []
+    for scale in (None, 0.5, 2.0, 0.1):
+        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=2, scale=scale)
+        assert_close(out, full_attention(q, k, v, mask=mask, scale=scale))
         compiled.append(counters["stats"]["unique_graphs"])
     assert compiled[1:] == [compiled[0]] * 3, compiled  # the first call may compile (a new process); no other
 
@@ -78,7 +99,7 @@ def test_the_block_mask_is_built_once_per_pattern_options_and_length(monkeypatch
     flex._block_mask.cache_clear()
     g = torch.Generator().manual_seed(2)
     for window in (2, 2, 3):
-        q, k, v = (torch.randn(1, 2, 40, 16, generator=g) for _ in range(3))
+        q, k, v = (torch.randn(1, 2, 40, d, generator=g) for d in SIZES)
         out = run_kernel("flex", q, k, v, pattern="dilated", window=window, dilation=3)
         assert_close(out, full_attention(q, k, v, mask=masks.build_mask("dilated", 40, 40, window=window, dilation=3)))
     assert built == [(128, 128), (128, 128)], built  # the second call read the first's mask; a new window built one
