@@ -224,9 +224,14 @@ def load(folder: str) -> tuple[list[dict], int]:
                     row = json.loads(line)
                     start = float(row["start"]) if "start" in row else None  # a line of before it was written
                     rows.append(
-                        {"id": str(row["id"]), "wall": float(row["wall"]), "cpu": dict(row["cpu"]), "worker": worker}
+                        {
+                            "id": str(row["id"]),
+                            "wall": float(row["wall"]),
+                            "cpu": dict(row["cpu"]),
+                            "worker": worker,
+                            "start": start,
+                        }
                     )
-                    rows[-1]["start"] = start
                 except (ValueError, KeyError, TypeError):
                     unreadable += 1
     return rows, unreadable

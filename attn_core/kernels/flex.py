@@ -10,7 +10,7 @@ import torch
 
 from .. import masks
 from ..errors import AttentionConfigError
-from .base import _check_pattern
+from .base import _check_pattern, _scale
 from .explain import _explain_sparse
 from .full import _softmax_weights
 from .notebook_cells import MASK_CODE, NotebookSteps, sparse_cells
@@ -81,7 +81,7 @@ def flex_attention(
     # The scale multiplies the queries before the kernel, which always takes 1.0: a float argument is a constant of
     # the compiled graph, so each new scale (a learner's temperature, another d_k at the same shape) compiled a graph
     # of its own, seconds each on a CPU.
-    q = q * (scale if scale is not None else q.shape[-1] ** -0.5)
+    q = q * _scale(q, scale)
     PL, PS = mask.seq_lengths
     if (PL, PS) == (L, S):
         return _FLEX["fn"](q, k, v, block_mask=mask, scale=1.0)
