@@ -61,36 +61,61 @@ def flex_attention(
     dilation: int = 2,
     global_tokens: int = 1,
     block: int = 2,
+    compiled: bool | None = None,
 ):
     """FlexAttention: PyTorch's ``flex_attention`` with this app's mask patterns (sliding window,
     dilated, global + window, block) written as a ``mask_mod`` and compiled by ``torch.compile``
-    into a block-sparse kernel. What a practitioner would use for a sparse pattern today. The
-    first call at a shape compiles (seconds); the benchmark reports that apart from the run time. The block
-    mask is built once per pattern, options and length (``_block_mask``) and kept."""
-    from torch.nn.attention.flex_attention import flex_attention as flex
+    into a block-sparse kernel. What a practitioner would use for a sparse pattern today. The compiled
+    kernel's first call at a shape compiles (seconds); the benchmark reports that apart from the run time.
+    The block mask is built once per pattern, options and length (``_block_mask``) and kept.
 
+    ``compiled``: None runs the compiled kernel from two blocks of queries or keys (more than 128) and, within one
+    block, PyTorch's own unfused ``flex_attention`` on the same block mask: one block is one tile of the compiled
+    kernel, which then skips nothing, and compiling costs seconds for every new shape (head count, d_k, d_v) where the
+    unfused call costs milliseconds. True always compiles (the benchmark times the compiled kernel at every length),
+    False never does."""
     opts = {"window": window, "dilation": dilation, "global_tokens": global_tokens, "block": block}
     _flex_mask_mod(pattern, causal, opts)  # checks the pattern's options
-    if "fn" not in _FLEX:
-        # Every shape and pattern compiles once; past dynamo's default of 8 it would fall back to the
-        # eager, unfused flex_attention without a word, and a sweep would time that instead.
-        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, _RECOMPILES)
-        _FLEX["fn"] = torch.compile(flex, dynamic=False)
     L, S = q.shape[-2], k.shape[-2]
     mask = _block_mask(pattern, causal, tuple(sorted(opts.items())), L, S, str(q.device))
+    PL, PS = mask.seq_lengths
+    fn = _compiled() if (compiled if compiled is not None else max(PL, PS) > _BLOCK) else _unfused
     # The scale multiplies the queries before the kernel, which always takes 1.0: a float argument is a constant of
     # the compiled graph, so each new scale (a learner's temperature, another d_k at the same shape) compiled a graph
     # of its own, seconds each on a CPU.
     q = q * _scale(q, scale)
-    PL, PS = mask.seq_lengths
     if (PL, PS) == (L, S):
-        return _FLEX["fn"](q, k, v, block_mask=mask, scale=1.0)
+        return fn(q, k, v, block_mask=mask, scale=1.0)
 
     def pad(t, n):
         return torch.nn.functional.pad(t, (0, 0, 0, n - t.shape[-2]))
 
-    out = _FLEX["fn"](pad(q, PL), pad(k, PS), pad(v, PS), block_mask=mask, scale=1.0)
+    out = fn(pad(q, PL), pad(k, PS), pad(v, PS), block_mask=mask, scale=1.0)
     return out[..., :L, :]
+
+
+def _compiled() -> Callable:
+    """``flex_attention`` under ``torch.compile``, made once per process."""
+    if "fn" not in _FLEX:
+        from torch.nn.attention.flex_attention import flex_attention as flex
+
+        # Every shape and pattern compiles once; past dynamo's default of 8 it would fall back to the
+        # eager, unfused flex_attention without a word, and a sweep would time that instead.
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, _RECOMPILES)
+        _FLEX["fn"] = torch.compile(flex, dynamic=False)
+    return _FLEX["fn"]
+
+
+def _unfused(q, k, v, **kw):
+    """PyTorch's ``flex_attention`` without ``torch.compile``: the scores of the whole block, masked by the same
+    mask_mod. It warns that it is not the fused kernel; here that is chosen, within one block."""
+    import warnings
+
+    from torch.nn.attention.flex_attention import flex_attention as flex
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
+        return flex(q, k, v, **kw)
 
 
 @functools.lru_cache(maxsize=16)

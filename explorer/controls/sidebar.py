@@ -25,9 +25,10 @@ _KINDS = {"int": "int", "float": "float", "bool": "switch", "choice": "choice"}
 
 def live_variants() -> tuple[str, ...]:
     """The variants the sidebar offers: every teaching kernel, and FlexAttention where it runs and
-    compiling is acceptable. Each new sentence length compiles it anew (3–7 s on a 2-core CPU,
-    holding the interpreter: every other session waits), so on a CPU it is offered only when the
-    server says so (ATTN_EXPLORER_FLEX=1); the Complexity page benchmarks it everywhere."""
+    compiling is acceptable. Within 128 tokens it runs unfused (milliseconds), but a longer sentence compiles
+    its kernel for each new shape (3–7 s on a 2-core CPU, holding the interpreter: every other session
+    waits), so on a CPU it is offered only when the server says so (ATTN_EXPLORER_FLEX=1); the Complexity
+    page benchmarks it everywhere."""
     import os
 
     import torch

@@ -26,10 +26,11 @@ def test_flexattention_can_run_here_when_ci_requires_it():
     assert flex_unavailable() is None, f"FlexAttention cannot run in CI: {flex_unavailable()} (install g++)"
 
 
-# The sizes of the queries, keys and values (d_v unlike d_k, as the app allows): those the variants' own steps are
-# checked at (tests/unit/test_variant_steps.py), so that both files' calls share their compiled graphs. A graph is
-# compiled per shape, pattern and causality, about 3 s of CPU each on a machine whose torch.compile cache is empty
+# The sizes of the queries, keys and values (d_v unlike d_k, as the app allows). A graph is compiled per shape, pattern
+# and causality, about 3 s of CPU each on a machine whose torch.compile cache is empty, so every call here has these.
 SIZES = (6, 6, 5)
+# The tests of the compiled kernel ask for it: within one block (128 queries and keys) FlexAttention runs unfused
+COMPILED = {"compiled": True}
 
 CASES = [
     ("sliding_window", {"window": 3}, "sliding_window", {"window": 3}),
@@ -44,7 +45,7 @@ CASES = [
 def test_flex_equals_full_attention_under_the_same_mask(pattern, opts, mode, mask_opts, causal):
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, 2, 40, d, generator=g) for d in SIZES)
-    out = run_kernel("flex", q, k, v, causal=causal, pattern=pattern, **opts)
+    out = run_kernel("flex", q, k, v, causal=causal, pattern=pattern, **opts, **COMPILED)
     mask = masks.build_mask(mode, 40, 40, also_causal=causal, **mask_opts)
     ref = full_attention(q, k, v, mask=mask)
     assert_close(out, ref)
@@ -59,7 +60,7 @@ def test_a_new_window_or_length_reuses_the_compiled_kernel():
     compiled = []
     for length, window in ((40, 3), (40, 1), (40, 5), (100, 2)):
         q, k, v = (torch.randn(1, 2, length, d, generator=g) for d in SIZES)
-        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=window)
+        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=window, **COMPILED)
         ref = full_attention(q, k, v, mask=masks.sliding_window(length, length, window=window))
         assert_close(out, ref)
         compiled.append(counters["stats"]["unique_graphs"])
@@ -76,10 +77,39 @@ def test_a_new_scale_reuses_the_compiled_kernel():
     mask = masks.sliding_window(40, 40, window=2)
     compiled = []
     for scale in (None, 0.5, 2.0, 0.1):
-        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=2, scale=scale)
+        out = run_kernel("flex", q, k, v, pattern="sliding_window", window=2, scale=scale, **COMPILED)
         assert_close(out, full_attention(q, k, v, mask=mask, scale=scale))
         compiled.append(counters["stats"]["unique_graphs"])
     assert compiled[1:] == [compiled[0]] * 3, compiled  # the first call may compile (a new process); no other
+
+
+def test_within_one_block_it_runs_unfused_and_beyond_it_compiled(monkeypatch):
+    """Within one block of queries and keys (128) the compiled kernel would be one tile that skips nothing, and
+    compiling costs seconds for each new shape: FlexAttention runs PyTorch's unfused flex_attention on the same block
+    mask. From 129 queries or keys, or when asked, the compiled kernel. Both are the mask's attention."""
+    from attn_core.kernels import flex
+
+    asked = []
+    real = flex._compiled
+
+    def compiled():
+        asked.append(True)
+        return flex._unfused  # which path is taken, without compiling a graph for this test's lengths
+
+    monkeypatch.setattr(flex, "_compiled", compiled)
+    g = torch.Generator().manual_seed(4)
+    for length, opts, compiles in ((128, {}, False), (40, {"compiled": True}, True), (129, {}, True), (200, {}, True)):
+        asked.clear()
+        q, k, v = (torch.randn(1, 2, length, d, generator=g) for d in SIZES)
+        out = run_kernel("flex", q, k, v, causal=True, pattern="sliding_window", window=3, **opts)
+        mask = masks.build_mask("sliding_window", length, length, also_causal=True, window=3)
+        assert_close(out, full_attention(q, k, v, mask=mask))
+        assert bool(asked) == compiles, (length, opts)
+    monkeypatch.setattr(flex, "_compiled", real)
+    q, k, v = (torch.randn(1, 2, 40, d, generator=g) for d in SIZES)
+    asked.clear()
+    unfused = run_kernel("flex", q, k, v, pattern="dilated", window=2, dilation=3, compiled=False)
+    assert_close(unfused, run_kernel("flex", q, k, v, pattern="dilated", window=2, dilation=3, **COMPILED))
 
 
 def test_the_block_mask_is_built_once_per_pattern_options_and_length(monkeypatch):
