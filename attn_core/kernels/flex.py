@@ -4,6 +4,7 @@ as a mask_mod."""
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 
 import torch
@@ -106,16 +107,18 @@ def _compiled() -> Callable:
     return _FLEX["fn"]
 
 
+# PyTorch's unfused flex_attention warns that it is not the fused kernel: within one block that is this module's
+# choice. A filter set once (catch_warnings around each call would change the process's filters from the server's
+# threads at once, which it is not safe for).
+warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
+
+
 def _unfused(q, k, v, **kw):
     """PyTorch's ``flex_attention`` without ``torch.compile``: the scores of the whole block, masked by the same
-    mask_mod. It warns that it is not the fused kernel; here that is chosen, within one block."""
-    import warnings
-
+    mask_mod."""
     from torch.nn.attention.flex_attention import flex_attention as flex
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
-        return flex(q, k, v, **kw)
+    return flex(q, k, v, **kw)
 
 
 @functools.lru_cache(maxsize=16)
