@@ -112,6 +112,24 @@ def test_within_one_block_it_runs_unfused_and_beyond_it_compiled(monkeypatch):
     assert_close(unfused, run_kernel("flex", q, k, v, pattern="dilated", window=2, dilation=3, **COMPILED))
 
 
+def test_the_unfused_path_leaves_pytorchs_warning_for_a_compiled_call_that_falls_back(monkeypatch):
+    """A compiled call past dynamo's recompile limit falls back to the unfused path with PyTorch's warning, which the
+    tests make a failure (pytest.ini). The deliberate unfused call within one block gives no warning, and leaves it
+    to come for the next call that is not deliberate."""
+    import warnings
+
+    from torch.nn.attention import flex_attention as fa
+
+    monkeypatch.setattr(fa, "_WARNINGS_SHOWN", set())  # a process that has not warned yet
+    q, k, v = (torch.randn(1, 2, 40, d) for d in SIZES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_kernel("flex", q, k, v, pattern="sliding_window", window=2)  # unfused, on purpose: no warning
+    mask = fa.create_block_mask(lambda b, h, i, j: (i - j).abs() <= 2, None, None, 40, 40, device="cpu")
+    with pytest.warns(UserWarning, match="without torch.compile"):
+        fa.flex_attention(q, k, v, block_mask=mask)  # an unfused call nobody chose still warns
+
+
 def test_the_block_mask_is_built_once_per_pattern_options_and_length(monkeypatch):
     """create_block_mask evaluates the mask at every (query, key): built again on every call it was most of a
     call's time at L = 4096. Kept, a second call on other inputs reads it and is still right."""
