@@ -80,7 +80,9 @@ def flex_attention(
     L, S = q.shape[-2], k.shape[-2]
     mask = _block_mask(pattern, causal, tuple(sorted(opts.items())), L, S, str(q.device))
     PL, PS = mask.seq_lengths
-    fn = _compiled() if (compiled if compiled is not None else max(PL, PS) > _BLOCK) else _unfused
+    if compiled is None:
+        compiled = max(PL, PS) > _BLOCK
+    fn = _compiled() if compiled else _unfused
     # The scale multiplies the queries before the kernel, which always takes 1.0: a float argument is a constant of
     # the compiled graph, so each new scale (a learner's temperature, another d_k at the same shape) compiled a graph
     # of its own, seconds each on a CPU.
