@@ -31,6 +31,20 @@ def pytest_configure(config):
     apptest_speed.install()  # AppTest without a harness's costs on every run (tests/apptest_speed.py)
 
 
+@pytest.fixture
+def one_thread():
+    """torch on one thread in the test process for the test, as the job and training workers run it
+    (``attn_core.heavy``, the Lab's): a result compared with a worker's is computed the same way. Some are not the
+    same to the last digits on two threads (value zeroing's scores moved by 8e-4 of their size), and a file that
+    pytest runs alone gives its process every core."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 # How long a process that is ending may take before it counts as left behind; the check's own tests
 # (tests/unit/test_no_process_left.py) run a session with a shorter grace, which their planted child outlives.
 LEFT_GRACE_S = float(os.environ.get("ATTN_TEST_LEFT_GRACE_S", "20"))

@@ -109,7 +109,7 @@ def test_a_new_sidebar_sentence_is_the_one_explained(app):
     assert "zebras graze quietly" in [x.value for x in at.text]
 
 
-def test_the_cheap_part_is_drawn_at_once_and_the_rest_as_it_arrives(app):
+def test_the_cheap_part_is_drawn_at_once_and_the_rest_as_it_arrives(app, one_thread):
     """A new sentence: raw attention, rollout and norms (one forward pass) are drawn in the first run
     with a progress bar for the rest, which the page gets from its background job on a later run."""
     from attn_core.explain import explain as X

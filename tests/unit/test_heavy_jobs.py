@@ -17,6 +17,8 @@ from attn_core.explain import staged
 from attn_core.interpret import ablate, patch
 from explorer.jobs import heavy
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # as the workers compute (tests/conftest.py)
+
 SENTENCE = "The animal didn't cross the street because it was too tired"
 
 

@@ -17,14 +17,7 @@ from attn_core import lab
 from attn_core.lab import TASKS, preset, run
 
 SEEDS = (101, 102, 103, 104, 105)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # as the page's workers run it
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # as the page's workers run it (tests/conftest.py)
 
 
 def _bag_only_accuracy(L: int, n: int = 20000) -> float:
